@@ -1,0 +1,44 @@
+// FFmpeg resource ownership and error text, shared by the FFmpeg-based decoders. Internal header.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/frame.h>
+#include <libswscale/swscale.h>
+}
+
+#include <memory>
+#include <string>
+
+namespace spdl_torch::core::detail {
+
+struct AVCodecContextDeleter {
+  void operator()(AVCodecContext* p) const { avcodec_free_context(&p); }
+};
+struct AVPacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct AVFrameDeleter {
+  void operator()(AVFrame* p) const { av_frame_free(&p); }
+};
+struct SwsContextDeleter {
+  void operator()(SwsContext* p) const { sws_freeContext(p); }
+};
+
+using AVCodecContextPtr = std::unique_ptr<AVCodecContext, AVCodecContextDeleter>;
+using AVPacketPtr = std::unique_ptr<AVPacket, AVPacketDeleter>;
+using AVFramePtr = std::unique_ptr<AVFrame, AVFrameDeleter>;
+using SwsContextPtr = std::unique_ptr<SwsContext, SwsContextDeleter>;
+
+// Routes FFmpeg's log to a per-thread buffer instead of stderr (installed once, process-wide), so that
+// a decode error can carry the decoder's own explanation and the library prints nothing.
+void install_ffmpeg_log_capture();
+// Clears this thread's captured error-level log lines.
+void clear_ffmpeg_log();
+// This thread's error-level log lines since the last clear_ffmpeg_log(), joined by "; " (may be empty).
+std::string ffmpeg_log();
+
+// av_strerror's text for an FFmpeg error code.
+std::string ffmpeg_error_string(int errnum);
+
+}  // namespace spdl_torch::core::detail

@@ -1,0 +1,28 @@
+// Reading whole files into caller-provided memory, without any Python involvement.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace spdl_torch::core {
+
+// An open, read-only file; the descriptor is closed by the destructor.
+class FileReader {
+ public:
+  explicit FileReader(const std::string& path);  // throws IOError naming the path and strerror
+  ~FileReader();
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+
+  // Size in bytes when opened (regular files only).
+  int64_t size() const { return size_; }
+  // Reads exactly n bytes from the start into dst; throws IOError if the file is shorter now.
+  void read_all(uint8_t* dst, int64_t n) const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
+}  // namespace spdl_torch::core

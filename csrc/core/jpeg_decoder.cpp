@@ -1,0 +1,143 @@
+#include "jpeg_decoder.h"
+
+#include <turbojpeg.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "jpeg_markers.h"
+#include "orientation.h"
+#include "pixel_convert.h"
+
+namespace spdl_torch::core {
+namespace {
+
+struct TjDeleter {
+  void operator()(void* handle) const { tjDestroy(handle); }
+};
+using TjHandle = std::unique_ptr<void, TjDeleter>;
+
+// One decompressor per thread, reused across calls (TurboJPEG handles are not thread-safe).
+tjhandle thread_decompressor() {
+  thread_local TjHandle handle;
+  if (!handle) {
+    handle.reset(tjInitDecompress());
+    if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
+  }
+  return handle.get();
+}
+
+// libjpeg warnings that mean pixel data was lost (the decoder filled it with grey or garbage).
+bool warning_loses_data(const char* message) {
+  static const char* const kLossy[] = {"Premature end", "premature end", "bad Huffman code", "bad arithmetic code",
+                                       "instead of RST"};
+  for (const char* s : kLossy) {
+    if (std::strstr(message, s)) return true;
+  }
+  return false;
+}
+
+void check_pixels(int width, int height, int64_t max_pixels) {
+  const int64_t pixels = int64_t(width) * height;
+  if (max_pixels > 0 && pixels > max_pixels) {
+    throw DecodeError("JPEG: image of " + std::to_string(width) + "x" + std::to_string(height) + " = " +
+                      std::to_string(pixels) + " pixels exceeds the limit of " + std::to_string(max_pixels) +
+                      " pixels (max_pixels)");
+  }
+}
+
+void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int pixel_format) {
+  tjhandle tj = thread_decompressor();
+  const int pitch = width * tjPixelSize[pixel_format];
+  if (tjDecompress2(tj, data, static_cast<unsigned long>(size), dst, width, pitch, height, pixel_format, 0) != 0) {
+    const char* message = tjGetErrorStr2(tj);
+    if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(message)) {
+      throw DecodeError(std::string("JPEG: ") + message);
+    }
+  }
+}
+
+// Adobe (inverted) CMYK to RGB with Pillow's arithmetic ("CMYK;I" raw mode, then cmyk2rgb).
+void inverted_cmyk_to_rgb(const uint8_t* cmyk, int64_t pixels, uint8_t* rgb) {
+  auto muldiv255 = [](int a, int b) {
+    int t = a * b + 128;
+    return ((t >> 8) + t) >> 8;
+  };
+  for (int64_t i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    const int nk = cmyk[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = uint8_t(nk - muldiv255(255 - cmyk[c], nk));
+  }
+}
+
+}  // namespace
+
+JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
+  tjhandle tj = thread_decompressor();
+  int width = 0, height = 0, subsampling = 0, colorspace = 0;
+  JpegHeader h;
+  if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(size), &width, &height, &subsampling, &colorspace) !=
+      0) {
+    // TurboJPEG 2.x rejects valid but unusual chroma subsampling (4:1:0, asymmetric factors) in the header
+    // call only; libjpeg decodes those, so read the frame header ourselves.
+    const std::string reason = tjGetErrorStr2(tj);
+    JpegFrameInfo info;
+    if (reason.find("subsampling") == std::string::npos || !jpeg_frame_info(data, size, info)) {
+      throw DecodeError("JPEG: invalid header: " + reason);
+    }
+    h.width = info.width;
+    h.height = info.height;
+    h.gray = info.components == 1;
+    h.cmyk = info.components == 4;
+    return h;
+  }
+  h.width = width;
+  h.height = height;
+  h.gray = colorspace == TJCS_GRAY;
+  h.cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
+  return h;
+}
+
+void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc) {
+  const JpegHeader header = read_jpeg_header(data, size);
+  check_pixels(header.width, header.height, opt.max_pixels);
+  const int orientation = opt.apply_exif_orientation ? jpeg_exif_orientation(data, size) : 1;
+  const int64_t pixels = int64_t(header.width) * header.height;
+
+  ImageShape stored;
+  stored.height = header.height;
+  stored.width = header.width;
+
+  if (header.cmyk) {
+    std::vector<uint8_t> cmyk(size_t(pixels) * 4);
+    decompress(data, size, cmyk.data(), header.width, header.height, TJPF_CMYK);
+    std::vector<uint8_t> rgb(size_t(pixels) * 3);
+    inverted_cmyk_to_rgb(cmyk.data(), pixels, rgb.data());
+    CanonicalImage src{rgb.data(), int64_t(header.width) * 3, header.height, header.width, 3, ElemType::UInt8};
+    stored = output_shape(src, opt.mode);
+    std::vector<uint8_t> converted(size_t(stored.num_bytes()));
+    convert_channels(src, opt.mode, converted.data());
+    apply_orientation(converted.data(), stored, orientation, alloc(oriented_shape(stored, orientation)));
+    return;
+  }
+
+  int pixel_format = TJPF_RGB;
+  switch (opt.mode) {
+    case ColorMode::RGB: pixel_format = TJPF_RGB; break;
+    case ColorMode::RGBA: pixel_format = TJPF_RGBA; break;  // TurboJPEG fills alpha with 0xFF
+    case ColorMode::GRAY: pixel_format = TJPF_GRAY; break;  // the luma (Y) plane, as libjpeg's JCS_GRAYSCALE
+    case ColorMode::UNCHANGED: pixel_format = header.gray ? TJPF_GRAY : TJPF_RGB; break;
+  }
+  stored.channels = tjPixelSize[pixel_format];
+  if (orientation == 1) {
+    decompress(data, size, alloc(stored), header.width, header.height, pixel_format);
+    return;
+  }
+  std::vector<uint8_t> upright(size_t(stored.num_bytes()));
+  decompress(data, size, upright.data(), header.width, header.height, pixel_format);
+  apply_orientation(upright.data(), stored, orientation, alloc(oriented_shape(stored, orientation)));
+}
+
+}  // namespace spdl_torch::core

@@ -1,0 +1,12 @@
+"""spdl_torch: fast, thread-based data loading for PyTorch.
+
+Native ops (``torch.ops.spdl_torch.*``) decode and transform media without the GIL; the Python package
+provides datasets and a thread-based :class:`DataLoader` that mirrors ``torch.utils.data.DataLoader``.
+"""
+
+from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
+from . import io
+from .errors import DecodeError
+
+__all__ = ["DecodeError", "io"]
+__version__ = "0.1.0"

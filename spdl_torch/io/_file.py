@@ -1,0 +1,33 @@
+import os
+
+import torch
+
+from .._errors import translate
+
+__all__ = ["read_file"]
+
+
+@torch.library.register_fake("spdl_torch::read_file")
+def _read_file_fake(path: str) -> torch.Tensor:
+    size = torch.library.get_ctx().new_dynamic_size()
+    return torch.empty((size,), dtype=torch.uint8)
+
+
+def read_file(path: str | os.PathLike) -> torch.Tensor:
+    """Reads a whole file without holding the GIL.
+
+    Args:
+        path: the file to read.
+
+    Returns:
+        Tensor[N] of dtype uint8 holding the file's N bytes.
+
+    Raises:
+        FileNotFoundError, PermissionError, IsADirectoryError, OSError: the file cannot be opened or read;
+            the message names the path and the system's reason.
+    """
+    path = os.fspath(path)
+    try:
+        return torch.ops.spdl_torch.read_file(path)
+    except RuntimeError as e:
+        raise translate(e, None) from None

@@ -1,0 +1,110 @@
+import enum
+import os
+
+import torch
+
+from .._errors import translate
+
+__all__ = ["ImageReadMode", "MAX_IMAGE_PIXELS", "decode_image"]
+
+#: Default limit on width * height of a decoded image, Pillow's ``Image.MAX_IMAGE_PIXELS``
+#: (``1024 * 1024 * 1024 // 4 // 3``); larger images raise :class:`~spdl_torch.DecodeError` before any
+#: pixel memory is allocated (decompression-bomb protection).
+MAX_IMAGE_PIXELS = 178_956_970
+
+
+class ImageReadMode(str, enum.Enum):
+    """Output colour modes, as ``torchvision.io.ImageReadMode``."""
+
+    UNCHANGED = "UNCHANGED"  #: the file's own channels (1, 2, 3 or 4) and depth (uint8, or uint16 for 16-bit PNG)
+    GRAY = "GRAY"  #: 1 channel, uint8 (ITU-R 601-2 luma; the Y plane for JPEG)
+    RGB = "RGB"  #: 3 channels, uint8; alpha dropped
+    RGBA = "RGBA"  #: 4 channels, uint8; opaque alpha (255) added where absent
+    RGB_ALPHA = "RGBA"  #: alias of RGBA, as in torchvision
+    GRAY_ALPHA = "GRAY_ALPHA"  #: not supported: raises ValueError
+
+
+_CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1}
+
+
+@torch.library.register_fake("spdl_torch::decode_image")
+def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS):
+    torch._check(data.dtype == torch.uint8, lambda: f"decode_image: expected uint8 data, got {data.dtype}")
+    torch._check(data.dim() == 1, lambda: f"decode_image: expected 1-D data, got {data.dim()} dimensions")
+    ctx = torch.library.get_ctx()
+    height, width = ctx.new_dynamic_size(), ctx.new_dynamic_size()
+    if mode == "UNCHANGED":
+        channels, dtype = ctx.new_dynamic_size(min=1, max=4), torch.uint8
+    else:
+        channels, dtype = _CHANNELS[mode], torch.uint8
+    return data.new_empty((height, width, channels), dtype=dtype).permute(2, 0, 1)
+
+
+def _mode_name(mode) -> str:
+    name = mode.value if isinstance(mode, ImageReadMode) else str(mode).upper()
+    if name == "RGB_ALPHA":
+        name = "RGBA"
+    if name not in ("RGB", "RGBA", "GRAY", "UNCHANGED"):
+        raise ValueError(f"{mode=} is not supported; expected one of RGB, RGBA, GRAY, UNCHANGED")
+    return name
+
+
+def decode_image(
+    src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
+    mode: str | ImageReadMode = ImageReadMode.RGB,
+    *,
+    apply_exif_orientation: bool = True,
+    max_pixels: int | None = None,
+) -> torch.Tensor:
+    """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP or TIFF image, without holding the GIL.
+
+    The format is detected from the data, never from a file name. JPEG is decoded by libjpeg-turbo
+    (accurate integer IDCT and fancy upsampling, as Pillow; CMYK/YCCK converted to RGB); the other formats
+    by FFmpeg's libavcodec.
+
+    Args:
+        src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (used without a copy; bytes
+            are wrapped zero-copy with ``torch.frombuffer``).
+        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"`` or ``"UNCHANGED"`` (see :class:`ImageReadMode`).
+        apply_exif_orientation: rotate/mirror a JPEG by its EXIF orientation tag (0x0112), as
+            ``PIL.ImageOps.exif_transpose``.
+        max_pixels: raise instead of decoding images with more than this many pixels (width * height);
+            ``None`` uses :data:`MAX_IMAGE_PIXELS`, 0 or less disables the limit.
+
+    Returns:
+        Tensor[C, H, W] with C = 3 (RGB), 4 (RGBA), 1 (GRAY) or the file's own channel count (UNCHANGED);
+        dtype uint8 with values 0..255, or uint16 (0..65535) for 16-bit PNG in UNCHANGED mode. The tensor is
+        a channels-last view (strides of an [H, W, C] buffer), as torchvision's decoders return.
+
+    Raises:
+        spdl_torch.DecodeError: the data is empty, truncated, corrupt, of an unknown format, or larger than
+            ``max_pixels``; the message names the path (when given), the format and the decoder's reason.
+        FileNotFoundError, OSError: ``src`` is a path that cannot be read.
+        ValueError: ``mode`` is not one of the supported modes.
+    """
+    name = _mode_name(mode)
+    limit = MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    sample = None
+    if isinstance(src, (str, os.PathLike)):
+        sample = os.fspath(src)
+        data = _read(sample)
+    elif isinstance(src, torch.Tensor):
+        data = src
+    elif isinstance(src, (bytes, bytearray, memoryview)):
+        sample = "<bytes>"
+        data = torch.frombuffer(src, dtype=torch.uint8) if len(src) else torch.empty(0, dtype=torch.uint8)
+    else:
+        raise TypeError(f"decode_image: expected a path, bytes or a uint8 tensor, got {type(src).__name__}")
+    try:
+        return torch.ops.spdl_torch.decode_image(
+            data, mode=name, apply_exif_orientation=apply_exif_orientation, max_pixels=limit
+        )
+    except RuntimeError as e:
+        raise translate(e, sample) from None
+
+
+def _read(path: str) -> torch.Tensor:
+    try:
+        return torch.ops.spdl_torch.read_file(path)
+    except RuntimeError as e:
+        raise translate(e, None) from None
