@@ -5,8 +5,9 @@ provides datasets and a thread-based :class:`DataLoader` that mirrors ``torch.ut
 """
 
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
-from . import io
+from . import datasets, io
+from .dataloader import DataLoader, get_worker_info
 from .errors import DecodeError
 
-__all__ = ["DecodeError", "io"]
+__all__ = ["DataLoader", "DecodeError", "datasets", "get_worker_info", "io"]
 __version__ = "0.1.0"

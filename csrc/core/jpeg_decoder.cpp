@@ -21,13 +21,26 @@ struct TjDeleter {
 using TjHandle = std::unique_ptr<void, TjDeleter>;
 
 // One decompressor per thread, reused across calls (TurboJPEG handles are not thread-safe).
-tjhandle thread_decompressor() {
+TjHandle& thread_handle() {
   thread_local TjHandle handle;
+  return handle;
+}
+
+tjhandle thread_decompressor() {
+  TjHandle& handle = thread_handle();
   if (!handle) {
     handle.reset(tjInitDecompress());
     if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
   }
   return handle.get();
+}
+
+// Throws DecodeError with the handle's error text and drops the handle: after an error TurboJPEG 2.x can
+// leave the libjpeg state mid-stream, which would corrupt the next header read on this thread.
+[[noreturn]] void fail(tjhandle tj, const std::string& what) {
+  std::string message = "JPEG: " + what + tjGetErrorStr2(tj);
+  thread_handle().reset();
+  throw DecodeError(message);
 }
 
 // libjpeg warnings that mean pixel data was lost (the decoder filled it with grey or garbage).
@@ -53,10 +66,7 @@ void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int h
   tjhandle tj = thread_decompressor();
   const int pitch = width * tjPixelSize[pixel_format];
   if (tjDecompress2(tj, data, static_cast<unsigned long>(size), dst, width, pitch, height, pixel_format, 0) != 0) {
-    const char* message = tjGetErrorStr2(tj);
-    if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(message)) {
-      throw DecodeError(std::string("JPEG: ") + message);
-    }
+    if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   }
 }
 
@@ -85,8 +95,9 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
     const std::string reason = tjGetErrorStr2(tj);
     JpegFrameInfo info;
     if (reason.find("subsampling") == std::string::npos || !jpeg_frame_info(data, size, info)) {
-      throw DecodeError("JPEG: invalid header: " + reason);
+      fail(tj, "invalid header: ");
     }
+    thread_handle().reset();
     h.width = info.width;
     h.height = info.height;
     h.gray = info.components == 1;

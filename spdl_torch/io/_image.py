@@ -1,5 +1,6 @@
 import enum
 import os
+import warnings
 
 import torch
 
@@ -25,6 +26,9 @@ class ImageReadMode(str, enum.Enum):
 
 
 _CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1}
+
+# torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
 
 
 @torch.library.register_fake("spdl_torch::decode_image")

@@ -1,0 +1,100 @@
+"""``ImageFolder``: torchvision's folder layout, decoded by :func:`spdl_torch.io.decode_image`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from torch.utils.data import Dataset
+from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+
+__all__ = ["ImageFolder", "default_loader"]
+
+
+def default_loader(path: str):
+    """Decode the image file at ``path`` to a ``torch.uint8`` tensor of shape ``[3, H, W]`` (RGB)."""
+    from spdl_torch.io import decode_image  # lazy: keeps this module importable without the native lib
+
+    return decode_image(path)
+
+
+class ImageFolder(Dataset):
+    """Images arranged as ``root/<class>/**/<file>``, one class per top-level sub-directory.
+
+    Classes, their indices and the sample list follow :class:`torchvision.datasets.ImageFolder` exactly
+    (this class calls torchvision's ``find_classes`` and ``make_dataset``): classes are the sorted names
+    of the directories directly under ``root``, indexed from 0; samples are the files below each class
+    directory (symlinks followed, walked in sorted order) whose name ends with one of torchvision's
+    ``IMG_EXTENSIONS`` (case-insensitive), or, if ``is_valid_file`` is given, for which it returns True.
+
+    The difference from torchvision is the default ``loader``: :func:`spdl_torch.io.decode_image`, a
+    native decoder that releases the GIL, so the dataset scales on the threads of
+    :class:`spdl_torch.DataLoader`.
+
+    Args:
+        root (str or pathlib.Path): root directory.
+        transform (callable, optional): applied to the loaded image, e.g. a ``torchvision.transforms.v2``
+            transform that accepts a ``uint8`` ``[3, H, W]`` tensor.
+        target_transform (callable, optional): applied to the class index.
+        loader (callable, optional): ``loader(path) -> image``. Default: :func:`default_loader`, which
+            returns a ``torch.uint8`` tensor of shape ``[3, H, W]`` in RGB channel order (grayscale,
+            palette and alpha images are converted to RGB; the tensor may be a channels-last view, as
+            torchvision's decoders return) and raises :class:`spdl_torch.DecodeError` on a corrupt file.
+        is_valid_file (callable, optional): ``is_valid_file(path) -> bool`` used instead of the extension
+            check to select files.
+        allow_empty (bool): if ``True``, class directories without any valid file are kept as classes
+            (with no samples); if ``False`` (default) they raise ``FileNotFoundError``.
+
+    Attributes:
+        classes (list[str]): class names, sorted.
+        class_to_idx (dict[str, int]): class name -> class index.
+        samples (list[tuple[str, int]]): ``(path, class_index)`` per sample.
+        imgs (list[tuple[str, int]]): alias of ``samples`` (as in torchvision).
+        targets (list[int]): class index per sample.
+
+    Raises:
+        FileNotFoundError: ``root`` has no class directory, or a class has no valid file and
+            ``allow_empty`` is ``False``.
+
+    ``ds[i]`` returns ``(image, target)``: ``image = transform(loader(path))`` (a ``uint8`` tensor
+    ``[3, H, W]`` with the default loader and no transform) and ``target = target_transform(class_index)``
+    (an ``int`` by default).
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        transform: Callable | None = None,
+        target_transform: Callable | None = None,
+        loader: Callable[[str], Any] | None = None,
+        is_valid_file: Callable[[str], bool] | None = None,
+        allow_empty: bool = False,
+    ) -> None:
+        self.root = os.path.expanduser(root) if isinstance(root, str) else root
+        self.transform = transform
+        self.target_transform = target_transform
+        self.loader = default_loader if loader is None else loader
+        self.extensions = IMG_EXTENSIONS if is_valid_file is None else None
+        self.classes, self.class_to_idx = find_classes(self.root)
+        self.samples = make_dataset(
+            self.root, self.class_to_idx, self.extensions, is_valid_file, allow_empty=allow_empty
+        )
+        self.imgs = self.samples
+        self.targets = [target for _, target in self.samples]
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        path, target = self.samples[index]
+        image = self.loader(path)
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, num_samples={len(self)})"
