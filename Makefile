@@ -36,7 +36,9 @@ deps: $(STAMPS)/apt $(STAMPS)/venv
 
 # The package is installed editable once; the extension is then built in place by ninja, incrementally.
 $(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py
-	SPDL_TORCH_NO_EXTENSION=1 $(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	@echo "pip install --no-build-isolation -e . (log: $(STAMPS)/install.log)"
+	@SPDL_TORCH_NO_EXTENSION=1 $(PY) -m pip install --no-build-isolation --no-deps -e . > $(STAMPS)/install.log 2>&1 \
+	  || { cat $(STAMPS)/install.log; exit 1; }
 	@touch $@
 
 $(STAMPS)/build: $(STAMPS)/install $(SOURCES)

@@ -1,0 +1,26 @@
+"""The build's diagnostics: a missing library names the Debian package to install."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_missing_libraries_name_their_debian_packages(tmp_path):
+    env = dict(os.environ, PKG_CONFIG_LIBDIR=str(tmp_path), PKG_CONFIG_PATH="")  # pkg-config finds nothing
+    result = subprocess.run(
+        [sys.executable, "setup.py", "--name"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0
+    assert "missing libraries libavcodec, libavformat, libavutil, libswscale, libswresample, libturbojpeg" in result.stderr
+    assert "apt-get install libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev libturbojpeg0-dev" in result.stderr
+
+
+def test_library_does_not_link_libpython_or_torch_python():
+    import spdl_torch._library as lib
+
+    needed = subprocess.run(["readelf", "-d", lib.library_path], capture_output=True, text=True, check=True).stdout
+    assert "libtorch_python" not in needed and "libpython" not in needed
+    assert "libturbojpeg" in needed and "libavcodec" in needed
