@@ -17,19 +17,38 @@ FETCH_SCRIPT = SHARED / "tools" / "fetch_media_corpus.sh"
 CORPUS = REPO / "data" / "media_corpus"
 # A package of the "tests" set, used to tell whether apt's package lists need an update first.
 _PROBE_PACKAGE = "gdk-pixbuf-tests"
+# Categories the tests read; each must be non-empty for the corpus to count as complete.
+CATEGORIES = ("pngsuite", "png_other", "photos_png", "gif_suite", "jpeg_variants", "webp_tiff_bmp_gif", "corrupt")
+# The fetch script tests availability with `apt-cache show PKG | grep -q ...` under pipefail: when grep
+# exits early, apt-cache dies of SIGPIPE and the package is wrongly skipped as "not in this release".
+# This stand-in buffers apt-cache's output so that the pipeline's status is apt-cache's own.
+_APT_CACHE_SHIM = '#!/bin/sh\nout=$(/usr/bin/apt-cache "$@"); rc=$?\nprintf "%s\\n" "$out" || true\nexit $rc\n'
+
+
+def _complete() -> bool:
+    return (CORPUS / "MANIFEST.tsv").is_file() and all(
+        (CORPUS / c).is_dir() and any((CORPUS / c).iterdir()) for c in CATEGORIES
+    )
 
 
 @functools.cache
 def corpus_dir() -> Path | None:
     """The corpus folder, fetched on first use; None when ../shared/tools is not available."""
-    if (CORPUS / "MANIFEST.tsv").is_file() and any((CORPUS / "pngsuite").glob("*.png")):
+    if _complete():
         return CORPUS
     if not FETCH_SCRIPT.is_file():
         return None
     known = subprocess.run(["apt-cache", "show", _PROBE_PACKAGE], capture_output=True).returncode == 0
     if not known:
         subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
-    subprocess.run(["bash", str(FETCH_SCRIPT), str(CORPUS), "tests"], check=True, capture_output=True)
+    shim = CORPUS.parent / "apt_cache_shim"
+    shim.mkdir(parents=True, exist_ok=True)
+    (shim / "apt-cache").write_text(_APT_CACHE_SHIM)
+    (shim / "apt-cache").chmod(0o755)
+    env = dict(os.environ, PATH=f"{shim}:{os.environ['PATH']}")
+    subprocess.run(["bash", str(FETCH_SCRIPT), str(CORPUS), "tests"], check=True, capture_output=True, env=env)
+    if not _complete():
+        raise RuntimeError(f"the media corpus in {CORPUS} is incomplete after running {FETCH_SCRIPT}")
     return CORPUS
 
 
