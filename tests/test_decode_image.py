@@ -242,7 +242,7 @@ def _with_png_size(data: bytes, width: int, height: int) -> bytes:
 BAD_INPUTS = {
     "zero bytes": (b"", "empty data"),
     "random bytes": (np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8).tobytes(), "unknown image format"),
-    "unsupported format (PPM)": (b"P6\n2 2\n255\n" + bytes(12), "unknown image format"),
+    "unsupported format (QOI)": (b"qoif\x00\x00\x00\x02\x00\x00\x00\x02\x03\x00" + bytes(16), "unknown image format"),
     "truncated JPEG": (_jpeg_bytes(640, 480)[:3000], "JPEG: .*[Pp]remature end"),
     "JPEG header only": (_jpeg_bytes()[:200], "JPEG"),
     "JPEG declaring 60000x60000": (_with_jpeg_size(_jpeg_bytes(), 60000, 60000), "exceeds the limit of 178956970"),
@@ -302,3 +302,38 @@ def test_missing_file_and_bad_arguments(tmp_path):
         decode_image(torch.zeros(10))
     with pytest.raises(RuntimeError, match="expected the encoded data as a 1-D tensor, got 2 dimensions"):
         decode_image(torch.zeros(2, 5, dtype=torch.uint8))
+
+
+@pytest.mark.parametrize("mode,pil_mode", [("P6", "RGB"), ("P5", "L"), ("P4", "1")])
+def test_binary_netpbm_equals_pillow(tmp_path, mode, pil_mode):
+    # torchvision's ImageFolder lists .ppm/.pgm files, so the loader must decode them.
+    rng = np.random.default_rng(3)
+    im = Image.fromarray(rng.integers(0, 256, (7, 9, 3), dtype=np.uint8)).convert(pil_mode)
+    path = tmp_path / f"a.{ {'P6': 'ppm', 'P5': 'pgm', 'P4': 'pbm'}[mode] }"
+    im.save(path)
+    assert path.read_bytes()[:2] == mode.encode()
+    np.testing.assert_array_equal(_ours(path, "RGB"), np.asarray(im.convert("RGB")))
+
+
+def test_torchvision_read_modes_are_accepted():
+    from torchvision.io import ImageReadMode as TV
+
+    data = _png_bytes()
+    assert decode_image(data, mode=TV.GRAY).shape == (1, 8, 8)
+    assert decode_image(data, mode=TV.RGB_ALPHA).shape == (4, 8, 8)
+    assert decode_image(data, mode=TV.UNCHANGED).shape == (3, 8, 8)
+
+
+def test_fifo_and_special_paths_are_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.jpg"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        decode_image(fifo)  # must return, not wait for a writer
+    with pytest.raises(OSError, match="not a regular file"):
+        decode_image("/dev/zero")
+    with pytest.raises(ValueError, match="embedded null byte"):
+        decode_image(str(tmp_path / "a.jpg") + "\0x")
+    with pytest.raises(ValueError, match="embedded null byte"):
+        spdl_torch.io.read_file("a\0b")

@@ -44,6 +44,9 @@ AVCodecID codec_for(ImageFormat format) {
     case ImageFormat::BMP: return AV_CODEC_ID_BMP;
     case ImageFormat::WEBP: return AV_CODEC_ID_WEBP;
     case ImageFormat::TIFF: return AV_CODEC_ID_TIFF;
+    case ImageFormat::PBM: return AV_CODEC_ID_PBM;
+    case ImageFormat::PGM: return AV_CODEC_ID_PGM;
+    case ImageFormat::PPM: return AV_CODEC_ID_PPM;
     default: return AV_CODEC_ID_NONE;
   }
 }

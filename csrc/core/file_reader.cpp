@@ -19,8 +19,10 @@ namespace {
 }  // namespace
 
 FileReader::FileReader(const std::string& path) : path_(path) {
+  if (path.find('\0') != std::string::npos) throw IOError("cannot open a path with an embedded NUL byte", EINVAL);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below as not a regular file.
   do {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   } while (fd_ < 0 && errno == EINTR);
   if (fd_ < 0) throw_errno("cannot open", path, errno);
   struct stat st {};
@@ -31,7 +33,8 @@ FileReader::FileReader(const std::string& path) : path_(path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
-    throw IOError("cannot read '" + path + "': not a regular file", EISDIR);
+    if (S_ISDIR(st.st_mode)) throw IOError("cannot read '" + path + "': is a directory", EISDIR);
+    throw IOError("cannot read '" + path + "': not a regular file (a device, FIFO or socket)", EINVAL);
   }
   size_ = st.st_size;
 }

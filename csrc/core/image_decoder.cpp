@@ -19,7 +19,7 @@ void decode_image(const uint8_t* data, size_t size, const DecodeOptions& opt, co
       std::string head;
       for (size_t i = 0; i < size && i < 8; ++i) (head += hex[data[i] >> 4]) += hex[data[i] & 15];
       throw DecodeError("unknown image format (" + std::to_string(size) + " bytes starting with 0x" + head +
-                        "): expected JPEG, PNG, GIF, BMP, WebP or TIFF");
+                        "): expected JPEG, PNG, GIF, BMP, WebP, TIFF or binary PBM/PGM/PPM");
     }
     default: decode_with_ffmpeg(format, data, size, opt, alloc); return;
   }

@@ -9,7 +9,8 @@
 namespace spdl_torch::core {
 
 // Detects the format from the data's first bytes and decodes it: JPEG through TurboJPEG, PNG, GIF (first
-// frame), BMP, WebP and TIFF through libavcodec. Writes HWC pixels into memory from `alloc`.
+// frame), BMP, WebP, TIFF and binary
+// PBM/PGM/PPM through libavcodec. Writes HWC pixels into memory from `alloc`.
 // Throws DecodeError (unknown format, corrupt or truncated data, over the pixel limit).
 void decode_image(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc);
 

@@ -19,6 +19,12 @@ ImageFormat detect_image_format(const uint8_t* data, size_t size) {
   if (starts_with(data, size, "RIFF", 4) && starts_with(data, size, "WEBP", 4, 8)) return ImageFormat::WEBP;
   if (starts_with(data, size, "II*\0", 4) || starts_with(data, size, "MM\0*", 4)) return ImageFormat::TIFF;
   if (starts_with(data, size, "BM", 2) && size >= 26) return ImageFormat::BMP;
+  // Binary Netpbm (torchvision's ImageFolder lists .ppm and .pgm files)
+  if (size >= 3 && data[0] == 'P' && (data[2] == ' ' || data[2] == '\n' || data[2] == '\r' || data[2] == '\t')) {
+    if (data[1] == '4') return ImageFormat::PBM;
+    if (data[1] == '5') return ImageFormat::PGM;
+    if (data[1] == '6') return ImageFormat::PPM;
+  }
   return ImageFormat::Unknown;
 }
 
@@ -30,6 +36,9 @@ const char* image_format_name(ImageFormat format) {
     case ImageFormat::BMP: return "BMP";
     case ImageFormat::WEBP: return "WebP";
     case ImageFormat::TIFF: return "TIFF";
+    case ImageFormat::PBM: return "PBM";
+    case ImageFormat::PGM: return "PGM";
+    case ImageFormat::PPM: return "PPM";
     case ImageFormat::Unknown: break;
   }
   return "unknown";

@@ -6,7 +6,7 @@
 
 namespace spdl_torch::core {
 
-enum class ImageFormat { Unknown, JPEG, PNG, GIF, BMP, WEBP, TIFF };
+enum class ImageFormat { Unknown, JPEG, PNG, GIF, BMP, WEBP, TIFF, PBM, PGM, PPM };
 
 ImageFormat detect_image_format(const uint8_t* data, size_t size);
 const char* image_format_name(ImageFormat format);

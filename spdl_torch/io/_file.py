@@ -23,10 +23,14 @@ def read_file(path: str | os.PathLike) -> torch.Tensor:
         Tensor[N] of dtype uint8 holding the file's N bytes.
 
     Raises:
-        FileNotFoundError, PermissionError, IsADirectoryError, OSError: the file cannot be opened or read;
-            the message names the path and the system's reason.
+        FileNotFoundError, PermissionError, IsADirectoryError, OSError: the file cannot be opened or read,
+            or is not a regular file (FIFOs and devices are refused without blocking); the message names the
+            path and the system's reason.
+        ValueError: the path contains a NUL byte.
     """
     path = os.fspath(path)
+    if "\0" in path:
+        raise ValueError(f"read_file: embedded null byte in path {path!r}")
     try:
         return torch.ops.spdl_torch.read_file(path)
     except RuntimeError as e:

@@ -45,7 +45,8 @@ def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pix
 
 
 def _mode_name(mode) -> str:
-    name = mode.value if isinstance(mode, ImageReadMode) else str(mode).upper()
+    # ours (a str enum), torchvision.io.ImageReadMode (an int enum: use its name), or a string
+    name = mode.value if isinstance(mode, ImageReadMode) else getattr(mode, "name", str(mode)).upper()
     if name == "RGB_ALPHA":
         name = "RGBA"
     if name not in ("RGB", "RGBA", "GRAY", "UNCHANGED"):
@@ -60,7 +61,7 @@ def decode_image(
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
 ) -> torch.Tensor:
-    """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP or TIFF image, without holding the GIL.
+    """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP, TIFF or binary PBM/PGM/PPM image, without the GIL.
 
     The format is detected from the data, never from a file name. JPEG is decoded by libjpeg-turbo
     (accurate integer IDCT and fancy upsampling, as Pillow; CMYK/YCCK converted to RGB); the other formats
@@ -69,7 +70,8 @@ def decode_image(
     Args:
         src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (used without a copy; bytes
             are wrapped zero-copy with ``torch.frombuffer``).
-        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"`` or ``"UNCHANGED"`` (see :class:`ImageReadMode`).
+        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"`` or ``"UNCHANGED"`` (see :class:`ImageReadMode`);
+            ``torchvision.io.ImageReadMode`` values are accepted too.
         apply_exif_orientation: rotate/mirror a JPEG by its EXIF orientation tag (0x0112), as
             ``PIL.ImageOps.exif_transpose``.
         max_pixels: raise instead of decoding images with more than this many pixels (width * height);
@@ -83,7 +85,8 @@ def decode_image(
     Raises:
         spdl_torch.DecodeError: the data is empty, truncated, corrupt, of an unknown format, or larger than
             ``max_pixels``; the message names the path (when given), the format and the decoder's reason.
-        FileNotFoundError, OSError: ``src`` is a path that cannot be read.
+        FileNotFoundError, IsADirectoryError, OSError: ``src`` is a path that cannot be read, or is not a
+            regular file (a FIFO is refused, never waited on).
         ValueError: ``mode`` is not one of the supported modes.
     """
     name = _mode_name(mode)
@@ -91,6 +94,8 @@ def decode_image(
     sample = None
     if isinstance(src, (str, os.PathLike)):
         sample = os.fspath(src)
+        if "\0" in sample:
+            raise ValueError(f"decode_image: embedded null byte in path {sample!r}")
         data = _read(sample)
     elif isinstance(src, torch.Tensor):
         data = src
