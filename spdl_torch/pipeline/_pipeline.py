@@ -1,0 +1,346 @@
+"""The built pipeline: :class:`Pipeline` (user facing, re-runnable) and ``_Run`` (one execution).
+
+Threads of one run:
+
+* the **scheduler thread** (daemon) runs a private asyncio event loop with one task per stage, the
+  source task and, if asked, the stats reporter; ``async def`` stage functions run there;
+* ``num_threads`` **pool threads** (daemons, :class:`~._pool.ThreadPool`) run the sync functions,
+  sync generators and ``next()`` of a sync source;
+* the **consumer** (the thread iterating the pipeline) only takes finished items from the sink queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ._failures import FailureTracker, PipelineFailure
+from ._pool import ThreadPool
+from ._queues import EOF, SinkQueue, StageQueue
+from ._stages import PipeStage, describe_stage, run_source, run_stage
+from ._stats import StageStats, format_stats
+
+__all__ = ["Pipeline"]
+
+_LG = logging.getLogger("spdl_torch.pipeline")
+
+#: Seconds :meth:`Pipeline.stop` waits for the scheduler thread before abandoning it.
+STOP_TIMEOUT_S = 1.0
+
+_LIVE_RUNS: weakref.WeakSet[_Run] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    # atexit handlers run before the interpreter tears down modules, while daemon threads still run:
+    # stop every live run so no thread touches a half-finalized interpreter.
+    for run in list(_LIVE_RUNS):
+        run.stop(timeout=0.2)
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """Everything :class:`PipelineBuilder` collected; immutable so a pipeline can be re-run."""
+
+    source: Iterable | AsyncIterable
+    stages: tuple[Any, ...]
+    queue_size: int
+    buffer_size: int
+    num_threads: int
+    max_failures: int | float | None
+    report_stats_interval: float | None
+    stats_callback: Callable[[dict[str, Any]], None] | None
+
+
+class _Run:
+    """One execution of a :class:`PipelineSpec`: own event loop, scheduler thread and thread pool."""
+
+    def __init__(self, spec: PipelineSpec) -> None:
+        self.spec = spec
+        self.max_failures = spec.max_failures
+        self.loop = asyncio.new_event_loop()
+        self.pool = ThreadPool(spec.num_threads)
+        self.tracker = FailureTracker(spec.max_failures)
+        self.state = "running"
+        self.consumed = 0
+        self.error: PipelineFailure | None = None
+        self.source_stats = StageStats("source", "source", 1)
+        self.stage_stats = [StageStats(s.name, s.kind, s.concurrency) for s in spec.stages]
+        all_stats = [self.source_stats, *self.stage_stats]
+        self.queues: list[Any] = [StageQueue(f"{st.name}->", spec.queue_size) for st in all_stats[:-1]]
+        self.sink = SinkQueue("sink", spec.buffer_size, self.loop)
+        self.queues.append(self.sink)
+        for st, q in zip(all_stats, self.queues):
+            st.queue = q.stats
+        self._waiting = False
+        self._stop_requested = False
+        self.t_start = time.perf_counter()
+        self.t_end: float | None = None
+        self._main_task = self.loop.create_task(self._main())
+        self.thread = threading.Thread(target=self._thread_main, name="spdl_torch.pipeline-scheduler", daemon=True)
+        _LIVE_RUNS.add(self)
+        self.thread.start()
+
+    # -- scheduler thread ---------------------------------------------------------------------------
+    def _thread_main(self) -> None:
+        loop = self.loop
+        asyncio.set_event_loop(loop)
+        try:
+            with contextlib.suppress(asyncio.CancelledError):  # stopped before it started
+                loop.run_until_complete(self._main_task)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer, never printed here
+            self.fail(PipelineFailure(f"pipeline scheduler failed: {type(e).__name__}: {e}", stage="scheduler"), e)
+        finally:
+            self.pool.shutdown()
+            loop.close()
+
+    def fail(self, err: PipelineFailure, cause: BaseException | None = None) -> None:
+        """Fails the run with ``err`` (first error wins); the consumer raises it. Scheduler thread."""
+        if cause is not None and err.__cause__ is None:
+            err.__cause__ = cause
+        if self.error is None:
+            self.error = err
+            self.state = "failed"
+        self.sink.close(self.error)
+        self._cancel_main()
+
+    def _cancel_main(self) -> None:
+        # only while the main task waits for the stages: its clean-up must not be interrupted
+        if self._waiting:
+            self._waiting = False
+            self._main_task.cancel()
+
+    async def _main(self) -> None:
+        spec = self.spec
+        tasks = [asyncio.ensure_future(run_source(self, spec.source, self.source_stats, self.queues[0]))]
+        for i, stage in enumerate(spec.stages):
+            tasks.append(asyncio.ensure_future(run_stage(self, stage, self.stage_stats[i], self.queues[i], self.queues[i + 1])))
+        names = ["source", *(s.name for s in spec.stages)]
+        aux = []
+        if spec.report_stats_interval:
+            aux.append(asyncio.ensure_future(self._report_periodically(spec.report_stats_interval)))
+        self._waiting = not self._stop_requested
+        try:
+            if not self._waiting:  # stop() came before this task started
+                raise asyncio.CancelledError
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for name, t in zip(names, tasks):
+                if t in done and not t.cancelled() and t.exception() is not None:
+                    e = t.exception()
+                    if isinstance(e, PipelineFailure):
+                        self.fail(e)
+                    else:
+                        self.fail(PipelineFailure(f"Stage {name!r} crashed: {type(e).__name__}: {e}", stage=name), e)
+                    break
+            else:
+                if self.state == "running":
+                    self.state = "completed"
+        except asyncio.CancelledError:
+            pass  # stop() or fail()
+        finally:
+            self._waiting = False
+            for t in tasks + aux:
+                t.cancel()
+            await asyncio.gather(*tasks, *aux, return_exceptions=True)
+            self.t_end = time.perf_counter()
+            if self.state == "running":
+                self.state = "stopped" if self._stop_requested else "completed"
+            self.sink.close(self.error)
+            if spec.report_stats_interval:
+                self._report()
+
+    async def _report_periodically(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self._report()
+
+    def _report(self) -> None:
+        cb = self.spec.stats_callback
+        try:
+            stats = self.stats()
+            if cb is not None:
+                cb(stats)
+            else:
+                _LG.info("%s", format_stats(stats))
+        except Exception:
+            _LG.exception("stats callback failed")
+
+    # -- any thread ---------------------------------------------------------------------------------
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stops the run: buffered items are discarded, tasks cancelled, the scheduler thread joined
+        for at most ``timeout`` seconds (then abandoned, it is a daemon). Idempotent."""
+        if not self.sink.eof:  # else every stage already finished: nothing to cancel
+            if self.t_end is None:
+                self._stop_requested = True
+            self.sink.close(discard=True)
+            try:
+                self.loop.call_soon_threadsafe(self._cancel_main)
+            except RuntimeError:  # loop already closed: the run is over
+                pass
+        if threading.current_thread() is not self.thread:
+            self.thread.join(timeout)
+        _LIVE_RUNS.discard(self)
+
+    def get(self) -> Any:
+        """Next item for the consumer, or :data:`EOF`. Raises the run's :class:`PipelineFailure`."""
+        item = self.sink.get(self.thread.is_alive)
+        if item is not EOF:
+            self.consumed += 1
+        return item
+
+    def stats(self) -> dict[str, Any]:
+        end = self.t_end if self.t_end is not None else time.perf_counter()
+        elapsed = end - self.t_start
+        return {
+            "state": self.state,
+            "elapsed_s": elapsed,
+            "consumed": self.consumed,
+            "failures": self.tracker.total,
+            "stages": [st.as_dict(elapsed) for st in (self.source_stats, *self.stage_stats)],
+        }
+
+
+class Pipeline:
+    """A built pipeline; create it with :class:`~spdl_torch.pipeline.PipelineBuilder`.
+
+    **Iteration and epochs.** ``iter(pipeline)`` starts a *run*: a scheduler thread, a thread pool and
+    fresh queues, and a new ``iter()`` of the source (so a list or any re-iterable source yields the
+    same items every epoch; a one-shot iterator such as a generator object is exhausted after the
+    first epoch and later epochs yield nothing). The iterator yields the items reaching the sink, then
+    ends. Only one run exists at a time: calling ``iter()`` again stops the previous run (its iterator
+    ends). The exception is a run started in advance with :meth:`start` / :meth:`auto_stop` / ``with
+    pipeline:`` and not iterated yet: the next ``iter()`` consumes that run (it has been prefetching).
+    Leaving a ``for`` loop early (``break``) closes the iterator, which stops its run.
+
+    **Errors.** When a failure budget is exceeded, or the source raises, the consumer gets the items
+    already finished, then :class:`~spdl_torch.pipeline.PipelineFailure` (original exception chained).
+
+    **Stopping.** :meth:`stop` returns within about 1 s (:data:`STOP_TIMEOUT_S`) even when a user
+    function is blocked: tasks are cancelled; a pool thread blocked in a user function is abandoned
+    (daemon): it finishes the call, its result is discarded, then it exits. Deleting the pipeline (and
+    its iterators) or exiting the interpreter stops the run silently.
+    """
+
+    def __init__(self, spec: PipelineSpec) -> None:
+        self._spec = spec
+        self._run: _Run | None = None
+        self._prefetched = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        stages = " -> ".join(["source", *(describe_stage(s) for s in self._spec.stages), f"sink({self._spec.buffer_size})"])
+        return f"Pipeline({stages}, num_threads={self._spec.num_threads})"
+
+    def start(self) -> None:
+        """Starts a run in the background (it fills the queues up to their bounds) without consuming.
+        No-op if a started run was not iterated yet."""
+        with self._lock:
+            if self._run is not None and self._prefetched:
+                return
+            self._stop_locked()
+            self._run = _Run(self._spec)
+            self._prefetched = True
+
+    def stop(self) -> None:
+        """Stops the current run, if any (see the class docstring); returns within about 1 s.
+        A consumer iterating the run sees its iterator end."""
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        if self._run is not None:
+            self._run.stop()
+        self._prefetched = False
+
+    @contextlib.contextmanager
+    def auto_stop(self) -> Iterator[Pipeline]:
+        """Context manager: starts a run on entry, stops it on exit (also on exceptions)."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+
+    def __enter__(self) -> Pipeline:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __iter__(self) -> Iterator[Any]:
+        with self._lock:
+            if self._run is None or not self._prefetched:
+                self._stop_locked()
+                self._run = _Run(self._spec)
+            self._prefetched = False
+            run = self._run
+        return self._iterate(run)
+
+    def _iterate(self, run: _Run) -> Iterator[Any]:
+        # a bound-method generator: holds ``self`` so the pipeline is not collected while iterated
+        try:
+            while (item := run.get()) is not EOF:
+                yield item
+        finally:
+            run.stop()
+
+    def stats(self) -> dict[str, Any]:
+        """Statistics of the current (or last) run.
+
+        Returns:
+            ``{"state": "not started" | "running" | "completed" | "failed" | "stopped", "elapsed_s",
+            "consumed", "failures", "stages": [...]}``; one entry per stage, the source first, with
+            ``name, kind, concurrency, count`` (inputs processed successfully), ``failures``,
+            ``outputs``, ``items_per_s`` (count / elapsed), ``latency_p50_s / p90 / p99`` (seconds in
+            the user function per input, over the last 10 000 inputs; ``None`` if none),
+            ``utilization`` (busy time / (elapsed * concurrency)) and ``queue``: the stage's output
+            queue ``{name, size, occupancy_mean, occupancy_max, producer_wait_s, consumer_wait_s}``
+            (for the last stage, the sink; its ``consumer_wait_s`` is the time the consumer waited).
+
+            A stage with high utilization, a full input queue and an empty output queue is the
+            bottleneck.
+        """
+        run = self._run
+        if run is None:
+            return {"state": "not started", "elapsed_s": 0.0, "consumed": 0, "failures": 0, "stages": []}
+        return run.stats()
+
+    def format_stats(self) -> str:
+        """:meth:`stats` as a text table."""
+        return format_stats(self.stats()) if self._run is not None else "pipeline not started"
+
+    def as_dataset(self) -> Any:
+        """Wraps the pipeline in a :class:`~spdl_torch.pipeline.PipelineDataset`."""
+        from ._dataset import PipelineDataset
+
+        return PipelineDataset(self)
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a Pipeline cannot be pickled: it runs its own threads; use it in the main process "
+            "(e.g. torch.utils.data.DataLoader(pipeline.as_dataset(), batch_size=None, num_workers=0))"
+        )
+
+    def __del__(self) -> None:
+        run = getattr(self, "_run", None)
+        if run is not None:
+            try:
+                run.stop()
+            except Exception:  # pragma: no cover - interpreter shutdown
+                pass
+
+
+def default_num_threads(stages: tuple[Any, ...]) -> int:
+    """One thread per concurrent sync call (sync / generator stages) plus one for the source; 1..64."""
+    n = 1 + sum(s.concurrency for s in stages if isinstance(s, PipeStage) and s.kind in ("sync", "gen"))
+    return max(1, min(64, n))
