@@ -2,6 +2,7 @@
 
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -104,6 +105,12 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
     h.cmyk = info.components == 4;
     return h;
   }
+  if (width <= 0 || height <= 0) {
+    // TurboJPEG 2.1 reports success, without a size, for data that ends before any frame header (it reads
+    // it as a tables-only stream): without this check a 0x0 image would reach the allocator.
+    thread_handle().reset();
+    throw DecodeError("JPEG: invalid header: no frame header (SOF) before the end of the data");
+  }
   h.width = width;
   h.height = height;
   h.gray = colorspace == TJCS_GRAY;
@@ -149,6 +156,36 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, con
   std::vector<uint8_t> upright(size_t(stored.num_bytes()));
   decompress(data, size, upright.data(), header.width, header.height, pixel_format);
   apply_orientation(upright.data(), stored, orientation, alloc(oriented_shape(stored, orientation)));
+}
+
+const std::vector<JpegScale>& jpeg_downscale_factors() {
+  static const std::vector<JpegScale> factors = [] {
+    std::vector<JpegScale> out;
+    int count = 0;
+    const tjscalingfactor* sf = tjGetScalingFactors(&count);
+    for (int i = 0; sf != nullptr && i < count; ++i) {
+      // Only 1/2, 1/4, 1/8 (and 1): libjpeg's n/8 IDCTs for other n alias visibly (27-37 dB PSNR against a
+      // full-size antialiased resize on photos), as Pillow's draft() also restricts itself to these.
+      const bool power_of_two = sf[i].num == 1 && sf[i].denom > 0 && (sf[i].denom & (sf[i].denom - 1)) == 0;
+      if (power_of_two || (sf[i].num == sf[i].denom && sf[i].num > 0)) out.push_back({sf[i].num, sf[i].denom});
+    }
+    if (out.empty()) out.push_back({1, 1});
+    std::sort(out.begin(), out.end(), [](const JpegScale& a, const JpegScale& b) { return a.value() < b.value(); });
+    return out;
+  }();
+  return factors;
+}
+
+int64_t jpeg_scaled_size(int64_t size, JpegScale scale) {
+  return (size * scale.num + scale.denom - 1) / scale.denom;
+}
+
+void decode_jpeg_rgb_scaled(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
+                            uint8_t* dst) {
+  if (header.cmyk) throw DecodeError("JPEG: CMYK data has no scaled RGB decode (internal error; this is a bug)");
+  const int width = int(jpeg_scaled_size(header.width, scale));
+  const int height = int(jpeg_scaled_size(header.height, scale));
+  decompress(data, size, dst, width, height, TJPF_RGB);
 }
 
 }  // namespace spdl_torch::core

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "image_types.h"
 
@@ -24,5 +25,25 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size);
 // Throws DecodeError for corrupt or truncated data (a premature end of the file or of a data segment,
 // bad entropy codes), and for images over opt.max_pixels.
 void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc);
+
+// A DCT scaling factor num/denom of libjpeg-turbo (1/8, 1/4, 3/8, ... 2).
+struct JpegScale {
+  int num = 1;
+  int denom = 1;
+  double value() const { return double(num) / double(denom); }
+};
+
+// The factors of tjGetScalingFactors used for downscaling: 1/8, 1/4, 1/2 and 1, ascending.
+const std::vector<JpegScale>& jpeg_downscale_factors();
+
+// The size of a `size`-pixel axis decoded at `scale`: ceil(size * num / denom), as TJSCALED.
+int64_t jpeg_scaled_size(int64_t size, JpegScale scale);
+
+// Decodes a (non-CMYK) JPEG as stored (no EXIF orientation) to RGB at DCT scale `scale`: dst receives
+// jpeg_scaled_size(height) rows of jpeg_scaled_size(width) * 3 bytes. Only the DCT scaling reduces the work:
+// TurboJPEG 2.1 has no partial (cropped) decode, so the whole scaled image is colour-converted.
+// Throws DecodeError as decode_jpeg.
+void decode_jpeg_rgb_scaled(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
+                            uint8_t* dst);
 
 }  // namespace spdl_torch::core

@@ -1,5 +1,6 @@
 """Datasets whose samples are decoded by spdl_torch's native (GIL-releasing) decoders."""
 
+from ._fused import FileListDataset, collate
 from .folder import ImageFolder
 
-__all__ = ["ImageFolder"]
+__all__ = ["FileListDataset", "ImageFolder", "collate"]

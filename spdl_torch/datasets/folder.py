@@ -10,6 +10,8 @@ from typing import Any
 from torch.utils.data import Dataset
 from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
 
+from ._fused import FusedBatchMixin
+
 __all__ = ["ImageFolder", "default_loader"]
 
 
@@ -20,7 +22,7 @@ def default_loader(path: str):
     return decode_image(path)
 
 
-class ImageFolder(Dataset):
+class ImageFolder(FusedBatchMixin, Dataset):
     """Images arranged as ``root/<class>/**/<file>``, one class per top-level sub-directory.
 
     Classes, their indices and the sample list follow :class:`torchvision.datasets.ImageFolder` exactly
@@ -46,6 +48,18 @@ class ImageFolder(Dataset):
             check to select files.
         allow_empty (bool): if ``True``, class directories without any valid file are kept as classes
             (with no samples); if ``False`` (default) they raise ``FileNotFoundError``.
+        seed (int, optional): base seed of the per-sample random streams of a fused transform (``None``:
+            drawn from torch's global RNG once); with :meth:`set_epoch`, sample ``i`` of epoch ``e`` always
+            gets the same random crop and flip.
+
+    Fused batches: with the default loader and a ``torchvision.transforms.v2`` transform whose prefix
+    :func:`spdl_torch.transforms.fuse` maps onto :func:`spdl_torch.io.decode_images` (e.g. ``Resize(256),
+    CenterCrop(224), ToDtype(float32, scale=True), Normalize(...)`` or ``RandomResizedCrop(224),
+    RandomHorizontalFlip()``), ``__getitems__(indices)`` decodes a whole batch in one native call and returns
+    ``(image, target)`` pairs whose images are views of one batch tensor; ``spdl_torch.datasets.collate``
+    returns that tensor without a copy. ``ds[i]`` then runs the same op for one sample, so single and batched
+    fetches give identical images. Random transforms draw from per-sample seeds (base seed, epoch, index),
+    not from torch's global RNG.
 
     Attributes:
         classes (list[str]): class names, sorted.
@@ -71,6 +85,7 @@ class ImageFolder(Dataset):
         loader: Callable[[str], Any] | None = None,
         is_valid_file: Callable[[str], bool] | None = None,
         allow_empty: bool = False,
+        seed: int | None = None,
     ) -> None:
         self.root = os.path.expanduser(root) if isinstance(root, str) else root
         self.transform = transform
@@ -83,11 +98,20 @@ class ImageFolder(Dataset):
         )
         self.imgs = self.samples
         self.targets = [target for _, target in self.samples]
+        self._init_fused(seed, fusable=loader is None)
 
     def __len__(self) -> int:
         return len(self.samples)
 
+    def _path(self, index: int) -> str:
+        return self.samples[index][0]
+
+    def _target(self, index: int) -> Any:
+        return self.samples[index][1]
+
     def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if self.plan is not None:
+            return self._fused_items([int(index)])[0]
         path, target = self.samples[index]
         image = self.loader(path)
         if self.transform is not None:

@@ -1,0 +1,102 @@
+"""Images/s of the fused batch op against per-image decoding + torchvision, on the real-photo set.
+
+Eval transform everywhere: resize shorter side to 256 (antialiased bilinear), centre crop 224, float32,
+ImageNet normalization; the batch ends as one Tensor[N, 3, 224, 224].
+
+  (a) spdl_torch.io.decode_images, one call per batch, native pool of 1 and of 2 threads
+  (b) spdl_torch.io.decode_image + torchvision v2 per image, then torch.stack (calling thread)
+  (c) Pillow (Image.open + convert) + torchvision v2 per image, then torch.stack (calling thread)
+
+All in one process, repetitions interleaved (a1, a2, b, c, a1, a2, ...); medians and ratios printed,
+with the process CPU time per image (all threads), which other load on the machine disturbs less.
+Encoded bytes are read into memory first: file reading is not measured.
+
+  .venv/bin/python benchmarks/bench_decode_images.py [--root data/imagenet_like] [--images 256] [--reps 5]
+"""
+
+import argparse
+import glob
+import io
+import os
+import statistics
+import time
+
+import torch
+from PIL import Image
+from torchvision.transforms import v2
+
+import spdl_torch
+from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
+
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--root", default="data/imagenet_like")
+    p.add_argument("--images", type=int, default=256, help="images per batch (one batch per measurement)")
+    p.add_argument("--reps", type=int, default=5, help="interleaved repetitions per method")
+    p.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads for (b) and (c)")
+    args = p.parse_args()
+
+    paths = sorted(glob.glob(os.path.join(args.root, "**", "*.JPEG"), recursive=True))[: args.images]
+    if not paths:
+        raise SystemExit(f"no *.JPEG under {args.root}; run `make demo` (or spdl_torch.datasets.prepare) first")
+    blobs = [open(path, "rb").read() for path in paths]
+    tensors = [torch.frombuffer(bytearray(b), dtype=torch.uint8) for b in blobs]
+    torch.set_num_threads(args.torch_threads)
+
+    tail = [v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
+            v2.Normalize(MEAN, STD)]
+    tv_tensor = v2.Compose(tail)
+    tv_pil = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.PILToTensor(),
+                         v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
+
+    def fused(threads):
+        def run():
+            set_num_threads(threads)
+            return decode_images(tensors, height=224, width=224, resize_shorter=256, dtype=torch.float32,
+                                 mean=MEAN, std=STD)
+        return run
+
+    def decode_image_tv():
+        return torch.stack([tv_tensor(decode_image(t)) for t in tensors])
+
+    def pillow_tv():
+        return torch.stack([tv_pil(Image.open(io.BytesIO(b)).convert("RGB")) for b in blobs])
+
+    methods = {
+        "(a) decode_images, 1 thread": fused(1),
+        "(a) decode_images, 2 threads": fused(2),
+        "(b) decode_image + torchvision v2": decode_image_tv,
+        "(c) Pillow + torchvision v2": pillow_tv,
+    }
+    default_threads = get_num_threads()
+    for fn in methods.values():  # warm-up (thread pools, caches), not timed
+        fn()
+    times = {name: [] for name in methods}
+    cpu = {name: [] for name in methods}
+    load_before = os.getloadavg()[0]
+    for _ in range(args.reps):
+        for name, fn in methods.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = fn()
+            times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+            assert out.shape == (len(tensors), 3, 224, 224)
+    set_num_threads(default_threads)
+
+    ref = len(tensors) / statistics.median(times["(a) decode_images, 1 thread"])
+    print(f"{len(tensors)} images from {args.root}, {args.reps} interleaved reps, median; "
+          f"torch threads {args.torch_threads}, CPUs {len(os.sched_getaffinity(0))}, torch {torch.__version__}; "
+          f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(f"| {'method':<36} | {'images/s':>9} | {'vs (a) 1 thread':>15} | {'CPU ms/image':>12} |")
+    print(f"|{'-' * 38}|{'-' * 11}|{'-' * 17}|{'-' * 14}|")
+    for name, ts in times.items():
+        rate = len(tensors) / statistics.median(ts)
+        cpu_ms = 1e3 * statistics.median(cpu[name]) / len(tensors)
+        print(f"| {name:<36} | {rate:>9.1f} | {rate / ref:>14.2f}x | {cpu_ms:>12.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+#include "batch_decoder.h"
+
+#include <algorithm>
+#include <new>
+#include <numeric>
+
+#include "errors.h"
+#include "image_decoder.h"
+#include "image_format.h"
+#include "jpeg_decoder.h"
+#include "jpeg_markers.h"
+#include "orientation.h"
+
+namespace spdl_torch::core {
+
+GeometryMode parse_geometry_mode(const std::string& mode) {
+  if (mode == "eval") return GeometryMode::Eval;
+  if (mode == "resize") return GeometryMode::Resize;
+  if (mode == "train") return GeometryMode::Train;
+  throw InvalidArgument("expected mode to be one of \"eval\", \"resize\", \"train\", got \"" + mode + "\"");
+}
+
+SampleGeometry sample_geometry(const BatchOptions& opt, int64_t h, int64_t w, int64_t seed) {
+  SplitMix64 rng(seed);
+  SampleGeometry g;
+  g.box = {0, 0, h, w};
+  switch (opt.mode) {
+    case GeometryMode::Eval:
+      g.y = eval_axis(h, w, opt.resize_shorter, opt.height);
+      g.x = eval_axis(w, h, opt.resize_shorter, opt.width);
+      break;
+    case GeometryMode::Resize:
+      g.y = resize_axis(h, opt.height);
+      g.x = resize_axis(w, opt.width);
+      break;
+    case GeometryMode::Train:
+      g.box = random_resized_crop_box(h, w, opt.scale_lo, opt.scale_hi, opt.ratio_lo, opt.ratio_hi, rng);
+      g.y = crop_axis(h, g.box.top, g.box.height, opt.height);
+      g.x = crop_axis(w, g.box.left, g.box.width, opt.width);
+      break;
+  }
+  g.flip = opt.hflip_prob > 0 && rng.uniform() < opt.hflip_prob;
+  return g;
+}
+
+namespace {
+
+// What phase one learns about a sample from its header.
+struct SamplePlan {
+  bool jpeg_fast = false;  // non-CMYK JPEG: scaled decode
+  JpegHeader header;
+  int orientation = 1;
+  JpegScale scale;
+  double cost = 0;
+  std::string error;
+};
+
+void check_pixels(int64_t width, int64_t height, int64_t max_pixels) {
+  if (max_pixels > 0 && width * height > max_pixels) {
+    throw DecodeError("JPEG: image of " + std::to_string(width) + "x" + std::to_string(height) + " = " +
+                      std::to_string(width * height) + " pixels exceeds the limit of " +
+                      std::to_string(max_pixels) + " pixels (max_pixels)");
+  }
+}
+
+SamplePlan plan_sample(const SampleInput& in, const BatchOptions& opt) {
+  SamplePlan plan;
+  plan.cost = double(in.size);
+  if (in.size == 0) throw DecodeError("empty data (0 bytes): nothing to decode");
+  if (detect_image_format(in.data, in.size) != ImageFormat::JPEG) return plan;
+  plan.header = read_jpeg_header(in.data, in.size);
+  check_pixels(plan.header.width, plan.header.height, opt.max_pixels);
+  if (plan.header.cmyk) return plan;
+  plan.jpeg_fast = true;
+  plan.orientation = opt.apply_exif_orientation ? jpeg_exif_orientation(in.data, in.size) : 1;
+  const bool swap = plan.orientation >= 5 && plan.orientation <= 8;
+  const int64_t h = swap ? plan.header.width : plan.header.height;
+  const int64_t w = swap ? plan.header.height : plan.header.width;
+  const SampleGeometry g = sample_geometry(opt, h, w, in.seed);
+  // The smallest factor that keeps at least min_dct_ratio source pixels per output pixel on both axes.
+  const double need = opt.min_dct_ratio <= 0 ? 1.0 + 1e-9 : std::max(opt.min_dct_ratio / g.y.scale, opt.min_dct_ratio / g.x.scale);
+  for (const JpegScale& s : jpeg_downscale_factors()) {
+    plan.scale = s;
+    if (s.value() >= need) break;
+  }
+  plan.cost = double(plan.header.width) * double(plan.header.height) * plan.scale.value() * plan.scale.value();
+  return plan;
+}
+
+// An RGB HWC image. JPEG samples decode into per-thread buffers reused across samples and calls (no
+// page faults and zeroing per sample); buffers above kKeepBytes are released after use.
+struct Image {
+  const uint8_t* pixels = nullptr;
+  int64_t height = 0;
+  int64_t width = 0;
+  std::vector<uint8_t> owned;  // non-JPEG formats
+};
+
+constexpr size_t kKeepBytes = size_t(64) << 20;
+
+struct ThreadBuffers {
+  std::vector<uint8_t> decoded;
+  std::vector<uint8_t> oriented;
+};
+
+ThreadBuffers& thread_buffers() {
+  thread_local ThreadBuffers buffers;
+  return buffers;
+}
+
+void trim(std::vector<uint8_t>& buffer) {
+  if (buffer.capacity() > kKeepBytes) std::vector<uint8_t>().swap(buffer);
+}
+
+Image decode_full(const SampleInput& in, const BatchOptions& opt) {
+  DecodeOptions d;
+  d.mode = ColorMode::RGB;
+  d.apply_exif_orientation = opt.apply_exif_orientation;
+  d.max_pixels = opt.max_pixels;
+  Image img;
+  decode_image(in.data, in.size, d, [&](const ImageShape& s) {
+    if (s.channels != 3 || s.type != ElemType::UInt8) {
+      throw DecodeError("decoder returned " + std::to_string(s.channels) + " channels for RGB (internal error)");
+    }
+    img.height = s.height;
+    img.width = s.width;
+    img.owned.resize(size_t(s.num_bytes()));
+    return img.owned.data();
+  });
+  if (img.owned.empty()) throw DecodeError("the decoder produced no image (internal error; this is a bug)");
+  img.pixels = img.owned.data();
+  return img;
+}
+
+void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOptions& opt, const SlotWriter& out) {
+  Image img;
+  SampleGeometry g;
+  ThreadBuffers& buffers = thread_buffers();
+  if (plan.jpeg_fast) {
+    ImageShape stored;
+    stored.height = int(jpeg_scaled_size(plan.header.height, plan.scale));
+    stored.width = int(jpeg_scaled_size(plan.header.width, plan.scale));
+    stored.channels = 3;
+    const size_t bytes = size_t(stored.num_bytes());
+    if (buffers.decoded.size() < bytes) buffers.decoded.resize(bytes);
+    decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
+    const ImageShape shown = oriented_shape(stored, plan.orientation);
+    if (plan.orientation == 1) {
+      img.pixels = buffers.decoded.data();
+    } else {
+      if (buffers.oriented.size() < bytes) buffers.oriented.resize(bytes);
+      apply_orientation(buffers.decoded.data(), stored, plan.orientation, buffers.oriented.data());
+      img.pixels = buffers.oriented.data();
+    }
+    img.height = shown.height;
+    img.width = shown.width;
+    // Geometry in full-size displayed coordinates, then mapped onto the scaled image.
+    const bool swap = plan.orientation >= 5 && plan.orientation <= 8;
+    const int64_t full_h = swap ? plan.header.width : plan.header.height;
+    const int64_t full_w = swap ? plan.header.height : plan.header.width;
+    g = sample_geometry(opt, full_h, full_w, in.seed);
+    g.y = scale_axis(g.y, full_h, img.height);
+    g.x = scale_axis(g.x, full_w, img.width);
+  } else {
+    img = decode_full(in, opt);
+    g = sample_geometry(opt, img.height, img.width, in.seed);
+  }
+  const AxisWeights wy(g.y, img.height, opt.height, opt.filter, false);
+  const AxisWeights wx(g.x, img.width, opt.width, opt.filter, g.flip);
+  resample_into(img.pixels, img.height, img.width, img.width * 3, wy, wx, out);
+  trim(buffers.decoded);
+  trim(buffers.oriented);
+}
+
+std::string describe(const std::exception& e) { return e.what(); }
+
+}  // namespace
+
+std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, const BatchOptions& opt,
+                                      const std::vector<SlotWriter>& slots, ThreadPool& pool) {
+  if (slots.size() != samples.size()) {
+    throw InvalidArgument("decode_batch: expected one slot per sample, got " + std::to_string(slots.size()) +
+                          " slots for " + std::to_string(samples.size()) + " samples");
+  }
+  const int64_t n = int64_t(samples.size());
+  std::vector<SamplePlan> plans(static_cast<size_t>(n));
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  auto guarded = [&](int64_t i, auto&& fn) {
+    try {
+      fn();
+    } catch (const std::bad_alloc&) {
+      errors[size_t(i)] = "out of memory while decoding";
+    } catch (const std::exception& e) {
+      errors[size_t(i)] = describe(e);
+      if (errors[size_t(i)].empty()) errors[size_t(i)] = "unknown error";
+    }
+  };
+  // Phase one: headers, geometry and DCT scale, cost. Cheap; parallel all the same.
+  pool.parallel_for(n, [&](int64_t i) { guarded(i, [&] { plans[size_t(i)] = plan_sample(samples[size_t(i)], opt); }); });
+  // Phase two: largest predicted cost first; ties by index, so the order is deterministic.
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return plans[size_t(a)].cost > plans[size_t(b)].cost; });
+  pool.parallel_for(order, [&](int64_t i) {
+    if (errors[size_t(i)].empty()) {
+      guarded(i, [&] { process_sample(samples[size_t(i)], plans[size_t(i)], opt, slots[size_t(i)]); });
+    }
+    if (!errors[size_t(i)].empty()) slots[size_t(i)].zero();
+  });
+  return errors;
+}
+
+}  // namespace spdl_torch::core

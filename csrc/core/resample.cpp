@@ -1,0 +1,194 @@
+#include "resample.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "errors.h"
+
+namespace spdl_torch::core {
+namespace {
+
+double triangle(double x) {
+  x = std::fabs(x);
+  return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+double cubic(double x) {  // Keys, a = -0.5
+  constexpr double a = -0.5;
+  x = std::fabs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+  if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
+  return 0.0;
+}
+
+}  // namespace
+
+AxisWeights::AxisWeights(const AxisMap& m, int64_t in_size, int64_t out, ResampleFilter filter, bool mirror)
+    : out_size(out) {
+  if (out <= 0 || in_size <= 0 || !(m.scale > 0)) {
+    throw InvalidArgument("resample: expected positive sizes and scale, got in " + std::to_string(in_size) +
+                          ", out " + std::to_string(out) + ", scale " + std::to_string(m.scale));
+  }
+  const double base_support = filter == ResampleFilter::Bilinear ? 1.0 : 2.0;
+  const double support = m.scale >= 1.0 ? base_support * m.scale : base_support;
+  const double inv = m.scale >= 1.0 ? 1.0 / m.scale : 1.0;
+  taps = int64_t(std::ceil(support)) * 2 + 1;
+  start.assign(size_t(out), 0);
+  count.assign(size_t(out), 0);
+  weights.assign(size_t(out * taps), 0.0f);
+  const int64_t lo_limit = std::clamp<int64_t>(m.clip_lo, 0, in_size);
+  const int64_t hi_limit = std::clamp<int64_t>(m.clip_hi, 0, in_size);
+  src_lo = in_size;
+  src_hi = 0;
+  std::vector<double> w(static_cast<size_t>(taps));
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t v = m.first + o;
+    const int64_t slot = mirror ? out - 1 - o : o;
+    if (v < 0 || v >= m.virtual_size) continue;  // padding: count stays 0
+    const double center = m.origin + (double(v) + 0.5) * m.scale;
+    const int64_t xmin = std::max<int64_t>(int64_t(std::floor(center - support + 0.5)), lo_limit);
+    const int64_t xmax = std::min<int64_t>(int64_t(std::floor(center + support + 0.5)), hi_limit);
+    const int64_t n = std::min<int64_t>(xmax - xmin, taps);
+    if (n <= 0) continue;
+    double total = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double x = (double(xmin + j) - center + 0.5) * inv;
+      w[size_t(j)] = filter == ResampleFilter::Bilinear ? triangle(x) : cubic(x);
+      total += w[size_t(j)];
+    }
+    // Zero weights at either end of the window (a tap exactly at the filter's edge) do no work.
+    int64_t first_tap = 0, last_tap = n;
+    while (first_tap < last_tap && w[size_t(first_tap)] == 0.0) ++first_tap;
+    while (last_tap > first_tap && w[size_t(last_tap - 1)] == 0.0) --last_tap;
+    if (last_tap == first_tap || total == 0.0) continue;
+    float* dst = &weights[size_t(slot * taps)];
+    for (int64_t j = first_tap; j < last_tap; ++j) dst[j - first_tap] = float(w[size_t(j)] / total);
+    start[size_t(slot)] = xmin + first_tap;
+    count[size_t(slot)] = last_tap - first_tap;
+    src_lo = std::min(src_lo, xmin + first_tap);
+    src_hi = std::max(src_hi, xmin + last_tap);
+  }
+  if (src_hi < src_lo) src_lo = src_hi = 0;  // all padding
+}
+
+uint16_t float_to_bfloat16_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if (std::isnan(value)) return 0x7FC0;
+  const uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
+  return uint16_t((bits + rounding) >> 16);
+}
+
+void SlotWriter::zero() const {
+  const int64_t elem = type == OutType::UInt8 ? 1 : type == OutType::Float32 ? 4 : 2;
+  for (int c = 0; c < channels; ++c)
+    for (int64_t y = 0; y < height; ++y)
+      for (int64_t x = 0; x < width; ++x)
+        std::memset(data + (c * stride_c + y * stride_h + x * stride_w) * elem, 0, size_t(elem));
+}
+
+namespace {
+
+// Writes one output row of 8-bit values (width x channels floats, already rounded) into the slot.
+template <typename T, typename Convert>
+void write_row(const float* values, int64_t y, const SlotWriter& out, Convert convert) {
+  // Locals: stores through uint8_t* may alias `out`, which would reload its fields every iteration.
+  T* const row = reinterpret_cast<T*>(out.data) + y * out.stride_h;
+  const int ch = out.channels;
+  const int64_t width = out.width, stride_w = out.stride_w, stride_c = out.stride_c;
+  for (int c = 0; c < ch; ++c) {
+    T* const dst = row + c * stride_c;
+    const float* v = values + c;
+    if (stride_w == 1) {
+      for (int64_t x = 0; x < width; ++x) dst[x] = convert(v[x * ch], c);
+    } else {
+      for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = convert(v[x * ch], c);
+    }
+  }
+}
+
+}  // namespace
+
+void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
+                   const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out) {
+  const int ch = out.channels;
+  if (wy.out_size != out.height || wx.out_size != out.width || wy.src_hi > src_height || wx.src_hi > src_width ||
+      src_row_bytes < src_width * ch || ch < 1 || ch > 4) {
+    throw InvalidArgument("resample: windows do not match the source or the slot (internal error; this is a bug)");
+  }
+  float mul[4] = {1, 1, 1, 1}, add[4] = {0, 0, 0, 0};
+  for (int c = 0; c < ch; ++c) {  // (v / 255 - mean) / std == v * mul + add
+    const float sd = out.normalize ? out.std[c] : 1.0f;
+    const float m = out.normalize ? out.mean[c] : 0.0f;
+    mul[c] = 1.0f / (255.0f * sd);
+    add[c] = -m / sd;
+  }
+  // Per output row: the vertical pass over the columns the horizontal windows need (contiguous,
+  // vectorizable), then the horizontal pass, rounding to the 8-bit value torchvision's uint8 resize gives.
+  // (Measured: vertical-first is ~1.5x faster than horizontal-first here, the horizontal pass then runs on
+  // floats and only over output rows.)
+  const int64_t col_lo = wx.src_lo * ch;
+  const int64_t cols = (wx.src_hi - wx.src_lo) * ch;
+  std::vector<float> column(size_t(std::max<int64_t>(cols, 1) + 1));  // +1: 4-lane loads of the last pixel
+  std::vector<float> values(size_t(out.width * ch));
+  for (int64_t y = 0; y < out.height; ++y) {
+    std::fill(values.begin(), values.end(), 0.0f);
+    const int64_t n = wy.count[size_t(y)];
+    if (n > 0 && cols > 0) {
+      const float* w = &wy.weights[size_t(y * wy.taps)];
+      std::fill(column.begin(), column.end(), 0.0f);
+      float* col = column.data();
+      for (int64_t j = 0; j < n; ++j) {
+        const uint8_t* s = src + (wy.start[size_t(y)] + j) * src_row_bytes + col_lo;
+        const float wj = w[j];
+        for (int64_t k = 0; k < cols; ++k) col[k] += wj * float(s[k]);
+      }
+      for (int64_t x = 0; x < out.width; ++x) {
+        const int64_t m = wx.count[size_t(x)];
+        const float* wh = &wx.weights[size_t(x * wx.taps)];
+        const float* p = col + (wx.start[size_t(x)] - wx.src_lo) * ch;
+        float acc[4] = {0, 0, 0, 0};
+        if (ch == 3) {
+#if defined(__GNUC__)
+          // Four lanes per pixel (the 4th lane reads the next pixel's first value and is ignored).
+          typedef float v4 __attribute__((vector_size(16)));
+          v4 sum = {0, 0, 0, 0};
+          for (int64_t j = 0; j < m; ++j, p += 3) {
+            v4 px;
+            std::memcpy(&px, p, sizeof(px));
+            sum += wh[j] * px;
+          }
+          std::memcpy(acc, &sum, sizeof(acc));
+#else
+          for (int64_t j = 0; j < m; ++j, p += 3) {
+            acc[0] += wh[j] * p[0];
+            acc[1] += wh[j] * p[1];
+            acc[2] += wh[j] * p[2];
+          }
+#endif
+        } else {
+          for (int64_t j = 0; j < m; ++j, p += ch)
+            for (int c = 0; c < ch; ++c) acc[c] += wh[j] * p[c];
+        }
+        // Round half up to 0..255 (no libm call in the hot loop).
+        for (int c = 0; c < ch; ++c) values[size_t(x * ch + c)] = float(int(std::clamp(acc[c], 0.0f, 255.0f) + 0.5f));
+      }
+    }
+    // Padding pixels (window count 0) hold the value 0, normalized like any other value: torchvision's
+    // CenterCrop pads the uint8 image with 0 before ToDtype/Normalize.
+    switch (out.type) {
+      case OutType::UInt8: write_row<uint8_t>(values.data(), y, out, [](float v, int) { return uint8_t(v); }); break;
+      case OutType::Float32:
+        write_row<float>(values.data(), y, out, [&](float v, int c) { return v * mul[c] + add[c]; });
+        break;
+      case OutType::BFloat16:
+        write_row<uint16_t>(values.data(), y, out,
+                            [&](float v, int c) { return float_to_bfloat16_bits(v * mul[c] + add[c]); });
+        break;
+    }
+  }
+}
+
+}  // namespace spdl_torch::core

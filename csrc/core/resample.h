@@ -1,0 +1,59 @@
+// Antialiased separable resampling of an 8-bit HWC image into one slot of a batch, in the slot's dtype and
+// layout, with normalization fused. The filters follow PIL's Resample.c / torchvision's antialiased
+// interpolate: for a downscale by s the filter's support is scaled by s, each output pixel gets a window of
+// source pixels with weights filter((x - centre + 0.5) / max(s, 1)) normalized to sum 1.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "crop_geometry.h"
+
+namespace spdl_torch::core {
+
+enum class ResampleFilter { Bilinear, Bicubic };  // triangle; Keys cubic with a = -0.5 (PIL, torchvision)
+
+// The precomputed window of every output pixel of one axis.
+struct AxisWeights {
+  int64_t out_size = 0;
+  int64_t taps = 0;             // window capacity per output pixel
+  std::vector<int64_t> start;   // first source pixel of output o's window
+  std::vector<int64_t> count;   // window length (0: a zero / padding pixel)
+  std::vector<float> weights;   // out_size * taps, normalized
+  int64_t src_lo = 0;           // union of all windows: [src_lo, src_hi)
+  int64_t src_hi = 0;
+
+  // Builds the windows of `out_size` outputs for map `m` over a source of `in_size` pixels; `mirror`
+  // reverses the outputs (horizontal flip).
+  AxisWeights(const AxisMap& m, int64_t in_size, int64_t out_size, ResampleFilter filter, bool mirror);
+};
+
+enum class OutType { UInt8, Float32, BFloat16 };
+
+// Where and how one sample is written: element strides of channel, row and column from `data`.
+struct SlotWriter {
+  uint8_t* data = nullptr;
+  OutType type = OutType::UInt8;
+  int64_t stride_c = 0;
+  int64_t stride_h = 0;
+  int64_t stride_w = 0;
+  int64_t height = 0;
+  int64_t width = 0;
+  int channels = 3;
+  bool normalize = false;   // float outputs: (x / 255 - mean) / std; else x / 255
+  float mean[4] = {0, 0, 0, 0};
+  float std[4] = {1, 1, 1, 1};
+
+  void zero() const;  // fills the slot with zeros (a failed sample)
+};
+
+// Resamples src (HWC uint8, `channels` channels, rows `src_row_bytes` apart, src_height x src_width)
+// through the two axes' windows into the slot. The 8-bit result of the resize is rounded to 0..255 first
+// (the value torchvision's uint8 resize produces), then converted to the slot's dtype.
+void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
+                   const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out);
+
+// float -> bfloat16 bits, round to nearest even (as torch's conversion).
+uint16_t float_to_bfloat16_bits(float value);
+
+}  // namespace spdl_torch::core

@@ -1,0 +1,149 @@
+// decode_images: N encoded images -> one finished batch (decode, crop, resize, flip, normalize, collate)
+// written by the shared native thread pool, plus a bool mask of the samples that decoded.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+#include "../core/batch_decoder.h"
+#include "error_translation.h"
+
+namespace spdl_torch::ops {
+namespace {
+
+core::OutType out_type(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kByte: return core::OutType::UInt8;
+    case at::kFloat: return core::OutType::Float32;
+    case at::kBFloat16: return core::OutType::BFloat16;
+    default:
+      TORCH_CHECK_VALUE(false, "decode_images: expected dtype uint8, float32 or bfloat16, got ", dtype);
+  }
+}
+
+std::vector<double> channel_values(const c10::optional<at::ArrayRef<double>>& values, const char* name,
+                                   double fill) {
+  if (!values.has_value()) return {fill, fill, fill};
+  const auto v = *values;
+  TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 3, "decode_images: expected ", name,
+                    " with 1 or 3 values (one per RGB channel), got ", v.size());
+  if (v.size() == 1) return {v[0], v[0], v[0]};
+  return {v[0], v[1], v[2]};
+}
+
+std::tuple<at::Tensor, at::Tensor> decode_images(
+    at::TensorList data, int64_t height, int64_t width, c10::string_view mode, int64_t resize_shorter,
+    at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
+    c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
+    c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
+    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio) {
+  const int64_t n = int64_t(data.size());
+  TORCH_CHECK_VALUE(height > 0 && width > 0, "decode_images: expected height and width >= 1, got ", height, "x",
+                    width);
+  TORCH_CHECK_VALUE(height <= 65536 && width <= 65536, "decode_images: expected height and width <= 65536, got ",
+                    height, "x", width);
+  TORCH_CHECK_VALUE(resize_shorter >= 0, "decode_images: expected resize_shorter >= 0 (0: no resize), got ",
+                    resize_shorter);
+  TORCH_CHECK_VALUE(scale.size() == 2 && 0 < scale[0] && scale[0] <= scale[1],
+                    "decode_images: expected scale = [lo, hi] with 0 < lo <= hi, got ", scale);
+  TORCH_CHECK_VALUE(ratio.size() == 2 && 0 < ratio[0] && ratio[0] <= ratio[1],
+                    "decode_images: expected ratio = [lo, hi] with 0 < lo <= hi, got ", ratio);
+  TORCH_CHECK_VALUE(0.0 <= hflip_prob && hflip_prob <= 1.0, "decode_images: expected 0 <= hflip_prob <= 1, got ",
+                    hflip_prob);
+  const at::ScalarType out_dtype = dtype.value_or(at::kByte);
+  const core::OutType type = out_type(out_dtype);
+  TORCH_CHECK_VALUE(!(type == core::OutType::UInt8 && (mean.has_value() || std.has_value())),
+                    "decode_images: mean/std normalization needs dtype float32 or bfloat16, got uint8");
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string what = "decode_images (sample " + std::to_string(i) + ")";
+    check_encoded_bytes(data[size_t(i)], what.c_str());
+  }
+  core::BatchOptions opt = translate_core_errors("decode_images", [&] {
+    core::BatchOptions o;
+    o.mode = core::parse_geometry_mode(std::string(mode));
+    return o;
+  });
+  const bool random = opt.mode == core::GeometryMode::Train || hflip_prob > 0;
+  at::Tensor seeds_cpu;
+  if (seeds.has_value()) {
+    TORCH_CHECK_VALUE(seeds->scalar_type() == at::kLong && seeds->dim() == 1 && seeds->numel() == n,
+                      "decode_images: expected seeds as an int64 tensor of shape [", n, "], got ",
+                      seeds->scalar_type(), " of shape ", seeds->sizes());
+    seeds_cpu = seeds->to(at::kCPU).contiguous();
+  } else {
+    TORCH_CHECK_VALUE(!random, "decode_images: expected seeds (int64[", n,
+                      "]) for mode=\"train\" or hflip_prob > 0, got None");
+  }
+  TORCH_CHECK_VALUE(interpolation == "bilinear" || interpolation == "bicubic",
+                    "decode_images: expected interpolation \"bilinear\" or \"bicubic\", got \"",
+                    std::string(interpolation), "\"");
+  opt.height = height;
+  opt.width = width;
+  opt.resize_shorter = resize_shorter;
+  opt.scale_lo = scale[0];
+  opt.scale_hi = scale[1];
+  opt.ratio_lo = ratio[0];
+  opt.ratio_hi = ratio[1];
+  opt.hflip_prob = hflip_prob;
+  opt.filter = interpolation == "bicubic" ? core::ResampleFilter::Bicubic : core::ResampleFilter::Bilinear;
+  opt.apply_exif_orientation = apply_exif_orientation;
+  opt.max_pixels = max_pixels;
+  TORCH_CHECK_VALUE(dct_min_ratio >= 0, "decode_images: expected dct_min_ratio >= 0 (0: no DCT scaling), got ", dct_min_ratio);
+  opt.min_dct_ratio = dct_min_ratio;
+
+  auto options = at::TensorOptions().dtype(out_dtype);
+  if (pin_memory) {
+    TORCH_CHECK(at::globalContext().hasCUDA(), "decode_images: pin_memory=True needs a CUDA runtime, none is available");
+    options = options.pinned_memory(true);
+  }
+  const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  at::Tensor batch = at::empty({n, 3, height, width}, options, format);
+  at::Tensor ok = at::empty({n}, at::TensorOptions().dtype(at::kBool));
+
+  const std::vector<double> m = channel_values(mean, "mean", 0.0);
+  const std::vector<double> s = channel_values(std, "std", 1.0);
+  for (size_t c = 0; c < 3; ++c) {
+    TORCH_CHECK_VALUE(s[c] != 0.0, "decode_images: expected std values != 0, got ", s[c], " for channel ", c);
+  }
+  std::vector<core::SampleInput> inputs(static_cast<size_t>(n));
+  std::vector<at::Tensor> keep(static_cast<size_t>(n));  // contiguous views (or copies) that outlive the work
+  std::vector<core::SlotWriter> slots(static_cast<size_t>(n));
+  const int64_t elem = batch.element_size();
+  for (int64_t i = 0; i < n; ++i) {
+    keep[size_t(i)] = data[size_t(i)].contiguous();
+    inputs[size_t(i)].data = keep[size_t(i)].data_ptr<uint8_t>();
+    inputs[size_t(i)].size = size_t(keep[size_t(i)].numel());
+    inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
+    core::SlotWriter& w = slots[size_t(i)];
+    w.data = static_cast<uint8_t*>(batch.data_ptr()) + i * batch.stride(0) * elem;
+    w.type = type;
+    w.stride_c = batch.stride(1);
+    w.stride_h = batch.stride(2);
+    w.stride_w = batch.stride(3);
+    w.height = height;
+    w.width = width;
+    w.channels = 3;
+    w.normalize = mean.has_value() || std.has_value();
+    for (size_t c = 0; c < 3; ++c) {
+      w.mean[c] = float(m[c]);
+      w.std[c] = float(s[c]);
+    }
+  }
+  const std::vector<std::string> errors = translate_core_errors("decode_images", [&] {
+    auto pool = core::global_thread_pool();
+    return core::decode_batch(inputs, opt, slots, *pool);
+  });
+  bool* ok_ptr = ok.data_ptr<bool>();
+  for (int64_t i = 0; i < n; ++i) {
+    ok_ptr[i] = errors[size_t(i)].empty();
+    TORCH_CHECK(!strict || ok_ptr[i], "[DecodeError] sample ", i, ": ", errors[size_t(i)]);
+  }
+  return {batch, ok};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(spdl_torch, CPU, m) { m.impl("decode_images", &decode_images); }
+
+}  // namespace spdl_torch::ops

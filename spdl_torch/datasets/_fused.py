@@ -1,0 +1,176 @@
+"""Batch fetching through the fused op: the mixin behind ``ImageFolder``/``FileListDataset.__getitems__``,
+``FileListDataset`` and the zero-copy ``collate``.
+
+Design: ``__getitems__(indices)`` reads the files (``read_file``, no GIL) and makes one
+:func:`spdl_torch.io.decode_images` call; it returns the list of ``(image, target)`` pairs that torch's
+fetchers expect, where each image is a view ``batch[i]`` of that one batch tensor. :func:`collate`
+recognises such views and returns the batch tensor itself (no copy); ``torch.utils.data.default_collate``
+also works, at the cost of one ``torch.stack`` copy. Pass ``collate_fn=spdl_torch.datasets.collate`` to
+``spdl_torch.DataLoader`` or ``torch.utils.data.DataLoader``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch.utils.data import Dataset, default_collate
+
+from ..errors import DecodeError
+
+__all__ = ["FileListDataset", "FusedBatchMixin", "collate"]
+
+_SAMPLE = re.compile(r"sample (\d+): ")
+# Batch tensors made by __getitems__: only their rows collate without a copy (a dataset that returns rows
+# of its own storage keeps default_collate's copy, so a batch never aliases dataset memory).
+# Keyed by id() (a WeakSet would compare tensors with ==, elementwise).
+_FUSED_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
+
+
+class FusedBatchMixin:
+    """Shared by the datasets whose transform may be fused. Subclasses set ``transform``,
+    ``target_transform`` and implement ``_path(i)``, ``_target(i)``; ``_fusable`` says whether a custom
+    loader rules fusion out."""
+
+    transform: Callable | None
+    target_transform: Callable | None
+
+    def _init_fused(self, seed: int | None, fusable: bool = True) -> None:
+        from ..transforms import fuse
+
+        self.plan = fuse(self.transform) if fusable else None
+        self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably)."""
+        self.epoch = int(epoch)
+
+    def _path(self, index: int) -> str:
+        raise NotImplementedError
+
+    def _target(self, index: int) -> Any:
+        raise NotImplementedError
+
+    def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        from ..io import read_file
+        from ..transforms import sample_seeds
+
+        paths = [self._path(i) for i in indices]
+        datas = [read_file(p) for p in paths]
+        seeds = sample_seeds(self.seed, self.epoch, indices) if self.plan.random else None
+        try:
+            images = self.plan(datas, seeds)
+        except DecodeError as e:
+            m = _SAMPLE.match(str(e))
+            if m and int(m.group(1)) < len(paths):
+                raise DecodeError(f"{paths[int(m.group(1))]}: {str(e)[m.end():]}") from None
+            raise
+        if isinstance(images, torch.Tensor):
+            _FUSED_BATCHES[id(images)] = images
+        out = []
+        for k, i in enumerate(indices):
+            target = self._target(i)
+            if self.target_transform is not None:
+                target = self.target_transform(target)
+            out.append((images[k], target))
+        return out
+
+    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        """Samples ``indices`` as a list of ``(image, target)``. With a fused transform, one native call
+        decodes them all and the images are views ``batch[k]`` of one Tensor[N, 3, H, W] (see
+        :func:`collate`); otherwise ``[self[i] for i in indices]``."""
+        indices = [int(i) for i in indices]
+        if self.plan is None or not indices:
+            return [self[i] for i in indices]
+        return self._fused_items(indices)
+
+
+def _batch_base(images: list[Any]) -> torch.Tensor | None:
+    """The tensor whose rows the images are, in order and covering it exactly; else None."""
+    if not images or not all(isinstance(x, torch.Tensor) for x in images):
+        return None
+    base = images[0]._base
+    if base is None or _FUSED_BATCHES.get(id(base)) is not base or base.dim() != images[0].dim() + 1 or base.shape[0] != len(images):
+        return None
+    for k, img in enumerate(images):
+        if (
+            img._base is not base
+            or img.storage_offset() != base.storage_offset() + k * base.stride(0)
+            or img.shape != base.shape[1:]
+            or img.stride() != base.stride()[1:]
+        ):
+            return None
+    return base
+
+
+def collate(batch: list[Any]) -> Any:
+    """``default_collate``, except that ``(image, target)`` samples whose images are, in order, all the rows
+    of one batch tensor made by a fused ``__getitems__`` collate to ``[batch_tensor, targets]`` without a
+    copy. Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or ``torch.utils.data.DataLoader``."""
+    if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
+        base = _batch_base([s[0] for s in batch])
+        if base is not None:
+            return [base, default_collate([s[1] for s in batch])]
+    return default_collate(batch)
+
+
+class FileListDataset(FusedBatchMixin, Dataset):
+    """Images from a list of files, with optional labels, decoded by spdl_torch's native decoders.
+
+    Args:
+        paths: image files (any format :func:`spdl_torch.io.decode_image` reads).
+        labels: one label per path (``None``: the targets are the indices).
+        transform: a ``torchvision.transforms.v2`` transform of a uint8 Tensor[3, H, W]; its fusable prefix
+            (see :mod:`spdl_torch.transforms`) runs inside one native ``decode_images`` call per batch.
+        target_transform: applied to the label.
+        seed: base seed of the per-sample random streams (``None``: drawn from torch's global RNG once).
+
+    ``ds[i]`` is ``(image, target)``; ``ds.__getitems__(indices)`` the list of them, decoded in one call
+    (images are views of one batch tensor: use :func:`collate` to get it back without a copy).
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str | os.PathLike],
+        labels: Sequence[Any] | None = None,
+        transform: Callable | None = None,
+        target_transform: Callable | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.paths = [os.fspath(p) for p in paths]
+        if labels is not None and len(labels) != len(self.paths):
+            raise ValueError(f"FileListDataset: expected one label per path, got {len(labels)=} for {len(self.paths)} paths")
+        self.labels = list(labels) if labels is not None else None
+        self.transform = transform
+        self.target_transform = target_transform
+        self._init_fused(seed)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def _path(self, index: int) -> str:
+        return self.paths[index]
+
+    def _target(self, index: int) -> Any:
+        return index if self.labels is None else self.labels[index]
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if self.plan is not None:
+            return self._fused_items([int(index)])[0]
+        from ..io import decode_image
+
+        image = decode_image(self.paths[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        target = self._target(index)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_samples={len(self)}, fused={self.plan is not None})"
