@@ -1,0 +1,142 @@
+"""Preprocessing modules for compiled and deployed models: encoded bytes in, a normalized batch out.
+
+The modules call ``torch.ops.spdl_torch.*`` directly (never the Python wrappers), so one definition works
+eagerly, under ``torch.compile``, with ``torch.export`` / AOTInductor, and with ``torch.jit.script``; a saved
+program then runs wherever the ops library ``spdl_torch/_C*.so`` is loaded -- in C++ too
+(``examples/cpp_inference``).
+
+Two shapes of op:
+
+* :class:`BatchDecode` calls ``decode_images``, whose output shape ``[N, 3, height, width]`` follows from its
+  arguments: ``torch.compile(fullgraph=True)`` and ``torch.export`` need no configuration.
+* :class:`DecodeResize` calls ``decode_image``, whose height and width depend on the data (unbacked
+  symbols in the fake kernel). ``torch.export`` and ``torch.compile(fullgraph=True)`` keep it in the graph
+  as is (torch >= 2.6; older versions raise ``torch._dynamo.exc.Unsupported`` under ``fullgraph=True``);
+  plain ``torch.compile`` graph-breaks at the op (it runs eagerly between two graphs) unless
+  ``torch._dynamo.config.capture_dynamic_output_shape_ops = True``. The resize after it sees symbolic H, W,
+  so new image sizes do not recompile.
+"""
+
+from __future__ import annotations
+
+from typing import List, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
+
+__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD"]
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+class DecodeResize(nn.Module):
+    """One encoded image -> ``Tensor[1, 3, height, width]`` float32: ``decode_image`` (RGB, EXIF-oriented),
+    antialiased bilinear resize of the whole image (``F.interpolate(..., antialias=True)``), ``x / 255``,
+    then ``(x - mean) / std``.
+
+    ``forward(data)`` takes a 1-D uint8 CPU tensor of the encoded bytes (``torch.ops.spdl_torch.read_file``,
+    ``torch.frombuffer``, or a C++ ``at::Tensor``). TorchScript-scriptable.
+    """
+
+    def __init__(
+        self,
+        height: int = 224,
+        width: int = 224,
+        mean: Sequence[float] = IMAGENET_MEAN,
+        std: Sequence[float] = IMAGENET_STD,
+    ) -> None:
+        super().__init__()
+        if height < 1 or width < 1:
+            raise ValueError(f"DecodeResize: expected a positive size, got {height=} {width=}")
+        if len(mean) != 3 or len(std) != 3 or min(std) <= 0:
+            raise ValueError(f"DecodeResize: expected 3 means and 3 positive stds, got {mean=} {std=}")
+        self.height = int(height)
+        self.width = int(width)
+        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1), persistent=False)
+        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1), persistent=False)
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        image = torch.ops.spdl_torch.decode_image(data, mode="RGB")  # uint8 [3, H, W], data-dependent H, W
+        if not torch.jit.is_scripting():
+            # decode_image's fake gives H and W unbacked sizes >= 0; the op never returns an empty image
+            torch._check(image.size(1) > 0)
+            torch._check(image.size(2) > 0)
+        x = image.unsqueeze(0).to(torch.float32)
+        x = F.interpolate(x, size=[self.height, self.width], mode="bilinear", align_corners=False, antialias=True)
+        return (x / 255.0 - self.mean) / self.std
+
+
+class BatchDecode(nn.Module):
+    """N encoded images -> ``Tensor[N, 3, height, width]`` float32 in one ``decode_images`` call (decode,
+    resize, normalize fused in native threads). ``mode="resize"`` resizes the whole image (as
+    :class:`DecodeResize`; JPEGs may be decoded at a reduced DCT scale first, so values differ slightly from
+    it); ``mode="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``.
+
+    ``forward(data)`` takes a list of 1-D uint8 CPU tensors. The output shape is fixed by the arguments, so
+    ``torch.compile(fullgraph=True)`` compiles it without graph breaks. TorchScript-scriptable.
+    """
+
+    def __init__(
+        self,
+        height: int = 224,
+        width: int = 224,
+        mean: Sequence[float] = IMAGENET_MEAN,
+        std: Sequence[float] = IMAGENET_STD,
+        *,
+        mode: str = "resize",
+        resize_shorter: int = 0,
+    ) -> None:
+        super().__init__()
+        if height < 1 or width < 1:
+            raise ValueError(f"BatchDecode: expected a positive size, got {height=} {width=}")
+        if mode not in ("resize", "eval"):
+            raise ValueError(f"BatchDecode: {mode=} is not supported; expected 'resize' or 'eval'")
+        self.height = int(height)
+        self.width = int(width)
+        self.mode = mode
+        self.resize_shorter = int(resize_shorter)
+        self.mean: List[float] = [float(m) for m in mean]
+        self.std: List[float] = [float(s) for s in std]
+
+    def forward(self, data: List[torch.Tensor]) -> torch.Tensor:
+        batch, _ = torch.ops.spdl_torch.decode_images(
+            data,
+            height=self.height,
+            width=self.width,
+            mode=self.mode,
+            resize_shorter=self.resize_shorter,
+            dtype=torch.float32,
+            mean=self.mean,
+            std=self.std,
+        )
+        return batch
+
+
+class Classifier(nn.Module):
+    """``preprocess`` then ``model`` then softmax: one encoded image (1-D uint8 tensor) -> class probabilities
+    ``Tensor[1, K]``; use with :class:`DecodeResize`. TorchScript-scriptable when ``model`` is."""
+
+    def __init__(self, preprocess: nn.Module, model: nn.Module) -> None:
+        super().__init__()
+        self.preprocess = preprocess
+        self.model = model
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
+
+
+class BatchClassifier(nn.Module):
+    """As :class:`Classifier` for a list of N encoded images -> ``Tensor[N, K]``; use with :class:`BatchDecode`.
+    (TorchScript needs the argument type in the signature, hence a second class.)"""
+
+    def __init__(self, preprocess: nn.Module, model: nn.Module) -> None:
+        super().__init__()
+        self.preprocess = preprocess
+        self.model = model
+
+    def forward(self, data: List[torch.Tensor]) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
