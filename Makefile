@@ -57,3 +57,70 @@ demo: build
 
 clean:
 	rm -rf build $(STAMPS) spdl_torch/*.so *.egg-info
+
+# ---- Reliability: sanitizers, fuzzing, soak (see RELIABILITY.md) ---------------------------------------
+# None of these is part of `make test`'s set-up; each installs what it needs itself.
+#   make test-sanitize            - the C++ core's unit tests + every corpus file, under ASan+UBSan (g++)
+#   make fuzz FUZZ_SECONDS=60     - libFuzzer targets for the core decoders (clang), each run that long
+#   make soak                     - 20 epochs over data/imagenet_like/train, printing the RSS curve
+FUZZ_SECONDS ?= 60
+FUZZ_DIR     := build/fuzz
+SAN_DIR      := build/sanitize
+FUZZ_TARGETS := decode_image jpeg_markers tiff_ifd
+CORE_SRCS    := $(addprefix csrc/core/,image_decoder.cpp jpeg_decoder.cpp ffmpeg_image_decoder.cpp jpeg_markers.cpp \
+                  tiff_ifd.cpp pixel_convert.cpp orientation.cpp file_reader.cpp image_format.cpp image_types.cpp \
+                  detail/ffmpeg_utils.cpp)
+CORE_HDRS    := $(wildcard csrc/core/*.h csrc/core/detail/*.h)
+CORE_PC      := libavcodec libavutil libswscale libturbojpeg
+SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
+SAN_CXX      ?= g++
+SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: test-sanitize fuzz fuzz-build soak
+
+# Corpus location (fetched on first use by tests/media.py; empty without ../shared).
+CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
+
+$(SAN_DIR)/core_test: csrc/tests/core_test.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt
+	@mkdir -p $(SAN_DIR)
+	$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
+	  csrc/tests/core_test.cc $(CORE_SRCS) $$(pkg-config --libs $(CORE_PC))
+
+test-sanitize: $(SAN_DIR)/core_test $(STAMPS)/venv
+	corpus=$(CORPUS_CMD); time $(SAN_ENV) $(SAN_DIR)/core_test $$corpus
+
+$(STAMPS)/apt-fuzz:
+	@mkdir -p $(STAMPS)
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	if ! command -v clang++ >/dev/null; then $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends clang; fi; \
+	v=$$(clang++ -dumpversion | cut -d. -f1); \
+	dpkg -s libclang-rt-$$v-dev >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	  --no-install-recommends libclang-rt-$$v-dev
+	@touch $@
+
+FUZZ_CXXFLAGS := -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+
+$(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
+	@mkdir -p $(FUZZ_DIR)
+	clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(CORE_SRCS) \
+	  $$(pkg-config --libs $(CORE_PC))
+
+fuzz-build: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build $(STAMPS)/venv
+	@$(PY) csrc/fuzz/seed_corpus.py $(FUZZ_DIR)/seeds
+	@mkdir -p $(FUZZ_DIR)/artifacts
+	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/fuzz_$$t.log)"; \
+	  $(SAN_ENV) $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
+	    $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t > $(FUZZ_DIR)/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^(INFO: seed corpus|Done)" $(FUZZ_DIR)/fuzz_$$t.log; \
+	  if [ $$rc != 0 ]; then echo "fuzz_$$t FAILED (rc=$$rc): see $(FUZZ_DIR)/fuzz_$$t.log and $(FUZZ_DIR)/artifacts/"; \
+	    grep -m5 -E "ERROR|runtime error|SUMMARY" $(FUZZ_DIR)/fuzz_$$t.log; fail=1; fi; \
+	done; exit $${fail:-0}
+
+soak: build
+	$(PY) benchmarks/soak.py --root $(DATA_DIR)/train --epochs 20

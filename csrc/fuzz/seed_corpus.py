@@ -1,0 +1,64 @@
+"""Copies a capped sample of the real-media corpus into per-target seed folders for the libFuzzer targets.
+
+    python csrc/fuzz/seed_corpus.py OUT_DIR
+Media are never committed: the seeds live under build/fuzz/ (ignored). Without a corpus, the seeds are a few
+synthetic headers only.
+"""
+
+import hashlib
+import struct
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.media import corpus_dir  # noqa: E402
+
+MAX_BYTES = 64 * 1024  # the targets run with -max_len=65536
+MAX_FILES = 400
+
+
+def _exif_payloads(data: bytes):
+    """TIFF structures of the JPEG's APP1 "Exif" segments."""
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker, length = data[pos + 1], struct.unpack(">H", data[pos + 2 : pos + 4])[0]
+        if marker in (0xDA, 0xD9) or length < 2:
+            return
+        payload = data[pos + 4 : pos + 2 + length]
+        if marker == 0xE1 and payload[:6] == b"Exif\0\0":
+            yield payload[6:]
+        pos += 2 + length
+
+
+def main(out: Path) -> None:
+    targets = {t: out / t for t in ("decode_image", "jpeg_markers", "tiff_ifd")}
+    for d in targets.values():
+        d.mkdir(parents=True, exist_ok=True)
+    root = corpus_dir()
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".tsv") if root else []
+    small = [p for p in files if p.stat().st_size <= MAX_BYTES]
+    step = max(1, len(small) // MAX_FILES)
+
+    def put(target: str, data: bytes) -> None:
+        (targets[target] / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+    for p in small[::step]:
+        put("decode_image", p.read_bytes())
+    for p in files:
+        data = p.read_bytes()
+        if data[:2] == b"\xff\xd8":
+            head = data[: min(len(data), 4096)]  # the markers before the scan: what the walker reads
+            put("jpeg_markers", head)
+            for tiff in _exif_payloads(data):
+                put("tiff_ifd", tiff[:MAX_BYTES])
+        elif data[:4] in (b"II*\0", b"MM\0*"):
+            put("tiff_ifd", data[:4096])
+    # Synthetic seeds, so each target has something to start from without the media corpus.
+    put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
+    put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")
+    for t, d in targets.items():
+        print(f"seeds {t}: {sum(1 for _ in d.iterdir())} files in {d}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,380 @@
+// Unit tests of the C++ core, run under AddressSanitizer + UndefinedBehaviorSanitizer by `make test-sanitize`.
+// No torch: links csrc/core directly. Not part of the extension (setup.py compiles csrc/**/*.cpp only).
+//
+//   core_test [CORPUS_DIR...]
+// Runs the synthetic unit tests, then decodes every file under each CORPUS_DIR in every mode and checks
+// invariants: no crash or sanitizer report, a sane shape, the same success/failure in every mode, and a
+// DecodeError (never another exception) for bad data; PngSuite's corrupted x*.png must be refused.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../core/errors.h"
+#include "../core/image_decoder.h"
+#include "../core/image_format.h"
+#include "../core/jpeg_markers.h"
+#include "../core/orientation.h"
+#include "../core/pixel_convert.h"
+#include "../core/tiff_ifd.h"
+
+using namespace spdl_torch::core;
+namespace fs = std::filesystem;
+
+static int g_failures = 0, g_checks = 0;
+#define CHECK(cond)                                                                 \
+  do {                                                                              \
+    ++g_checks;                                                                     \
+    if (!(cond)) {                                                                  \
+      ++g_failures;                                                                 \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                               \
+  } while (0)
+
+using Bytes = std::vector<uint8_t>;
+
+// ---------------------------------------------------------------------------------------------- helpers
+enum class Outcome { Ok, DecodeErr, OtherErr };
+
+struct Result {
+  Outcome outcome = Outcome::OtherErr;
+  ImageShape shape;
+  std::string message;
+  int alloc_calls = 0;
+};
+
+static Result decode(const Bytes& data, ColorMode mode, int64_t max_pixels = kDefaultMaxPixels, bool orient = true) {
+  Result r;
+  std::vector<uint8_t> out;
+  DecodeOptions opt;
+  opt.mode = mode;
+  opt.max_pixels = max_pixels;
+  opt.apply_exif_orientation = orient;
+  try {
+    decode_image(data.data(), data.size(), opt, [&](const ImageShape& s) {
+      ++r.alloc_calls;
+      r.shape = s;
+      out.assign(size_t(std::max<int64_t>(s.num_bytes(), 0)), 0xAB);
+      return out.data();
+    });
+    r.outcome = Outcome::Ok;
+  } catch (const DecodeError& e) {
+    r.outcome = Outcome::DecodeErr;
+    r.message = e.what();
+  } catch (const std::exception& e) {
+    r.outcome = Outcome::OtherErr;
+    r.message = e.what();
+  }
+  return r;
+}
+
+static void put16be(Bytes& b, unsigned v) { b.push_back(uint8_t(v >> 8)), b.push_back(uint8_t(v)); }
+
+// An SOI, optional APP1 with `exif` (after "Exif\0\0"), SOF0 declaring w x h, then EOI: enough for the
+// marker readers, not a decodable image.
+static Bytes jpeg_header(unsigned w, unsigned h, const Bytes* exif = nullptr) {
+  Bytes b{0xFF, 0xD8};
+  if (exif) {
+    b.push_back(0xFF), b.push_back(0xE1);
+    put16be(b, unsigned(exif->size() + 8));
+    const char tag[6] = {'E', 'x', 'i', 'f', 0, 0};
+    b.insert(b.end(), tag, tag + 6);
+    b.insert(b.end(), exif->begin(), exif->end());
+  }
+  b.push_back(0xFF), b.push_back(0xC0);
+  put16be(b, 17);
+  b.push_back(8);
+  put16be(b, h);
+  put16be(b, w);
+  b.push_back(3);
+  for (int c = 1; c <= 3; ++c) b.push_back(uint8_t(c)), b.push_back(c == 1 ? 0x22 : 0x11), b.push_back(c == 1 ? 0 : 1);
+  b.push_back(0xFF), b.push_back(0xD9);
+  return b;
+}
+
+// A TIFF structure with one IFD0 entry (tag, type, count 1, value), little or big endian.
+static Bytes tiff_one_entry(bool little, unsigned tag, unsigned type, uint32_t value) {
+  Bytes b;
+  auto u16 = [&](unsigned v) { little ? (b.push_back(uint8_t(v)), b.push_back(uint8_t(v >> 8))) : put16be(b, v); };
+  auto u32 = [&](uint32_t v) {
+    if (little) { u16(v & 0xFFFF), u16(v >> 16); } else { u16(v >> 16), u16(v & 0xFFFF); }
+  };
+  b.push_back(little ? 'I' : 'M'), b.push_back(little ? 'I' : 'M');
+  u16(42), u32(8), u16(1), u16(tag), u16(type), u32(1);
+  if (type == 3 || type == 8) { u16(value), u16(0); } else { u32(value); }
+  u32(0);
+  return b;
+}
+
+// --------------------------------------------------------------------------------------------- unit tests
+static void test_orientation() {
+  // 2 rows x 3 columns, 2 channels, values encode (y, x, c).
+  ImageShape s{2, 3, 2, ElemType::UInt8};
+  Bytes src(size_t(s.num_bytes()));
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 3; ++x)
+      for (int c = 0; c < 2; ++c) src[size_t((y * 3 + x) * 2 + c)] = uint8_t(y * 100 + x * 10 + c);
+  for (int o = 0; o <= 9; ++o) {
+    const ImageShape t = oriented_shape(s, o);
+    CHECK(t.channels == 2);
+    CHECK((o >= 5 && o <= 8) ? (t.height == 3 && t.width == 2) : (t.height == 2 && t.width == 3));
+    Bytes dst(size_t(t.num_bytes()), 0xEE);
+    apply_orientation(src.data(), s, o, dst.data());
+    for (int y = 0; y < t.height; ++y)
+      for (int x = 0; x < t.width; ++x) {
+        int sy = y, sx = x;  // source pixel of displayed (y, x), per EXIF 2.32 / PIL.ImageOps.exif_transpose
+        switch (o) {
+          case 2: sx = 2 - x; break;
+          case 3: sy = 1 - y, sx = 2 - x; break;
+          case 4: sy = 1 - y; break;
+          case 5: sy = x, sx = y; break;
+          case 6: sy = 1 - x, sx = y; break;
+          case 7: sy = 1 - x, sx = 2 - y; break;
+          case 8: sy = x, sx = 2 - y; break;
+          default: break;
+        }
+        for (int c = 0; c < 2; ++c) CHECK(dst[size_t((y * t.width + x) * 2 + c)] == uint8_t(sy * 100 + sx * 10 + c));
+      }
+  }
+  // 16-bit, 1x1 and single-row images must not read out of range in any orientation.
+  ImageShape one{1, 1, 4, ElemType::UInt16};
+  Bytes p(8, 7), q(8, 0);
+  for (int o = 1; o <= 8; ++o) {
+    apply_orientation(p.data(), one, o, q.data());
+    CHECK(q == p);
+  }
+}
+
+static void test_pixel_convert() {
+  // RGB -> GRAY with Pillow's luma; RGB -> RGBA adds opaque alpha.
+  const uint8_t rgb[2 * 3] = {255, 0, 0, 10, 200, 30};
+  CanonicalImage im{rgb, 6, 1, 2, 3, ElemType::UInt8};
+  ImageShape g = output_shape(im, ColorMode::GRAY);
+  CHECK(g.channels == 1 && g.width == 2 && g.height == 1 && g.type == ElemType::UInt8);
+  uint8_t gray[2];
+  convert_channels(im, ColorMode::GRAY, gray);
+  CHECK(gray[0] == uint8_t((19595 * 255 + 32768) >> 16));
+  CHECK(gray[1] == uint8_t((19595 * 10 + 38470 * 200 + 7471 * 30 + 32768) >> 16));
+  uint8_t rgba[8];
+  convert_channels(im, ColorMode::RGBA, rgba);
+  CHECK(rgba[3] == 255 && rgba[7] == 255 && rgba[4] == 10 && rgba[6] == 30);
+  // GA 16-bit -> RGB keeps the high byte; UNCHANGED keeps 16 bits and 2 channels.
+  const uint16_t ga16[2] = {0x1234, 0xABCD};
+  CanonicalImage im16{reinterpret_cast<const uint8_t*>(ga16), 4, 1, 1, 2, ElemType::UInt16};
+  uint8_t out3[3];
+  convert_channels(im16, ColorMode::RGB, out3);
+  CHECK(out3[0] == 0x12 && out3[1] == 0x12 && out3[2] == 0x12);
+  ImageShape u = output_shape(im16, ColorMode::UNCHANGED);
+  CHECK(u.channels == 2 && u.type == ElemType::UInt16);
+  uint16_t same[2];
+  convert_channels(im16, ColorMode::UNCHANGED, reinterpret_cast<uint8_t*>(same));
+  CHECK(same[0] == 0x1234 && same[1] == 0xABCD);
+  // Bottom-up storage (negative row_bytes): row 0 is the last in memory.
+  const uint8_t g2[2] = {1, 2};  // memory: row1=1, row0=2 when data points at the last row
+  CanonicalImage up{g2 + 1, -1, 2, 1, 1, ElemType::UInt8};
+  uint8_t o2[2];
+  convert_channels(up, ColorMode::GRAY, o2);
+  CHECK(o2[0] == 2 && o2[1] == 1);
+}
+
+static void test_tiff_ifd() {
+  uint32_t v = 0;
+  for (bool little : {true, false}) {
+    Bytes t = tiff_one_entry(little, kTiffTagOrientation, 3, 6);
+    CHECK(tiff_ifd0_value(t.data(), t.size(), kTiffTagOrientation, v) && v == 6);
+    CHECK(!tiff_ifd0_value(t.data(), t.size(), kTiffTagTileWidth, v));
+    Bytes l = tiff_one_entry(little, kTiffTagTileWidth, 4, 0x10000);
+    CHECK(tiff_ifd0_value(l.data(), l.size(), kTiffTagTileWidth, v) && v == 0x10000);
+    // Every truncation of a valid structure is refused without reading past the end (ASan checks).
+    for (size_t n = 0; n < 20; ++n) {  // the SHORT value ends at byte 20
+      Bytes cut(t.begin(), t.begin() + long(n));
+      CHECK(!tiff_ifd0_value(cut.data(), cut.size(), kTiffTagOrientation, v));
+    }
+    // Hostile: IFD offset far out of range, and an entry count of 65535 with one real entry.
+    Bytes far = t;
+    far[4] = far[5] = far[6] = far[7] = 0xFF;
+    CHECK(!tiff_ifd0_value(far.data(), far.size(), kTiffTagOrientation, v));
+    Bytes many = t;
+    many[8] = many[9] = 0xFF;
+    CHECK(!tiff_ifd0_value(many.data(), many.size(), 0x9999, v));
+    // An undefined type (7) for the tag is refused.
+    Bytes undef = tiff_one_entry(little, kTiffTagOrientation, 7, 6);
+    CHECK(!tiff_ifd0_value(undef.data(), undef.size(), kTiffTagOrientation, v));
+  }
+  Bytes bad{'X', 'X', 42, 0, 8, 0, 0, 0};
+  CHECK(!tiff_ifd0_value(bad.data(), bad.size(), kTiffTagOrientation, v));
+  CHECK(!tiff_ifd0_value(nullptr, 0, kTiffTagOrientation, v));
+}
+
+static void test_jpeg_markers() {
+  JpegFrameInfo info;
+  Bytes h = jpeg_header(640, 480);
+  CHECK(jpeg_frame_info(h.data(), h.size(), info) && info.width == 640 && info.height == 480 && info.components == 3);
+  CHECK(jpeg_exif_orientation(h.data(), h.size()) == 1);
+  for (bool little : {true, false}) {
+    Bytes exif = tiff_one_entry(little, kTiffTagOrientation, 3, 6);
+    Bytes j = jpeg_header(65535, 65535, &exif);
+    CHECK(jpeg_frame_info(j.data(), j.size(), info) && info.width == 65535 && info.height == 65535);
+    CHECK(jpeg_exif_orientation(j.data(), j.size()) == 6);
+    for (size_t n = 0; n < j.size(); ++n) {  // every truncation: no over-read, a valid answer
+      Bytes cut(j.begin(), j.begin() + long(n));
+      const int o = jpeg_exif_orientation(cut.data(), cut.size());
+      CHECK(o == 1 || o == 6);
+      (void)jpeg_frame_info(cut.data(), cut.size(), info);
+    }
+    Bytes bad = tiff_one_entry(little, kTiffTagOrientation, 3, 9);  // out of range: ignored
+    Bytes jb = jpeg_header(8, 8, &bad);
+    CHECK(jpeg_exif_orientation(jb.data(), jb.size()) == 1);
+  }
+  // A segment length running past the end, and a run of 0xFF fill bytes.
+  Bytes over{0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF, 'E', 'x'};
+  CHECK(jpeg_exif_orientation(over.data(), over.size()) == 1);
+  CHECK(!jpeg_frame_info(over.data(), over.size(), info));
+  Bytes fill(4096, 0xFF);
+  fill[1] = 0xD8;
+  CHECK(!jpeg_frame_info(fill.data(), fill.size(), info));
+}
+
+static void test_decode_hostile_synthetic() {
+  std::mt19937 rng(1234);
+  // Zero bytes, one byte, random bytes: DecodeError.
+  CHECK(decode({}, ColorMode::RGB).outcome == Outcome::DecodeErr);
+  CHECK(decode({0xFF}, ColorMode::RGB).outcome == Outcome::DecodeErr);
+  for (int i = 0; i < 50; ++i) {
+    Bytes r(size_t(rng() % 4096));
+    for (auto& b : r) b = uint8_t(rng());
+    CHECK(decode(r, ColorMode::RGB).outcome == Outcome::DecodeErr);
+  }
+  // Format magic followed by garbage: DecodeError for every format, in every mode.
+  const std::vector<Bytes> magics = {{0xFF, 0xD8, 0xFF}, {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A}, {'G', 'I', 'F', '8', '9', 'a'},
+                                     {'B', 'M'},         {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'},
+                                     {'I', 'I', 42, 0},  {'M', 'M', 0, 42}, {'P', '4', '\n'}, {'P', '5', '\n'}, {'P', '6', '\n'}};
+  for (const Bytes& m : magics) {
+    for (int i = 0; i < 20; ++i) {
+      Bytes r = m;
+      r.resize(m.size() + rng() % 512);
+      for (size_t k = m.size(); k < r.size(); ++k) r[k] = uint8_t(rng());
+      for (ColorMode mode : {ColorMode::RGB, ColorMode::UNCHANGED}) {
+        const Result res = decode(r, mode);
+        CHECK(res.outcome != Outcome::OtherErr);
+        if (res.outcome == Outcome::Ok) {
+          CHECK(res.shape.height > 0 && res.shape.width > 0 && res.alloc_calls == 1);
+        }
+      }
+    }
+  }
+  // A PNG IHDR declaring 3895508491 x 4057349904: the pixel count overflows int64_t (a signed-overflow bug
+  // found by this test under UBSan, fixed in ffmpeg_image_decoder.cpp's check_pixels). Must be refused by
+  // the limit, naming the exact count.
+  {
+    Bytes png{0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+              0xE8, 0x30, 0xE8, 0x0B, 0xF1, 0xD5, 0xEB, 0x10, 8, 2, 0, 0, 0, 0, 0, 0, 0};
+    const Result p = decode(png, ColorMode::RGB);
+    CHECK(p.outcome == Outcome::DecodeErr && p.alloc_calls == 0);
+    CHECK(p.message.find("15805400857370401200 pixels exceeds the limit") != std::string::npos);
+  }
+  // JPEG data that ends before any frame header (SOI+EOI, SOI+APP0, a file cut after its APP segments):
+  // TurboJPEG 2.1 returns success without a size; found by fuzz_decode_image on a corpus seed. Must be a
+  // DecodeError before the allocator is called (it was called with a 0x0 shape).
+  for (const Bytes& j : {Bytes{0xFF, 0xD8, 0xFF, 0xD9},
+                         Bytes{0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0}}) {
+    for (ColorMode mode : {ColorMode::RGB, ColorMode::UNCHANGED}) {
+      const Result t = decode(j, mode);
+      CHECK(t.outcome == Outcome::DecodeErr && t.alloc_calls == 0);
+      CHECK(t.message.find("no frame header") != std::string::npos);
+    }
+  }
+  // A JPEG header declaring 65535 x 65535: refused by the pixel limit before any allocation.
+  Bytes big = jpeg_header(65535, 65535);
+  Result r = decode(big, ColorMode::RGB);
+  CHECK(r.outcome == Outcome::DecodeErr && r.alloc_calls == 0);
+  // Under max_pixels == 0 (no limit) it must still fail cleanly (no data), not allocate 12 GiB.
+  r = decode(big, ColorMode::RGB, 0);
+  CHECK(r.outcome == Outcome::DecodeErr && r.alloc_calls == 0);
+}
+
+// ------------------------------------------------------------------------------------------------ corpus
+static Bytes read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+static void test_corpus(const fs::path& root, int& files, int& decoded, int& refused) {
+  std::vector<fs::path> paths;
+  fs::recursive_directory_iterator it(root, fs::directory_options::follow_directory_symlink), end;
+  for (; it != end; ++it) {
+    if (it->path().filename().string()[0] == '.') {  // hidden: the corpus keeps its unpacked .debs there
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) paths.push_back(it->path());
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const fs::path& p : paths) {
+    const std::string name = p.filename().string();
+    const std::string shortname = name.substr(name.rfind("__") == std::string::npos ? 0 : name.rfind("__") + 2);
+    if (p.extension() == ".tsv" || p.extension() == ".txt") continue;
+    const Bytes data = read_file(p);
+    ++files;
+    const Result rgb = decode(data, ColorMode::RGB);
+    if (rgb.outcome == Outcome::OtherErr) std::fprintf(stderr, "%s: non-DecodeError exception: %s\n", p.c_str(), rgb.message.c_str());
+    CHECK(rgb.outcome != Outcome::OtherErr);
+    (rgb.outcome == Outcome::Ok ? decoded : refused) += 1;
+    if (p.parent_path().filename() == "pngsuite" && shortname[0] == 'x') {
+      if (rgb.outcome != Outcome::DecodeErr) std::fprintf(stderr, "%s: corrupted PngSuite file decoded\n", p.c_str());
+      CHECK(rgb.outcome == Outcome::DecodeErr);
+    }
+    for (ColorMode mode : {ColorMode::RGB, ColorMode::RGBA, ColorMode::GRAY, ColorMode::UNCHANGED}) {
+      for (bool orient : {true, false}) {
+        const Result r = mode == ColorMode::RGB && orient ? rgb : decode(data, mode, kDefaultMaxPixels, orient);
+        if (r.outcome != rgb.outcome) {
+          std::fprintf(stderr, "%s: mode %s orient %d: outcome differs from RGB (%s)\n", p.c_str(),
+                       color_mode_name(mode), int(orient), r.message.c_str());
+        }
+        CHECK(r.outcome == rgb.outcome);
+        if (r.outcome != Outcome::Ok) {
+          CHECK(r.alloc_calls <= 1);
+          continue;
+        }
+        CHECK(r.alloc_calls == 1);
+        CHECK(r.shape.height > 0 && r.shape.width > 0);
+        CHECK(int64_t(r.shape.height) * r.shape.width <= kDefaultMaxPixels);
+        const int want = mode == ColorMode::RGB ? 3 : mode == ColorMode::RGBA ? 4 : mode == ColorMode::GRAY ? 1 : 0;
+        if (want) {
+          CHECK(r.shape.channels == want && r.shape.type == ElemType::UInt8);
+        } else {
+          CHECK(r.shape.channels >= 1 && r.shape.channels <= 4);
+        }
+        // Same pixel count in every mode (orientation may swap height and width).
+        CHECK(int64_t(r.shape.height) * r.shape.width == int64_t(rgb.shape.height) * rgb.shape.width);
+      }
+    }
+    // Every file truncated to a few lengths: a DecodeError or an image, never another outcome.
+    for (size_t cut : {data.size() / 2, data.size() * 9 / 10, data.size() > 1 ? data.size() - 1 : 0}) {
+      const Bytes t(data.begin(), data.begin() + long(cut));
+      const Result r = decode(t, ColorMode::RGB);
+      CHECK(r.outcome != Outcome::OtherErr);
+    }
+  }
+}
+
+int main(int argc, char** argv) {
+  const auto t0 = std::chrono::steady_clock::now();
+  test_orientation();
+  test_pixel_convert();
+  test_tiff_ifd();
+  test_jpeg_markers();
+  test_decode_hostile_synthetic();
+  int files = 0, decoded = 0, refused = 0;
+  for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("core_test: %d checks, %d failed; corpus: %d files (%d decoded, %d DecodeError) x 5 modes/orientations"
+              " + 3 truncations each; %.1f s\n", g_checks, g_failures, files, decoded, refused, s);
+  return g_failures == 0 ? 0 : 1;
+}
