@@ -364,25 +364,17 @@ def test_in_order_false_returns_every_batch():
         (dict(batch_sampler=[[0]], batch_size=2), ValueError, "batch_sampler option is mutually exclusive"),
         (dict(batch_sampler=[[0]], drop_last=True), ValueError, "batch_sampler option is mutually exclusive"),
         (dict(batch_size=None, drop_last=True), ValueError, "batch_size=None option disables auto-batching"),
-        (dict(num_workers=1, persistent_workers=True), NotImplementedError, "persistent_workers"),
-        (dict(num_workers=1, multiprocessing_context="spawn"), NotImplementedError, "multiprocessing_context"),
+        (dict(multiprocessing_context="spawn"), ValueError, "multiprocessing_context can only be used"),
+        (dict(num_workers=1, multiprocessing_context="nope"), ValueError, "should specify a valid start method"),
+        (dict(num_workers=1, multiprocessing_context=3), TypeError, "should be a valid context"),
     ],
 )
 def test_argument_validation_like_torch(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         DataLoader(RangeDataset(4), **kwargs)
-    if exc is ValueError:
+    if exc in (ValueError, TypeError):
         with pytest.raises(exc, match=match):
             tud.DataLoader(RangeDataset(4), **kwargs)
-
-
-def test_iterable_dataset_not_implemented():
-    class It(tud.IterableDataset):
-        def __iter__(self):
-            return iter(range(3))
-
-    with pytest.raises(NotImplementedError, match="IterableDataset"):
-        DataLoader(It())
 
 
 def test_pin_memory_without_accelerator_warns():

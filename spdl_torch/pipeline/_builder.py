@@ -128,6 +128,9 @@ class PipelineBuilder:
         max_failures: int | float | None = None,
         report_stats_interval: float | None = None,
         stats_callback: Callable[[dict[str, Any]], None] | None = None,
+        thread_initializer: Callable[[int], None] | None = None,
+        thread_name: str | None = None,
+        persistent_threads: bool = False,
     ) -> Pipeline:
         """Builds the pipeline (nothing runs until it is iterated or started).
 
@@ -142,6 +145,16 @@ class PipelineBuilder:
                 the ``spdl_torch.pipeline`` logger as a table. The callback runs on the scheduler
                 thread and must return quickly.
             stats_callback: see ``report_stats_interval``.
+            thread_initializer: called once on each pool thread with its index in
+                ``[0, num_threads)`` before the thread runs anything (e.g. to set thread-local
+                state). If it raises, every call run on that thread fails with that exception
+                (counted against the stage's failure budget). With an ``async`` source and only sync
+                ``pipe`` stages, exactly the stages' calls run on the pool, so ``num_threads`` equal
+                to the stage's concurrency gives one thread per concurrent call.
+            thread_name: prefix of the pool threads' names (``f"{thread_name}-{index}"``).
+            persistent_threads: keep the pool threads across runs (epochs) instead of starting new
+                ones per run, so ``thread_initializer`` runs once per thread for the pipeline's life;
+                they end with :meth:`Pipeline.close` or when the pipeline is collected.
 
         Raises:
             RuntimeError: no source.
@@ -166,6 +179,9 @@ class PipelineBuilder:
                 max_failures=max_failures,
                 report_stats_interval=report_stats_interval,
                 stats_callback=stats_callback,
+                thread_initializer=thread_initializer,
+                thread_name=thread_name,
+                persistent_threads=bool(persistent_threads),
             )
         )
 

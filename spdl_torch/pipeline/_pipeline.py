@@ -58,16 +58,20 @@ class PipelineSpec:
     max_failures: int | float | None
     report_stats_interval: float | None
     stats_callback: Callable[[dict[str, Any]], None] | None
+    thread_initializer: Callable[[int], None] | None = None
+    thread_name: str | None = None
+    persistent_threads: bool = False
 
 
 class _Run:
     """One execution of a :class:`PipelineSpec`: own event loop, scheduler thread and thread pool."""
 
-    def __init__(self, spec: PipelineSpec) -> None:
+    def __init__(self, spec: PipelineSpec, pool: ThreadPool | None = None) -> None:
         self.spec = spec
         self.max_failures = spec.max_failures
         self.loop = asyncio.new_event_loop()
-        self.pool = ThreadPool(spec.num_threads)
+        self._owns_pool = pool is None
+        self.pool = pool if pool is not None else make_pool(spec)
         self.tracker = FailureTracker(spec.max_failures)
         self.state = "running"
         self.consumed = 0
@@ -100,7 +104,8 @@ class _Run:
         except BaseException as e:  # noqa: BLE001 - handed to the consumer, never printed here
             self.fail(PipelineFailure(f"pipeline scheduler failed: {type(e).__name__}: {e}", stage="scheduler"), e)
         finally:
-            self.pool.shutdown()
+            if self._owns_pool:
+                self.pool.shutdown()
             loop.close()
 
     def fail(self, err: PipelineFailure, cause: BaseException | None = None) -> None:
@@ -190,9 +195,10 @@ class _Run:
             self.thread.join(timeout)
         _LIVE_RUNS.discard(self)
 
-    def get(self) -> Any:
-        """Next item for the consumer, or :data:`EOF`. Raises the run's :class:`PipelineFailure`."""
-        item = self.sink.get(self.thread.is_alive)
+    def get(self, timeout: float | None = None) -> Any:
+        """Next item for the consumer, or :data:`EOF`. Raises the run's :class:`PipelineFailure`, or
+        :class:`TimeoutError` when no item came within ``timeout`` seconds."""
+        item = self.sink.get(self.thread.is_alive, timeout)
         if item is not EOF:
             self.consumed += 1
         return item
@@ -232,6 +238,7 @@ class Pipeline:
 
     def __init__(self, spec: PipelineSpec) -> None:
         self._spec = spec
+        self._pool: ThreadPool | None = None  # with persistent_threads: shared by all runs
         self._run: _Run | None = None
         self._prefetched = False
         self._lock = threading.Lock()
@@ -247,7 +254,7 @@ class Pipeline:
             if self._run is not None and self._prefetched:
                 return
             self._stop_locked()
-            self._run = _Run(self._spec)
+            self._run = self._new_run()
             self._prefetched = True
 
     def stop(self) -> None:
@@ -278,21 +285,56 @@ class Pipeline:
         self.stop()
 
     def __iter__(self) -> Iterator[Any]:
+        return self.iterate()
+
+    def iterate(self, *, timeout: float | None = None) -> Iterator[Any]:
+        """Like ``iter(pipeline)``, but waiting at most ``timeout`` seconds (``None``: no limit) for
+        each item.
+
+        Raises:
+            ValueError: ``timeout`` is not ``None`` nor > 0.
+            TimeoutError: (from ``next()``) no item reached the sink within ``timeout`` seconds; the
+                run is stopped and the iterator ends.
+        """
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout}")
         with self._lock:
             if self._run is None or not self._prefetched:
                 self._stop_locked()
-                self._run = _Run(self._spec)
+                self._run = self._new_run()
             self._prefetched = False
             run = self._run
-        return self._iterate(run)
+        return self._iterate(run, timeout)
 
-    def _iterate(self, run: _Run) -> Iterator[Any]:
+    def _new_run(self) -> _Run:
+        if not self._spec.persistent_threads:
+            return _Run(self._spec)
+        if self._pool is None:
+            self._pool = make_pool(self._spec)
+        return _Run(self._spec, self._pool)
+
+    def _iterate(self, run: _Run, timeout: float | None = None) -> Iterator[Any]:
         # a bound-method generator: holds ``self`` so the pipeline is not collected while iterated
         try:
-            while (item := run.get()) is not EOF:
+            while (item := run.get(timeout)) is not EOF:
                 yield item
         finally:
             run.stop()
+
+    def close(self) -> None:
+        """Stops the current run and, with ``persistent_threads``, ends the pool threads (they exit
+        once their current call returns). A later ``iter()`` starts new threads."""
+        with self._lock:
+            self._stop_locked()
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown()
+
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The pool threads of the current run (or the persistent pool); empty if none."""
+        pool = self._pool if self._pool is not None else getattr(self._run, "pool", None)
+        return list(pool.threads) if pool is not None else []
 
     def stats(self) -> dict[str, Any]:
         """Statistics of the current (or last) run.
@@ -333,11 +375,18 @@ class Pipeline:
 
     def __del__(self) -> None:
         run = getattr(self, "_run", None)
-        if run is not None:
-            try:
+        pool = getattr(self, "_pool", None)
+        try:
+            if run is not None:
                 run.stop()
-            except Exception:  # pragma: no cover - interpreter shutdown
-                pass
+            if pool is not None:
+                pool.shutdown()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+def make_pool(spec: PipelineSpec) -> ThreadPool:
+    return ThreadPool(spec.num_threads, initializer=spec.thread_initializer, thread_name=spec.thread_name)
 
 
 def default_num_threads(stages: tuple[Any, ...]) -> int:

@@ -136,21 +136,30 @@ class SinkQueue:
             self._cond.notify_all()
 
     # -- consumer thread ---------------------------------------------------------------------------
-    def get(self, alive: Any = None) -> Any:
+    def get(self, alive: Any = None, timeout: float | None = None) -> Any:
         """Blocks until an item is available and returns it; returns :data:`EOF` at the end.
 
         Args:
             alive: optional callable; when it returns False while waiting (the scheduler thread died),
                 the queue is treated as closed.
+            timeout: seconds to wait at most (``None``: no limit).
 
         Raises:
             BaseException: the error passed to :meth:`close`, after the buffered items.
+            TimeoutError: nothing arrived within ``timeout`` seconds.
         """
         with self._cond:
             if not self._buf:
                 t0 = time.perf_counter()
+                deadline = None if timeout is None else t0 + timeout
                 while not self._buf and not self._done:
-                    self._cond.wait(0.1)
+                    wait = 0.1
+                    if deadline is not None:
+                        wait = min(wait, deadline - time.perf_counter())
+                        if wait <= 0:
+                            self.stats.consumer_wait_s += time.perf_counter() - t0
+                            raise TimeoutError(f"no item within {timeout} seconds")
+                    self._cond.wait(wait)
                     if alive is not None and not alive() and not self._buf:
                         self._done = True
                 self.stats.consumer_wait_s += time.perf_counter() - t0

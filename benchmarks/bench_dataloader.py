@@ -1,0 +1,147 @@
+"""spdl_torch.DataLoader (threads) vs torch.utils.data.DataLoader (processes), same dataset object.
+
+    python benchmarks/bench_dataloader.py [--root data/imagenet_like/train] [--limit 640] [--workers 2]
+        [--batch-size 32] [--strings 1000000] [--string-samples 200000] [--plot out.png]
+
+Part 1 -- images: the same ``spdl_torch.datasets.ImageFolder`` (native decode, then torchvision v2 resize
+256 / center crop 224 / normalize) iterated once by each loader with ``--workers`` workers: images/s,
+CPU seconds per image (process tree: workers included), loader memory overhead (peak PSS of the tree
+minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), time to first batch.
+
+Part 2 -- a dataset holding ``--strings`` Python strings (a typical file list), ``--string-samples``
+random samples read through each loader with 0, 1, 2 and 4 workers: memory overhead per configuration.
+Worker processes touch the list's objects (reference counts), which un-shares the pages they sit on;
+threads share the one list.
+
+The torch loader runs first in each part: forking worker processes after spdl_torch's native decode
+thread pool has started in this process hangs the children's decode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+import warnings
+
+import torch
+import torch.utils.data as tud
+from torchvision.transforms import v2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import ResourceMonitor  # noqa: E402
+
+import spdl_torch  # noqa: E402
+import spdl_torch.datasets  # noqa: E402
+
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+LOADERS = {"torch": tud.DataLoader, "spdl_torch": spdl_torch.DataLoader}
+MB = 2**20
+
+
+class Strings(tud.Dataset):
+    def __init__(self, n: int) -> None:
+        self.items = [f"train/class_{i % 1000:04d}/image_{i:08d}.JPEG" for i in range(n)]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> str:
+        return self.items[i]
+
+
+def _count(batch: list) -> int:
+    return len(batch)
+
+
+def bench_images(dataset, name: str, workers: int, batch_size: int) -> dict:
+    gc.collect()
+    with ResourceMonitor() as mon:
+        t0 = time.perf_counter()
+        it = iter(LOADERS[name](dataset, batch_size=batch_size, num_workers=workers))
+        first = next(it)
+        first_s = time.perf_counter() - t0
+        images = len(first[1])
+        for _, labels in it:
+            images += len(labels)
+        del it
+    u = mon.usage
+    return {"images/s": images / u.wall_s, "cpu_ms/img": 1000 * u.cpu_s / images, "overhead_MB": u.overhead_pss_bytes / MB,
+            "first_batch_s": first_s, "wall_s": u.wall_s}
+
+
+def bench_strings(dataset, name: str, workers: int, sampler: list[int]) -> dict:
+    samples = len(sampler)
+    gc.collect()
+    with ResourceMonitor() as mon:
+        n = sum(LOADERS[name](dataset, batch_size=1000, sampler=sampler, num_workers=workers, collate_fn=_count))
+    assert n == samples
+    return {"overhead_MB": mon.usage.overhead_pss_bytes / MB, "wall_s": mon.usage.wall_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default="data/imagenet_like/train")
+    parser.add_argument("--limit", type=int, default=640, help="images in part 1 (0: all)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--strings", type=int, default=1_000_000)
+    parser.add_argument("--string-samples", type=int, default=200_000)
+    parser.add_argument("--plot", default=None, help="write a PNG of part 2 (needs matplotlib)")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", message="This DataLoader will create")  # torch: more workers than CPUs
+
+    transform = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
+                            v2.Normalize(MEAN, STD)])
+    images = spdl_torch.datasets.ImageFolder(args.root, transform=transform)
+    if args.limit:
+        images = tud.Subset(images, range(min(args.limit, len(images))))
+    print(f"part 1: {len(images)} images from {args.root}, batch {args.batch_size}, {args.workers} workers, "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'loader':<12}{'images/s':>10}{'CPU ms/img':>12}{'overhead MB':>13}{'1st batch s':>13}")
+    res = {}
+    for name in LOADERS:
+        r = res[name] = bench_images(images, name, args.workers, args.batch_size)
+        print(f"{name:<12}{r['images/s']:>10.1f}{r['cpu_ms/img']:>12.2f}{r['overhead_MB']:>13.1f}{r['first_batch_s']:>13.2f}",
+              flush=True)
+    print(f"spdl_torch / torch: {res['spdl_torch']['images/s'] / res['torch']['images/s']:.2f}x images/s, "
+          f"{res['spdl_torch']['cpu_ms/img'] / res['torch']['cpu_ms/img']:.2f}x CPU per image")
+
+    strings = Strings(args.strings)
+    # the random indices are drawn once, outside the measurements (a RandomSampler would allocate a
+    # permutation of the whole dataset as Python ints inside them)
+    sampler = torch.randint(len(strings), (args.string_samples,), generator=torch.Generator().manual_seed(0)).tolist()
+    bench_strings(strings, "spdl_torch", 0, sampler)  # warm-up: the interpreter's allocators, lazy imports
+    print(f"\npart 2: loader memory overhead (MB of PSS) reading {args.string_samples} random samples of a "
+          f"dataset of {args.strings} Python strings")
+    workers_list = [0, 1, 2, 4]
+    table = {name: {w: bench_strings(strings, name, w, sampler) for w in workers_list} for name in LOADERS}
+    print(f"{'workers':<10}" + "".join(f"{name:>14}" for name in LOADERS))
+    for w in workers_list:
+        print(f"{w:<10}" + "".join(f"{table[name][w]['overhead_MB']:>14.1f}" for name in LOADERS))
+
+    if args.plot:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("matplotlib is not installed: no plot")
+            return
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        for name in LOADERS:
+            ax.plot(workers_list, [table[name][w]["overhead_MB"] for w in workers_list], marker="o", label=name)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("memory overhead (MB PSS)")
+        ax.set_title(f"{args.strings} Python strings")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.plot)
+        print(f"wrote {args.plot}")
+
+
+if __name__ == "__main__":
+    main()

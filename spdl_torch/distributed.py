@@ -1,0 +1,123 @@
+"""Sharding a map-style dataset by rank for distributed training (``torchrun``, DDP).
+
+Two equivalent ways, both with :class:`torch.utils.data.distributed.DistributedSampler`'s rules
+(each rank gets ``ceil(len / world_size)`` samples, the list padded with samples from its start; or
+``len // world_size`` with ``drop_last=True``; shuffled with ``seed + epoch``):
+
+* torch's own sampler works unchanged with :class:`spdl_torch.DataLoader`::
+
+      sampler = spdl_torch.distributed.shard_by_rank(dataset, shuffle=True)   # a DistributedSampler
+      loader = spdl_torch.DataLoader(dataset, batch_size=32, sampler=sampler, num_workers=4)
+      for epoch in range(epochs):
+          sampler.set_epoch(epoch)   # as with torch: without it every epoch has the same order
+          for batch in loader: ...
+
+* :class:`DistributedShard` wraps the dataset instead; :class:`spdl_torch.DataLoader` calls its
+  ``set_epoch`` at the start of every epoch (and restores it on resume), so no manual call is needed::
+
+      loader = spdl_torch.DataLoader(DistributedShard(dataset, shuffle=True), batch_size=32, num_workers=4)
+
+The rank and world size come from the initialized default process group, else from the ``RANK`` and
+``WORLD_SIZE`` environment variables that ``torchrun`` sets, else ``(0, 1)``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch.distributed as dist
+from torch.utils.data import Dataset
+from torch.utils.data.distributed import DistributedSampler
+
+__all__ = ["DistributedShard", "rank_and_world_size", "shard_by_rank"]
+
+
+def rank_and_world_size() -> tuple[int, int]:
+    """``(rank, world_size)`` of this process: from ``torch.distributed`` when initialized, else from
+    ``RANK`` / ``WORLD_SIZE`` in the environment, else ``(0, 1)``.
+
+    Raises:
+        ValueError: the environment variables are not integers or are inconsistent.
+    """
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    try:
+        rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError as e:
+        raise ValueError(f"RANK / WORLD_SIZE must be integers: {e}") from None
+    if not 0 <= rank < world:
+        raise ValueError(f"invalid RANK={rank} for WORLD_SIZE={world}")
+    return rank, world
+
+
+def _resolve(rank: int | None, world_size: int | None) -> tuple[int, int]:
+    if rank is None or world_size is None:
+        r, w = rank_and_world_size()
+        rank = r if rank is None else rank
+        world_size = w if world_size is None else world_size
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank={rank} must be in [0, world_size={world_size})")
+    return rank, world_size
+
+
+def shard_by_rank(
+    dataset: Dataset,
+    *,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    rank: int | None = None,
+    world_size: int | None = None,
+) -> DistributedSampler:
+    """A :class:`~torch.utils.data.distributed.DistributedSampler` for this process' rank
+    (see :func:`rank_and_world_size`); pass it as ``sampler=`` and call ``set_epoch`` every epoch."""
+    rank, world_size = _resolve(rank, world_size)
+    return DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=shuffle, seed=seed,
+                              drop_last=drop_last)
+
+
+class DistributedShard(Dataset):
+    """This rank's shard of a map-style ``dataset``: sample ``i`` is ``dataset[indices[i]]`` where
+    ``indices`` is what ``DistributedSampler(dataset, world_size, rank, shuffle, seed, drop_last)``
+    yields after ``set_epoch(epoch)``.
+
+    Args:
+        dataset: a map-style dataset (``__len__`` and ``__getitem__``; ``__getitems__`` is forwarded).
+        shuffle, seed, drop_last: as :class:`~torch.utils.data.distributed.DistributedSampler`.
+        rank, world_size: default from :func:`rank_and_world_size`.
+
+    Every rank has the same ``len()``, so every rank runs the same number of batches.
+
+    Raises:
+        ValueError: ``rank`` outside ``[0, world_size)``.
+    """
+
+    def __init__(self, dataset: Dataset, *, shuffle: bool = True, seed: int = 0, drop_last: bool = False,
+                 rank: int | None = None, world_size: int | None = None) -> None:
+        self.dataset = dataset
+        self.rank, self.world_size = _resolve(rank, world_size)
+        self._sampler = DistributedSampler(dataset, num_replicas=self.world_size, rank=self.rank,
+                                           shuffle=shuffle, seed=seed, drop_last=drop_last)
+        self.epoch = -1
+        self.set_epoch(0)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Selects the epoch's shuffle (called by :class:`spdl_torch.DataLoader` every epoch)."""
+        if epoch != self.epoch:
+            self._sampler.set_epoch(epoch)
+            self.indices = list(self._sampler)
+            self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.dataset[self.indices[i]]
+
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        getitems = getattr(self.dataset, "__getitems__", None)
+        mapped = [self.indices[i] for i in indices]
+        if getitems is not None:
+            return getitems(mapped)
+        return [self.dataset[i] for i in mapped]

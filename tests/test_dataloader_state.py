@@ -1,0 +1,171 @@
+"""state_dict() / load_state_dict(): resuming at any position equals an uninterrupted run."""
+
+import io
+
+import pytest
+import torch
+import torch.utils.data as tud
+
+from spdl_torch.dataloader import DataLoader, get_worker_info
+
+N, BS = 11, 2  # 6 batches per epoch, the last one short
+EPOCHS = 2
+
+
+class Augmented(tud.Dataset):
+    """Sample i: (i, a random number from the worker info's per-sample generator)."""
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        g = info.sample_generator(i) if info is not None else torch.Generator().manual_seed(1000 + i)
+        return torch.tensor([float(i), torch.rand((), generator=g).item()])
+
+
+def roundtrip(state):
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)
+
+
+def as_list(batches):
+    return [b.tolist() for b in batches]
+
+
+CONFIGS = {
+    "seq-w0": dict(num_workers=0),
+    "shuffle-gen-w0": dict(num_workers=0, shuffle=True, gen=True),
+    "shuffle-gen-w2": dict(num_workers=2, shuffle=True, gen=True),
+    "shuffle-global-w2": dict(num_workers=2, shuffle=True),
+    "shuffle-gen-w2-persistent": dict(num_workers=2, shuffle=True, gen=True, persistent_workers=True),
+    "replacement-w1": dict(num_workers=1, sampler="replacement"),
+}
+
+
+def make(cfg):
+    cfg = dict(cfg)
+    gen = torch.Generator().manual_seed(42) if cfg.pop("gen", False) else None
+    sampler = cfg.pop("sampler", None)
+    if sampler == "replacement":
+        cfg["sampler"] = tud.RandomSampler(range(N), replacement=True, num_samples=13,
+                                           generator=torch.Generator().manual_seed(9))
+    return DataLoader(Augmented(), batch_size=BS, generator=gen, **cfg)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_resume_at_every_position_equals_uninterrupted(name):
+    cfg = CONFIGS[name]
+    torch.manual_seed(0)
+    ref_loader = make(cfg)
+    ref = [as_list(ref_loader) for _ in range(EPOCHS + 1)]
+    assert ref[0] != ref[1] or not cfg.get("shuffle")
+    for epoch in range(EPOCHS):
+        for k in range(len(ref[epoch]) + 1):
+            torch.manual_seed(0)
+            loader = make(cfg)
+            for _ in range(epoch):
+                list(loader)
+            it = iter(loader)
+            head = [next(it).tolist() for _ in range(k)]
+            state = roundtrip(loader.state_dict())
+            del it, loader
+            resumed = make(cfg)
+            resumed.load_state_dict(state)
+            rest = as_list(resumed)
+            assert head + rest == ref[epoch], (epoch, k)
+            assert as_list(resumed) == ref[epoch + 1], (epoch, k)  # and the following epoch too
+
+
+def test_resume_out_of_order_returns_each_remaining_batch_once():
+    ds = list(range(40))
+    loader = DataLoader(ds, batch_size=2, num_workers=3, in_order=False, shuffle=True,
+                        generator=torch.Generator().manual_seed(1))
+    it = iter(loader)
+    head = [next(it).tolist() for _ in range(7)]
+    state = loader.state_dict()
+    del it
+    resumed = DataLoader(ds, batch_size=2, num_workers=3, in_order=False, shuffle=True,
+                         generator=torch.Generator().manual_seed(1))
+    resumed.load_state_dict(state)
+    rest = as_list(resumed)
+    assert sorted(x for b in head + rest for x in b) == ds and len(head + rest) == 20
+
+
+def test_state_between_epochs_and_before_iteration():
+    def mk():
+        return DataLoader(list(range(9)), batch_size=4, shuffle=True, num_workers=2,
+                          generator=torch.Generator().manual_seed(3))
+
+    ref = mk()
+    epochs = [as_list(ref) for _ in range(3)]
+    loader = mk()
+    assert loader.state_dict()["finished"]
+    list(loader)
+    state = roundtrip(loader.state_dict())
+    resumed = mk()
+    resumed.load_state_dict(state)
+    assert resumed.state_dict() == state
+    assert [as_list(resumed) for _ in range(2)] == epochs[1:]
+
+
+class StatefulStream(tud.IterableDataset):
+    """Yields 0..n-1, sharded by worker; remembers per-worker positions (state keyed by worker id)."""
+
+    def __init__(self, n):
+        self.n = n
+        self.pos = {}
+        self.start = {}
+
+    def _wid(self):
+        info = get_worker_info()
+        return (info.id, info.num_workers) if info is not None else (0, 1)
+
+    def __iter__(self):
+        wid, nw = self._wid()
+        i = self.start.pop(wid, wid)
+        while i < self.n:
+            self.pos[wid] = i + nw
+            yield i
+            i += nw
+
+    def state_dict(self):
+        wid, _ = self._wid()
+        return {"pos": self.pos.get(wid)}
+
+    def load_state_dict(self, state):
+        wid, _ = self._wid()
+        if state["pos"] is not None:
+            self.start[wid] = state["pos"]
+
+
+class PlainStream(tud.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
+        return iter(range(wid, self.n, nw))
+
+
+@pytest.mark.parametrize("num_workers", [0, 1, 2])
+@pytest.mark.parametrize("cls", [StatefulStream, PlainStream])
+def test_iterable_resume_at_every_position(num_workers, cls):
+    ref = as_list(DataLoader(cls(13), batch_size=2, num_workers=num_workers))
+    for k in range(len(ref) + 1):
+        loader = DataLoader(cls(13), batch_size=2, num_workers=num_workers)
+        it = iter(loader)
+        head = [next(it).tolist() for _ in range(k)]
+        state = roundtrip(loader.state_dict())
+        del it, loader
+        resumed = DataLoader(cls(13), batch_size=2, num_workers=num_workers)
+        resumed.load_state_dict(state)
+        assert head + as_list(resumed) == ref, k
+
+
+def test_load_state_dict_rejects_foreign_state():
+    with pytest.raises(ValueError, match="not a spdl_torch.DataLoader"):
+        DataLoader([1]).load_state_dict({"foo": 1})
