@@ -1,5 +1,6 @@
 #include "thread_pool.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <atomic>
@@ -151,9 +152,26 @@ std::shared_ptr<ThreadPool>& global_slot() {
   return pool;
 }
 
+// fork(): only the forking thread exists in the child, so the parent's pool has no workers there and a
+// parallel_for on it would wait forever (torch.utils.data.DataLoader forks its workers). The child drops
+// that pool without joining or destroying it (its threads are not the child's to join) and creates a fresh
+// one on next use. global_mutex is held across fork so that the child never inherits it locked mid-update.
+void before_fork() { global_mutex.lock(); }
+void after_fork_in_parent() { global_mutex.unlock(); }
+void after_fork_in_child() {
+  new std::shared_ptr<ThreadPool>(std::move(global_slot()));  // deliberately leaked: see above
+  global_mutex.unlock();
+}
+
+void register_fork_handlers() {
+  static const int registered = pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  (void)registered;
+}
+
 }  // namespace
 
 std::shared_ptr<ThreadPool> global_thread_pool() {
+  register_fork_handlers();
   std::lock_guard<std::mutex> lock(global_mutex);
   std::shared_ptr<ThreadPool>& pool = global_slot();
   if (!pool) pool = std::make_shared<ThreadPool>(default_num_threads());
@@ -161,6 +179,7 @@ std::shared_ptr<ThreadPool> global_thread_pool() {
 }
 
 void set_global_num_threads(int n) {
+  register_fork_handlers();
   if (n < 0) throw InvalidArgument("expected a thread count >= 0 (0: the default), got " + std::to_string(n));
   auto fresh = std::make_shared<ThreadPool>(n == 0 ? default_num_threads() : n);
   std::shared_ptr<ThreadPool> old;
