@@ -93,6 +93,9 @@ class _Fatal(_Failure):
     """``worker_init_fn`` failed on the thread: the epoch ends after raising it."""
 
 
+_EMPTY = object()  # a batch all of whose samples were skipped under on_error="skip"
+
+
 @dataclasses.dataclass
 class _Exhausted:
     """An ``IterableDataset`` worker's iterator is exhausted."""
@@ -194,6 +197,9 @@ class _Epoch:
             self.iter_workers = [_IterWorker(None) for _ in range(n)]
         else:
             self.fetcher = _MapDatasetFetcher(self.dataset, self.auto_collation, self.collate_fn, self.drop_last)
+        self.skip_errors = loader.on_error == "skip" and self.auto_collation and not isinstance(
+            self.dataset, IterableDataset)
+        self.skipped, self.skipped_lock = loader.skipped_samples, loader._skipped_lock
 
     def info(self, worker_id: int) -> ThreadWorkerInfo:
         info = self.infos.get(worker_id)
@@ -212,9 +218,29 @@ class _Epoch:
         return _pin_memory(data) if self.pin else data
 
     # -- map-style ------------------------------------------------------------------------------
+    def fetch(self, indices: Any) -> Any:
+        """The collated (and pinned) batch of ``indices``; under ``on_error="skip"`` without the samples that
+        raise (:data:`_EMPTY` when none is left)."""
+        if not self.skip_errors:
+            return self._finish(self.fetcher.fetch(indices))
+        try:
+            return self._finish(self.fetcher.fetch(indices))
+        except Exception:  # find the failing samples one by one
+            pass
+        good = []
+        for index in indices:
+            try:
+                good.append(self.dataset[index])
+            except Exception as e:
+                reason = f"{type(e).__name__}: {e}"
+                with self.skipped_lock:
+                    self.skipped.append((index, reason))
+                warnings.warn(f"DataLoader skipped sample index {index}: {reason}", stacklevel=2)
+        return self._finish(self.collate_fn(good)) if good else _EMPTY
+
     def fetch_map(self, seq: int, indices: Any) -> Any:
         try:
-            return _Result(seq, self._finish(self.fetcher.fetch(indices)))
+            return _Result(seq, self.fetch(indices))
         except BaseException:
             where = "in DataLoader worker thread {}".format(get_worker_info().id) if self.workers else "in DataLoader"
             return _Result(seq, _Failure(ExceptionWrapper(where=f"{where} while loading {_describe_indices(indices)}")))
@@ -395,6 +421,13 @@ class DataLoader:
         device (str or torch.device, keyword-only, beyond torch): if a CUDA device, batches are pinned
             and copied to it on a side CUDA stream (the consumer's stream waits for the copy), so the
             copy overlaps compute. ``"cpu"`` / ``None``: no transfer.
+        on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's
+            exception in the consumer. ``"skip"`` (map-style datasets with batching): when a batch fails,
+            its samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming
+            the index and the reason, and the batch is collated from the rest (an all-bad batch is skipped).
+            Every good sample is still returned exactly once. Dropped samples are listed, across epochs, in
+            :attr:`skipped_samples` as ``(index, "ExceptionType: message")``. Exceptions of
+            ``collate_fn`` itself are raised under both policies.
 
     Raises:
         ValueError: invalid arguments (same checks and messages as torch), or ``device`` names CUDA
@@ -453,6 +486,7 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
         device: str | torch.device | None = None,
+        on_error: str = "raise",
     ) -> None:
         # Validation mirrors torch/utils/data/dataloader.py, in the same order and with the same messages.
         if num_workers < 0:
@@ -483,6 +517,11 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self.device = _check_device(device)
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error should be 'raise' or 'skip', got {on_error!r}")
+        self.on_error = on_error
+        self.skipped_samples: list[tuple[Any, str]] = []
+        self._skipped_lock = threading.Lock()
 
         if isinstance(dataset, IterableDataset):
             self._is_iterable = True
@@ -884,6 +923,9 @@ class _DataLoaderIter:
             if self._discard:
                 self._discard -= 1
                 continue
+            if result.data is _EMPTY:  # every sample of the batch was skipped (on_error="skip")
+                self._mark_yielded(result)
+                continue
             break
         self._mark_yielded(result)
         data = result.data
@@ -936,7 +978,7 @@ class _DataLoaderIter:
             self._end_epoch()
             raise
         try:
-            data = ctx._finish(ctx.fetcher.fetch(indices))
+            data = ctx.fetch(indices)
         except Exception as e:
             self._mark_yielded(_Result(seq, None))
             e.add_note(f"(raised by DataLoader while loading {_describe_indices(indices)})")

@@ -58,3 +58,17 @@ def test_empty_file_reads_as_empty_tensor(tmp_path):
     path = tmp_path / "empty"
     path.write_bytes(b"")
     assert torch.ops.spdl_torch.read_file(str(path)).shape == (0,)
+
+
+def test_read_file_max_bytes(tmp_path):
+    import errno
+
+    path = tmp_path / "blob.bin"
+    path.write_bytes(bytes(1000))
+    assert spdl_torch.io.read_file(path, max_bytes=1000).shape == (1000,)
+    with pytest.raises(OSError, match="its 1000 bytes exceed the limit of 999 bytes") as info:
+        spdl_torch.io.read_file(path, max_bytes=999)
+    assert info.value.errno == errno.EFBIG
+    with pytest.raises(OSError, match="exceed the limit of 10 bytes"):
+        spdl_torch.io.decode_image(path, max_bytes=10)
+    torch.library.opcheck(torch.ops.spdl_torch.read_file.default, (str(path),), {"max_bytes": 5000})

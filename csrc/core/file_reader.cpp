@@ -43,6 +43,14 @@ FileReader::~FileReader() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void FileReader::check_size(int64_t max_bytes) const {
+  if (max_bytes > 0 && size_ > max_bytes) {
+    throw IOError("cannot read '" + path_ + "': its " + std::to_string(size_) + " bytes exceed the limit of " +
+                      std::to_string(max_bytes) + " bytes (max_bytes)",
+                  EFBIG);
+  }
+}
+
 void FileReader::read_all(uint8_t* dst, int64_t n) const {
   int64_t done = 0;
   while (done < n) {

@@ -16,6 +16,8 @@ class FileReader {
 
   // Size in bytes when opened (regular files only).
   int64_t size() const { return size_; }
+  // Throws IOError (EFBIG) when max_bytes > 0 and the file is larger; max_bytes <= 0: no limit.
+  void check_size(int64_t max_bytes) const;
   // Reads exactly n bytes from the start into dst; throws IOError if the file is shorter now.
   void read_all(uint8_t* dst, int64_t n) const;
 

@@ -10,9 +10,10 @@
 namespace spdl_torch::ops {
 namespace {
 
-at::Tensor read_file(c10::string_view path) {
+at::Tensor read_file(c10::string_view path, int64_t max_bytes) {
   return translate_core_errors("read_file", [&] {
     const core::FileReader file{std::string(path)};
+    file.check_size(max_bytes);
     at::Tensor out = at::empty({file.size()}, at::TensorOptions().dtype(at::kByte));
     file.read_all(out.data_ptr<uint8_t>(), file.size());
     return out;

@@ -2,7 +2,7 @@
 #include <torch/library.h>
 
 TORCH_LIBRARY(spdl_torch, m) {
-  m.def("read_file(str path) -> Tensor");
+  m.def("read_file(str path, *, int max_bytes=0) -> Tensor");
   m.def(
       "decode_image(Tensor data, *, str mode=\"RGB\", bool apply_exif_orientation=True, "
       "int max_pixels=178956970) -> Tensor");

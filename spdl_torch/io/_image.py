@@ -60,6 +60,7 @@ def decode_image(
     *,
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
+    max_bytes: int = 0,
 ) -> torch.Tensor:
     """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP, TIFF or binary PBM/PGM/PPM image, without the GIL.
 
@@ -76,6 +77,8 @@ def decode_image(
             ``PIL.ImageOps.exif_transpose``.
         max_pixels: raise instead of decoding images with more than this many pixels (width * height);
             ``None`` uses :data:`MAX_IMAGE_PIXELS`, 0 or less disables the limit.
+        max_bytes: when ``src`` is a path, refuse files larger than this many bytes before reading them
+            (``OSError`` with errno ``EFBIG``); 0 or less: no limit.
 
     Returns:
         Tensor[C, H, W] with C = 3 (RGB), 4 (RGBA), 1 (GRAY) or the file's own channel count (UNCHANGED);
@@ -96,7 +99,7 @@ def decode_image(
         sample = os.fspath(src)
         if "\0" in sample:
             raise ValueError(f"decode_image: embedded null byte in path {sample!r}")
-        data = _read(sample)
+        data = _read(sample, max_bytes)
     elif isinstance(src, torch.Tensor):
         data = src
     elif isinstance(src, (bytes, bytearray, memoryview)):
@@ -112,8 +115,8 @@ def decode_image(
         raise translate(e, sample) from None
 
 
-def _read(path: str) -> torch.Tensor:
+def _read(path: str, max_bytes: int) -> torch.Tensor:
     try:
-        return torch.ops.spdl_torch.read_file(path)
+        return torch.ops.spdl_torch.read_file(path, max_bytes=int(max_bytes))
     except RuntimeError as e:
         raise translate(e, None) from None
