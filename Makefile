@@ -124,3 +124,20 @@ fuzz: fuzz-build $(STAMPS)/venv
 
 soak: build
 	$(PY) benchmarks/soak.py --root $(DATA_DIR)/train --epochs 20
+
+# ---- Benchmarks (see benchmarks/RESULTS.md); not part of `make test` -----------------------------------
+#   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
+#   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
+# psutil, matplotlib and spdl 0.8 go into .venv for the benchmark only: none is a dependency of spdl_torch.
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0
+HIRES_DIR   ?= data/imagenet_hires
+BENCH_ARGS  ?=
+
+$(STAMPS)/bench-deps: $(STAMPS)/venv
+	$(PY) -m pip install -q $(BENCH_PKGS)
+	@touch $@
+
+bench: build $(STAMPS)/bench-deps
+	$(PY) -m spdl_torch.datasets.prepare --out $(DATA_DIR)
+	$(PY) -m spdl_torch.datasets.prepare --out $(HIRES_DIR) --variant hires
+	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)

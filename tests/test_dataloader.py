@@ -404,6 +404,11 @@ it = iter(DataLoader(Busy(), batch_size=4, num_workers=4))
 next(it)
 for x in DataLoader(Busy(), batch_size=4, num_workers=2):
     break
+loader = DataLoader(Busy(), batch_size=4, num_workers=2)
+for i, x in enumerate(loader):
+    if i == 3:
+        break
+del loader, x
 """
 
 
@@ -416,6 +421,7 @@ def test_interpreter_exit_with_live_workers_is_clean(tmp_path):
     script.write_text(_EXIT_SCRIPT)
     repo_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo_root, os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "" and proc.stderr == ""
+    for _ in range(5):  # the abort this guards against ("terminate called ...") was intermittent
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == "" and proc.stderr == ""

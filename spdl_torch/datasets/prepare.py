@@ -4,6 +4,7 @@ Usage::
 
     python -m spdl_torch.datasets.prepare --out data/imagenet_like [--num-images 2000] [--seed 0]
         [--quality 90] [--cache data/.debs]
+    python -m spdl_torch.datasets.prepare --out data/imagenet_hires --variant hires   # 320 images, >= 1500 px
 
 The packages are fetched with ``apt-get download`` into a cache folder and unpacked there with
 ``dpkg-deb -x``; nothing is installed. Packages the running Debian release lacks are skipped with a note.
@@ -17,6 +18,10 @@ The output is ``OUT/train/<class>/<class>_<index>.JPEG`` (torchvision ``ImageFol
   JPEG with 4:2:0 chroma subsampling, like ImageNet.
 * The rest (at most 10 %) are photographs of about 500 px (one class per source group), kept as they are
   when already baseline 4:2:0 RGB JPEG, re-encoded otherwise.
+
+``--variant hires`` (or ``--short-side MIN MAX``) builds a high-resolution variant instead: only crops of the
+wallpapers whose shorter side is at least MIN, with a shorter side of MIN-MAX px (hires: 1500-2000, 320
+images by default) and no small photographs. Decoding then dominates, and JPEG DCT-domain scaling matters.
 
 A seed fixes everything: the same seed and the same packages give byte-identical files. A second call
 with the same parameters finds the manifest and returns at once.
@@ -55,6 +60,8 @@ HIRES_MIN_SIDE_PX = 1000  # wallpapers with a shorter side below this are not us
 PHOTO_MIN_SIDE_PX = 200  # smaller files are icons or thumbnails, not photographs
 MAX_AS_IS_FRACTION = 0.1  # at most this share of the output are photographs kept as they are
 MANIFEST = "manifest.json"
+HIRES_SHORT_SIDE_PX = (1500, 2000)  # --variant hires: shorter side of a crop
+HIRES_NUM_IMAGES = 320  # --variant hires: default number of images
 
 
 @dataclass(frozen=True)
@@ -160,7 +167,7 @@ def fetch_packages(packages: list[str], cache: Path) -> dict[str, Path]:
     return debs
 
 
-def _find_photos(src: Source, root: Path) -> list[tuple[str, Path]]:
+def _find_photos(src: Source, root: Path, hires_min_side: int = HIRES_MIN_SIDE_PX) -> list[tuple[str, Path]]:
     """(name, path) of the photographs of ``src`` under the unpacked package ``root``, sorted by name.
 
     For a name with several files (a wallpaper in several resolutions) only the largest is kept. Files
@@ -168,7 +175,7 @@ def _find_photos(src: Source, root: Path) -> list[tuple[str, Path]]:
     """
     regex = re.compile(re.escape(src.pattern).replace(r"\{name\}", "(?P<name>[^/]+?)")
                        .replace(r"\*", "[^/]*") + "$")
-    min_side = HIRES_MIN_SIDE_PX if src.hires else PHOTO_MIN_SIDE_PX
+    min_side = hires_min_side if src.hires else PHOTO_MIN_SIDE_PX
     best: dict[str, tuple[int, Path]] = {}
     for path in sorted(root.glob(src.pattern.replace("{name}", "*"))):
         rel = path.relative_to(root).as_posix()
@@ -214,11 +221,13 @@ def _save_jpeg(im: Image.Image, path: Path, quality: int) -> None:
     im.convert("RGB").save(path, "JPEG", quality=quality, subsampling="4:2:0")
 
 
-def _make_crops(src: Path, cls: str, count: int, key: str, out: Path, quality: int) -> list[tuple[int, int]]:
+def _make_crops(src: Path, cls: str, count: int, key: str, out: Path, quality: int,
+                short_range: tuple[int, int] = SHORT_SIDE_PX) -> list[tuple[int, int]]:
     """Write ``count`` random crops of the photograph ``src`` as ``out/cls/cls_<i>.JPEG``.
 
-    The crops depend only on ``key`` (the random seed) and the photograph. Returns (shorter side in
-    pixels, file size in bytes) per file.
+    The crops depend only on ``key`` (the random seed) and the photograph; their shorter side is drawn
+    from ``short_range`` (capped at the photograph's shorter side: never upscaled). Returns (shorter side
+    in pixels, file size in bytes) per file.
     """
     rng = random.Random(key)
     with Image.open(src) as im:
@@ -226,7 +235,7 @@ def _make_crops(src: Path, cls: str, count: int, key: str, out: Path, quality: i
     (out / cls).mkdir(parents=True, exist_ok=True)
     stats = []
     for i in range(count):
-        short = rng.randint(*SHORT_SIDE_PX)
+        short = min(rng.randint(*short_range), im.width, im.height)
         box = crop_box(rng, im.width, im.height, short)
         w, h = box[2] - box[0], box[3] - box[1]
         size = (short, round(short * h / w)) if w <= h else (round(short * w / h), short)
@@ -265,7 +274,8 @@ def _load_manifest(out: Path, params: dict) -> dict | None:
 
 
 def prepare(out: str | os.PathLike, num_images: int = 2000, seed: int = 0, quality: int = 90,
-            cache: str | os.PathLike = "data/.debs") -> tuple[dict, bool]:
+            cache: str | os.PathLike = "data/.debs",
+            short_side: tuple[int, int] | None = None) -> tuple[dict, bool]:
     """Build (or find already built) the ImageNet-like folder ``out/train/<class>/*.JPEG``.
 
     Args:
@@ -276,6 +286,9 @@ def prepare(out: str | os.PathLike, num_images: int = 2000, seed: int = 0, quali
         seed: random seed; the same seed and packages give byte-identical files.
         quality: JPEG quality (1-95) of the images that are encoded here.
         cache: folder for the downloaded ``.deb`` files and their unpacked contents.
+        short_side: ``None`` (default): the ImageNet-like set described above. ``(MIN, MAX)``: the
+            high-resolution variant: only crops, with a shorter side of MIN-MAX px, of the wallpapers whose
+            shorter side is at least MIN (e.g. ``(1500, 2000)``); no photographs kept as they are.
 
     Returns:
         (manifest, cached): the manifest written to ``out/manifest.json`` (parameters, image and class
@@ -284,6 +297,12 @@ def prepare(out: str | os.PathLike, num_images: int = 2000, seed: int = 0, quali
     """
     out, cache = Path(out), Path(cache)
     params = {"format_version": FORMAT_VERSION, "num_images": num_images, "seed": seed, "quality": quality}
+    short_range = SHORT_SIDE_PX
+    if short_side is not None:  # only recorded when set: the default set's manifest (and cache) is unchanged
+        short_range = (int(short_side[0]), int(short_side[1]))
+        if not 1 <= short_range[0] <= short_range[1]:
+            raise ValueError(f"prepare: expected 1 <= MIN <= MAX, got {short_side=}")
+        params["short_side"] = list(short_range)
     if manifest := _load_manifest(out, params):
         return manifest, True
 
@@ -293,7 +312,9 @@ def prepare(out: str | os.PathLike, num_images: int = 2000, seed: int = 0, quali
     used: set[str] = set()
     for src in SOURCES:
         pkg = next((p for p in src.packages if p in debs), None)
-        found = _find_photos(src, cache / "x" / pkg) if pkg else []
+        if short_side is not None and not src.hires:
+            continue
+        found = _find_photos(src, cache / "x" / pkg, max(HIRES_MIN_SIDE_PX, short_range[0])) if pkg else []
         if found:
             used.add(pkg)
         for name, path in found:
@@ -320,7 +341,7 @@ def prepare(out: str | os.PathLike, num_images: int = 2000, seed: int = 0, quali
     stats: list[tuple[int, int]] = []
     with ProcessPoolExecutor(max_workers=os.cpu_count()) as pool, \
             tqdm(total=num_images, unit="img", desc="prepare") as bar:
-        jobs = [pool.submit(_make_crops, path, cls, n, f"{seed}/{cls}", tmp, quality)
+        jobs = [pool.submit(_make_crops, path, cls, n, f"{seed}/{cls}", tmp, quality, short_range)
                 for (cls, path), n in zip(hires, counts) if n]
         jobs += [pool.submit(_copy_photos, [p for c, p in as_is if c == cls], cls, tmp, quality)
                  for cls in sorted({c for c, _ in as_is})]
@@ -349,15 +370,25 @@ def main(argv: list[str] | None = None) -> None:
     """Command-line entry point; prints a one-line summary of the folder."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output folder, e.g. data/imagenet_like")
-    parser.add_argument("--num-images", type=int, default=2000, help="number of images (default 2000)")
+    parser.add_argument("--num-images", type=int, default=None,
+                        help="number of images (default 2000; 320 with --variant hires)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--quality", type=int, default=90, help="JPEG quality 1-95 (default 90)")
     parser.add_argument("--cache", default="data/.debs", help="folder for .deb files (default data/.debs)")
+    parser.add_argument("--variant", choices=("imagenet", "hires"), default="imagenet",
+                        help="hires: crops with a shorter side of 1500-2000 px (same as --short-side 1500 2000)")
+    parser.add_argument("--short-side", type=int, nargs=2, metavar=("MIN", "MAX"), default=None,
+                        help="high-resolution variant: crops with a shorter side of MIN-MAX px")
     args = parser.parse_args(argv)
+    short_side = tuple(args.short_side) if args.short_side else (HIRES_SHORT_SIDE_PX if args.variant == "hires" else None)
+    if args.num_images is None:
+        args.num_images = 2000 if short_side is None else HIRES_NUM_IMAGES
+    if short_side is not None and not 1 <= short_side[0] <= short_side[1]:
+        parser.error("--short-side needs 1 <= MIN <= MAX")
     if args.num_images < 1 or not 1 <= args.quality <= 95:
         parser.error("--num-images must be >= 1 and --quality in 1-95")
     t0 = time.perf_counter()
-    m, cached = prepare(args.out, args.num_images, args.seed, args.quality, args.cache)
+    m, cached = prepare(args.out, args.num_images, args.seed, args.quality, args.cache, short_side)
     s = m["short_side_px"]
     print(f"{m['images']} images, {m['classes']} classes, {m['bytes'] / 1e6:.1f} MB "
           f"(shorter side {s['min']}-{s['max']} px, median {s['median']}) in {Path(args.out) / 'train'}, "

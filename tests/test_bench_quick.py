@@ -1,0 +1,73 @@
+"""`python -m benchmarks.run --quick` runs end to end on a tiny folder and writes every field.
+
+Only proves that the suite works: no timing assertion. spdl 0.8 (contender 3) is skipped by the suite when
+it is not importable; psutil is needed by the resource monitor.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("psutil")
+pytest.importorskip("torchvision")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _make_folder(root: Path, n: int = 64) -> None:
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        d = root / "train" / f"class{i % 4}"
+        d.mkdir(parents=True, exist_ok=True)
+        h, w = (int(x) for x in rng.integers(260, 420, size=2))
+        y, x = np.mgrid[0:h, 0:w]
+        img = np.stack([(x * 255 // w), (y * 255 // h), rng.integers(0, 256, size=(h, w))], axis=-1)
+        Image.fromarray(img.astype(np.uint8)).save(d / f"img{i:03d}.JPEG", quality=90)
+
+
+def test_bench_quick_writes_every_field(tmp_path):
+    from benchmarks.contenders import CONTENDERS, spdl_available
+    from benchmarks.run import RUN_FIELDS
+
+    _make_folder(tmp_path / "data")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "benchmarks.run", "--quick", "--root", str(tmp_path / "data"), "--limit", "64",
+           "--reps", "1", "--workloads", "eval", "--step-batches", "1", "--out-dir", str(out), "--name", "t"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=150,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    res = json.loads((out / "t.json").read_text())
+    assert (out / "t.md").exists()
+    expected = [c for c in CONTENDERS if spdl_available() or c != "spdl08"]
+    assert list(res["contenders"]) == expected
+    if not spdl_available():
+        assert "spdl08" in res["skipped"]
+    for key in ("date", "machine", "versions", "config", "workloads", "runs", "summary", "targets", "plots"):
+        assert key in res, key
+    assert len(res["machine"]["load_avg_start"]) == 3
+    assert res["workloads"]["eval"]["images"] == 64
+
+    runs = {r["contender"]: r for r in res["runs"]}
+    assert set(runs) == set(expected)
+    for c, r in runs.items():
+        assert "error" not in r, (c, r.get("error"))
+        for field in RUN_FIELDS:
+            assert field in r, (c, field)
+            if c == "bound" and field in ("step_loaded_ms", "step_slowdown"):
+                continue  # no loader: not applicable
+            assert r[field] is not None, (c, field)
+        assert r["images"] == 64 and r["images_per_s"] > 0 and r["cpu_s_per_image"] > 0
+    assert runs["spdl_torch"]["fused_batch_no_copy"] is True
+    for c in expected:
+        s = res["summary"]["eval"][c]
+        for field in ("images_per_s", "cpu_s_per_image", "mem_overhead_mb", "first_batch_s", "step_slowdown"):
+            assert field in s, (c, field)
+    assert {t["key"] for t in res["targets"]["eval"]} >= {"ips_vs_torch_pil", "ips_vs_bound", "first_batch"}
