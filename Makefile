@@ -10,7 +10,7 @@ PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
                libturbojpeg0-dev ffmpeg
-PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel
+PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
 
