@@ -11,7 +11,8 @@ import pytest
 
 from spdl_torch.pipeline import PipelineBuilder
 
-WAIT = 10.0
+from .waiting import WAIT, wait_until
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -64,18 +65,9 @@ def test_stop_returns_while_stage_is_blocked(kind):
 def test_stop_with_full_queues_and_idle_consumer():
     p = PipelineBuilder().add_source(itertools.count()).pipe(lambda x: x, concurrency=2).add_sink(3).build()
     p.start()
-    assert _wait(lambda: p.stats()["stages"][0]["count"] >= 1 + 2 + 2 + 3)
+    assert wait_until(lambda: p.stats()["stages"][0]["count"] >= 1 + 2 + 2 + 3)
     assert _call_in_thread(p.stop)
     assert _call_in_thread(p.stop)  # idempotent
-
-
-def _wait(cond, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.002)
-    return True
 
 
 def test_multiple_epochs_same_items():
@@ -99,7 +91,7 @@ def test_auto_stop_and_prefetch():
     p = PipelineBuilder(queue_size=1).add_source(range(100)).pipe(lambda x: x + 1).add_sink(2).build()
     with p.auto_stop():
         # started on entry: it prefetches before anybody iterates
-        assert _wait(lambda: p.stats()["stages"][0]["count"] >= 3)
+        assert wait_until(lambda: p.stats()["stages"][0]["count"] >= 3)
         assert list(p) == list(range(1, 101))
     with p:
         it = iter(p)
@@ -189,20 +181,20 @@ def test_break_and_gc_stop_the_run():
         if x == 3:
             break
     assert p.stats()["state"] == "stopped"
-    assert _wait(lambda: not new_threads())
+    assert wait_until(lambda: not new_threads())
 
     it = iter(p)
     next(it)
     assert len(new_threads()) == 1
     del it  # closing the iterator stops its run
     gc.collect()
-    assert _wait(lambda: not new_threads())
+    assert wait_until(lambda: not new_threads())
 
     p.start()
     assert len(new_threads()) == 1
     del p  # collecting a started pipeline stops its run
     gc.collect()
-    assert _wait(lambda: not new_threads())
+    assert wait_until(lambda: not new_threads())
 
 
 def test_pipeline_is_not_picklable():

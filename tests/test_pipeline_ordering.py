@@ -8,16 +8,8 @@ import pytest
 
 from spdl_torch.pipeline import PipelineBuilder
 
-WAIT = 10.0  # generous timeout (s) for events: only reached when the engine is broken
+from .waiting import WAIT, wait_until
 
-
-def _wait_until(cond, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.002)
-    return True
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
@@ -133,7 +125,7 @@ def test_items_in_flight_are_bounded(order):
         with lock:
             state["consumed"] += 1
     # the consumer stops pulling: the pipeline fills up to exactly the bound and stays there
-    assert _wait_until(lambda: state["produced"] - state["consumed"] >= bound)
+    assert wait_until(lambda: state["produced"] - state["consumed"] >= bound)
     stats_before = p.stats()["stages"][0]["count"]
     time.sleep(0.05)
     assert state["produced"] - state["consumed"] == bound
