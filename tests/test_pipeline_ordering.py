@@ -11,7 +11,6 @@ from spdl_torch.pipeline import PipelineBuilder
 from .waiting import WAIT, wait_until
 
 
-
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_input_order_with_random_delays(concurrency):
     rng = random.Random(0)
