@@ -8,8 +8,9 @@ sub-folder is used when present) or any torchvision ``ImageFolder`` root. Both l
 same batches: ``float32`` tensors ``[B, 3, 224, 224]``, resized so that the shorter side is 256 px,
 center-cropped to 224 x 224 px and normalized with the ImageNet mean and standard deviation.
 
-* spdl_torch: ``spdl_torch.DataLoader`` (worker threads) over ``spdl_torch.datasets.ImageFolder``,
-  which decodes natively to ``uint8 [3, H, W]`` tensors, followed by ``torchvision.transforms.v2``.
+* spdl_torch: ``spdl_torch.DataLoader`` (worker threads) over ``spdl_torch.datasets.ImageFolder``, which
+  fuses the ``torchvision.transforms.v2`` pipeline into one native ``decode_images`` call per batch
+  (decode, resize, crop, normalize straight into the batch tensor).
 * torch: ``torch.utils.data.DataLoader`` (worker processes) over ``torchvision.datasets.ImageFolder``,
   which decodes with Pillow, followed by the classic Pillow-based ``torchvision.transforms``.
 
