@@ -33,8 +33,8 @@ _FUSED_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakV
 
 class FusedBatchMixin:
     """Shared by the datasets whose transform may be fused. Subclasses set ``transform``,
-    ``target_transform`` and implement ``_path(i)``, ``_target(i)``; ``_fusable`` says whether a custom
-    loader rules fusion out."""
+    ``target_transform`` and implement ``_path(i)``, ``_target(i)`` and, for the unfused path,
+    ``_load(path)``; ``_init_fused(fusable=False)`` says that a custom loader rules fusion out."""
 
     transform: Callable | None
     target_transform: Callable | None
@@ -56,6 +56,23 @@ class FusedBatchMixin:
     def _target(self, index: int) -> Any:
         raise NotImplementedError
 
+    def _load(self, path: str) -> Any:
+        raise NotImplementedError
+
+    def _transformed_target(self, index: int) -> Any:
+        target = self._target(index)
+        return target if self.target_transform is None else self.target_transform(target)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        """``(image, target)``: through the fused op when the transform fuses (the same pixels as a batched
+        fetch), else ``transform(_load(path))``."""
+        if self.plan is not None:
+            return self._fused_items([int(index)])[0]
+        image = self._load(self._path(index))
+        if self.transform is not None:
+            image = self.transform(image)
+        return image, self._transformed_target(index)
+
     def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
         from ..io import read_file
         from ..transforms import sample_seeds
@@ -74,10 +91,7 @@ class FusedBatchMixin:
             _FUSED_BATCHES[id(images)] = images
         out = []
         for k, i in enumerate(indices):
-            target = self._target(i)
-            if self.target_transform is not None:
-                target = self.target_transform(target)
-            out.append((images[k], target))
+            out.append((images[k], self._transformed_target(i)))
         return out
 
     def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
@@ -159,18 +173,10 @@ class FileListDataset(FusedBatchMixin, Dataset):
     def _target(self, index: int) -> Any:
         return index if self.labels is None else self.labels[index]
 
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        if self.plan is not None:
-            return self._fused_items([int(index)])[0]
+    def _load(self, path: str) -> Any:
         from ..io import decode_image
 
-        image = decode_image(self.paths[index])
-        if self.transform is not None:
-            image = self.transform(image)
-        target = self._target(index)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
+        return decode_image(path)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_samples={len(self)}, fused={self.plan is not None})"

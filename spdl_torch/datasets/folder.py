@@ -109,16 +109,8 @@ class ImageFolder(FusedBatchMixin, Dataset):
     def _target(self, index: int) -> Any:
         return self.samples[index][1]
 
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        if self.plan is not None:
-            return self._fused_items([int(index)])[0]
-        path, target = self.samples[index]
-        image = self.loader(path)
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
+    def _load(self, path: str) -> Any:
+        return self.loader(path)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, num_samples={len(self)})"
