@@ -9,7 +9,7 @@ VENV        := .venv
 PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-               libturbojpeg0-dev ffmpeg
+               libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
@@ -66,12 +66,13 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image jpeg_markers tiff_ifd
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd
 CORE_SRCS    := $(addprefix csrc/core/,image_decoder.cpp jpeg_decoder.cpp ffmpeg_image_decoder.cpp jpeg_markers.cpp \
                   tiff_ifd.cpp pixel_convert.cpp orientation.cpp file_reader.cpp image_format.cpp image_types.cpp \
-                  detail/ffmpeg_utils.cpp)
+                  detail/ffmpeg_utils.cpp jpeg_region_decoder.cpp batch_decoder.cpp crop_geometry.cpp resample.cpp \
+                  thread_pool.cpp)
 CORE_HDRS    := $(wildcard csrc/core/*.h csrc/core/detail/*.h)
-CORE_PC      := libavcodec libavutil libswscale libturbojpeg
+CORE_PC      := libavcodec libavutil libswscale libturbojpeg libjpeg
 SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 SAN_CXX      ?= g++
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \

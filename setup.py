@@ -21,6 +21,7 @@ PKG_CONFIG_MODULES = {
     "libswscale": "libswscale-dev",
     "libswresample": "libswresample-dev",
     "libturbojpeg": "libturbojpeg0-dev",
+    "libjpeg": "libjpeg62-turbo-dev",
 }
 
 

@@ -14,8 +14,8 @@ def test_missing_libraries_name_their_debian_packages(tmp_path):
         [sys.executable, "setup.py", "--name"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
     assert result.returncode != 0
-    assert "missing libraries libavcodec, libavformat, libavutil, libswscale, libswresample, libturbojpeg" in result.stderr
-    assert "apt-get install libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev libturbojpeg0-dev" in result.stderr
+    assert "missing libraries libavcodec, libavformat, libavutil, libswscale, libswresample, libturbojpeg, libjpeg" in result.stderr
+    assert "apt-get install libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev libturbojpeg0-dev libjpeg62-turbo-dev" in result.stderr
 
 
 def test_library_does_not_link_libpython_or_torch_python():

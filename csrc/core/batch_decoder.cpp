@@ -9,6 +9,7 @@
 #include "image_format.h"
 #include "jpeg_decoder.h"
 #include "jpeg_markers.h"
+#include "jpeg_region_decoder.h"
 #include "orientation.h"
 
 namespace spdl_torch::core {
@@ -132,10 +133,52 @@ Image decode_full(const SampleInput& in, const BatchOptions& opt) {
   return img;
 }
 
+// JPEG without EXIF rotation: decode only the rows and columns the resize windows read (libjpeg's
+// partial decode), at the plan's DCT scale, and resample from that region.
+void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const BatchOptions& opt,
+                         const SlotWriter& out, ThreadBuffers& buffers) {
+  const int64_t full_h = plan.header.height, full_w = plan.header.width;
+  const int64_t h = jpeg_scaled_size(full_h, plan.scale), w = jpeg_scaled_size(full_w, plan.scale);
+  SampleGeometry g = sample_geometry(opt, full_h, full_w, in.seed);
+  g.y = scale_axis(g.y, full_h, h);
+  g.x = scale_axis(g.x, full_w, w);
+  AxisWeights wy(g.y, h, opt.height, opt.filter, false);
+  AxisWeights wx(g.x, w, opt.width, opt.filter, g.flip);
+  if (wy.src_hi <= wy.src_lo || wx.src_hi <= wx.src_lo) {
+    // Every output pixel is padding: decode the whole scaled image all the same, so corrupt data is
+    // reported as for any other sample.
+    if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
+    decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
+    resample_into(buffers.decoded.data(), h, w, w * 3, wy, wx, out);
+    return;
+  }
+  const JpegRegion want{wy.src_lo, wx.src_lo, wy.src_hi - wy.src_lo, wx.src_hi - wx.src_lo};
+  JpegRegion got;
+  try {
+    got = decode_jpeg_rgb_region(in.data, in.size, plan.header, plan.scale, want, buffers.decoded);
+  } catch (const DecodeError&) {
+    // The whole-image decoder (TurboJPEG) decides a failure: it accepts some files libjpeg's RGB request
+    // refuses (an unusual colour space), and it is the reference the partial decode equals. Only bad
+    // files pay for the second attempt; its DecodeError is the one reported.
+    if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
+    decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
+    resample_into(buffers.decoded.data(), h, w, w * 3, wy, wx, out);
+    return;
+  }
+  wy.shift(got.top);
+  wx.shift(got.left);
+  resample_into(buffers.decoded.data(), got.height, got.width, got.width * 3, wy, wx, out);
+}
+
 void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOptions& opt, const SlotWriter& out) {
   Image img;
   SampleGeometry g;
   ThreadBuffers& buffers = thread_buffers();
+  if (plan.jpeg_fast && plan.orientation == 1 && opt.partial_decode) {
+    process_jpeg_region(in, plan, opt, out, buffers);
+    trim(buffers.decoded);
+    return;
+  }
   if (plan.jpeg_fast) {
     ImageShape stored;
     stored.height = int(jpeg_scaled_size(plan.header.height, plan.scale));

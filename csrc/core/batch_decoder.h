@@ -38,6 +38,10 @@ struct BatchOptions {
   // keeps an antialiased >= 2x downscale after the DCT scaling: >= 40 dB PSNR against torchvision's
   // full-size resize; 1 is the fastest (about 30-34 dB on photos).
   double min_dct_ratio = 2.0;
+  // JPEG without EXIF rotation: decode only the rows and (iMCU-aligned) columns the crop's resize windows
+  // read, and no rows below them (libjpeg's jpeg_skip_scanlines / jpeg_crop_scanline). Same pixels as a
+  // full decode; false decodes the whole (DCT-scaled) image, for comparison.
+  bool partial_decode = true;
 };
 
 struct SampleInput {

@@ -7,6 +7,10 @@
 
 #include "errors.h"
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 namespace spdl_torch::core {
 namespace {
 
@@ -73,6 +77,18 @@ AxisWeights::AxisWeights(const AxisMap& m, int64_t in_size, int64_t out, Resampl
   if (src_hi < src_lo) src_lo = src_hi = 0;  // all padding
 }
 
+void AxisWeights::shift(int64_t offset) {
+  if (offset < 0 || offset > src_lo) {
+    throw InvalidArgument("resample: expected a shift in [0, " + std::to_string(src_lo) + "], got " +
+                          std::to_string(offset) + " (internal error; this is a bug)");
+  }
+  for (size_t o = 0; o < start.size(); ++o) {
+    if (count[o] > 0) start[o] -= offset;  // padding windows (count 0) read nothing
+  }
+  src_lo -= offset;
+  src_hi -= offset;
+}
+
 uint16_t float_to_bfloat16_bits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
@@ -91,9 +107,10 @@ void SlotWriter::zero() const {
 
 namespace {
 
-// Writes one output row of 8-bit values (width x channels floats, already rounded) into the slot.
+// Writes one output row of 8-bit values (width pixels, `vstride` floats apart, channel c at offset c,
+// already rounded) into the slot.
 template <typename T, typename Convert>
-void write_row(const float* values, int64_t y, const SlotWriter& out, Convert convert) {
+void write_row(const float* values, int64_t vstride, int64_t y, const SlotWriter& out, Convert convert) {
   // Locals: stores through uint8_t* may alias `out`, which would reload its fields every iteration.
   T* const row = reinterpret_cast<T*>(out.data) + y * out.stride_h;
   const int ch = out.channels;
@@ -102,15 +119,51 @@ void write_row(const float* values, int64_t y, const SlotWriter& out, Convert co
     T* const dst = row + c * stride_c;
     const float* v = values + c;
     if (stride_w == 1) {
-      for (int64_t x = 0; x < width; ++x) dst[x] = convert(v[x * ch], c);
+      for (int64_t x = 0; x < width; ++x) dst[x] = convert(v[x * vstride], c);
     } else {
-      for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = convert(v[x * ch], c);
+      for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = convert(v[x * vstride], c);
     }
+  }
+}
+
+// Float32 planar rows (stride_w 1) from RGBx pixels 4 floats apart: 4 pixels at a time, transposed to
+// 4 R, 4 G, 4 B values, normalized and stored with one vector store per plane.
+inline void write_rgb_planar_f32(const float* values, int64_t y, const SlotWriter& out, const float* mul,
+                                 const float* add) {
+  float* const r = reinterpret_cast<float*>(out.data) + y * out.stride_h;
+  float* const g = r + out.stride_c;
+  float* const b = g + out.stride_c;
+  const int64_t width = out.width;
+  int64_t x = 0;
+#if defined(__SSE__)
+  const __m128 mr = _mm_set1_ps(mul[0]), mg = _mm_set1_ps(mul[1]), mb = _mm_set1_ps(mul[2]);
+  const __m128 ar = _mm_set1_ps(add[0]), ag = _mm_set1_ps(add[1]), ab = _mm_set1_ps(add[2]);
+  for (; x + 4 <= width; x += 4) {
+    __m128 p0 = _mm_loadu_ps(values + 4 * x), p1 = _mm_loadu_ps(values + 4 * x + 4);
+    __m128 p2 = _mm_loadu_ps(values + 4 * x + 8), p3 = _mm_loadu_ps(values + 4 * x + 12);
+    _MM_TRANSPOSE4_PS(p0, p1, p2, p3);
+    _mm_storeu_ps(r + x, _mm_add_ps(_mm_mul_ps(p0, mr), ar));
+    _mm_storeu_ps(g + x, _mm_add_ps(_mm_mul_ps(p1, mg), ag));
+    _mm_storeu_ps(b + x, _mm_add_ps(_mm_mul_ps(p2, mb), ab));
+  }
+#endif
+  for (; x < width; ++x) {
+    r[x] = values[4 * x] * mul[0] + add[0];
+    g[x] = values[4 * x + 1] * mul[1] + add[1];
+    b[x] = values[4 * x + 2] * mul[2] + add[2];
   }
 }
 
 }  // namespace
 
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+// An AVX2 clone picked at load time where the CPU has it (the u8 -> float vertical pass is 8 lanes wide).
+#define SPDL_TORCH_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define SPDL_TORCH_TARGET_CLONES
+#endif
+
+SPDL_TORCH_TARGET_CLONES
 void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
                    const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out) {
   const int ch = out.channels;
@@ -132,59 +185,81 @@ void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, in
   const int64_t col_lo = wx.src_lo * ch;
   const int64_t cols = (wx.src_hi - wx.src_lo) * ch;
   std::vector<float> column(size_t(std::max<int64_t>(cols, 1) + 1));  // +1: 4-lane loads of the last pixel
-  std::vector<float> values(size_t(out.width * ch));
+#if defined(__GNUC__)
+  // Three channels: each output pixel is one 4-lane vector (R, G, B, unused), stored 4 floats apart.
+  typedef float v4 __attribute__((vector_size(16)));
+  typedef int32_t v4i __attribute__((vector_size(16)));
+  const bool rgb_vectors = ch == 3;
+#else
+  const bool rgb_vectors = false;
+#endif
+  const int64_t vstride = rgb_vectors ? 4 : ch;
+  std::vector<float> values(size_t(out.width * vstride));
   for (int64_t y = 0; y < out.height; ++y) {
     std::fill(values.begin(), values.end(), 0.0f);
     const int64_t n = wy.count[size_t(y)];
     if (n > 0 && cols > 0) {
       const float* w = &wy.weights[size_t(y * wy.taps)];
-      std::fill(column.begin(), column.end(), 0.0f);
       float* col = column.data();
-      for (int64_t j = 0; j < n; ++j) {
+      {  // first tap assigns, the others accumulate
+        const uint8_t* s = src + wy.start[size_t(y)] * src_row_bytes + col_lo;
+        const float w0 = w[0];
+        for (int64_t k = 0; k < cols; ++k) col[k] = w0 * float(s[k]);
+      }
+      for (int64_t j = 1; j < n; ++j) {
         const uint8_t* s = src + (wy.start[size_t(y)] + j) * src_row_bytes + col_lo;
         const float wj = w[j];
         for (int64_t k = 0; k < cols; ++k) col[k] += wj * float(s[k]);
       }
-      for (int64_t x = 0; x < out.width; ++x) {
-        const int64_t m = wx.count[size_t(x)];
-        const float* wh = &wx.weights[size_t(x * wx.taps)];
-        const float* p = col + (wx.start[size_t(x)] - wx.src_lo) * ch;
-        float acc[4] = {0, 0, 0, 0};
-        if (ch == 3) {
+      if (rgb_vectors) {
 #if defined(__GNUC__)
-          // Four lanes per pixel (the 4th lane reads the next pixel's first value and is ignored).
-          typedef float v4 __attribute__((vector_size(16)));
-          v4 sum = {0, 0, 0, 0};
+        // Four lanes per pixel (the 4th lane reads the next pixel's first value and is ignored), rounded
+        // half up to 0..255 in the vector (no scalar stores that stall on the vector's store).
+        const v4 zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
+        for (int64_t x = 0; x < out.width; ++x) {
+          const int64_t m = wx.count[size_t(x)];
+          if (m == 0) continue;  // padding: stays 0
+          const float* wh = &wx.weights[size_t(x * wx.taps)];
+          const float* p = col + (wx.start[size_t(x)] - wx.src_lo) * 3;
+          v4 sum = zero;
           for (int64_t j = 0; j < m; ++j, p += 3) {
             v4 px;
             std::memcpy(&px, p, sizeof(px));
             sum += wh[j] * px;
           }
-          std::memcpy(acc, &sum, sizeof(acc));
-#else
-          for (int64_t j = 0; j < m; ++j, p += 3) {
-            acc[0] += wh[j] * p[0];
-            acc[1] += wh[j] * p[1];
-            acc[2] += wh[j] * p[2];
-          }
+          sum = sum < zero ? zero : sum;
+          sum = sum > top ? top : sum;
+          const v4 rounded = __builtin_convertvector(__builtin_convertvector(sum + half, v4i), v4);
+          std::memcpy(&values[size_t(x * 4)], &rounded, sizeof(rounded));
+        }
 #endif
-        } else {
+      } else {
+        col[cols] = 0.0f;
+        for (int64_t x = 0; x < out.width; ++x) {
+          const int64_t m = wx.count[size_t(x)];
+          const float* wh = &wx.weights[size_t(x * wx.taps)];
+          const float* p = col + (wx.start[size_t(x)] - wx.src_lo) * ch;
+          float acc[4] = {0, 0, 0, 0};
           for (int64_t j = 0; j < m; ++j, p += ch)
             for (int c = 0; c < ch; ++c) acc[c] += wh[j] * p[c];
+          // Round half up to 0..255 (no libm call in the hot loop).
+          for (int c = 0; c < ch; ++c) values[size_t(x * ch + c)] = float(int(std::clamp(acc[c], 0.0f, 255.0f) + 0.5f));
         }
-        // Round half up to 0..255 (no libm call in the hot loop).
-        for (int c = 0; c < ch; ++c) values[size_t(x * ch + c)] = float(int(std::clamp(acc[c], 0.0f, 255.0f) + 0.5f));
       }
     }
     // Padding pixels (window count 0) hold the value 0, normalized like any other value: torchvision's
     // CenterCrop pads the uint8 image with 0 before ToDtype/Normalize.
     switch (out.type) {
-      case OutType::UInt8: write_row<uint8_t>(values.data(), y, out, [](float v, int) { return uint8_t(v); }); break;
+      case OutType::UInt8: write_row<uint8_t>(values.data(), vstride, y, out, [](float v, int) { return uint8_t(v); }); break;
       case OutType::Float32:
-        write_row<float>(values.data(), y, out, [&](float v, int c) { return v * mul[c] + add[c]; });
+        if (vstride == 4 && ch == 3 && out.stride_w == 1) {
+          write_rgb_planar_f32(values.data(), y, out, mul, add);
+        } else {
+          write_row<float>(values.data(), vstride, y, out, [&](float v, int c) { return v * mul[c] + add[c]; });
+        }
         break;
       case OutType::BFloat16:
-        write_row<uint16_t>(values.data(), y, out,
+        write_row<uint16_t>(values.data(), vstride, y, out,
                             [&](float v, int c) { return float_to_bfloat16_bits(v * mul[c] + add[c]); });
         break;
     }

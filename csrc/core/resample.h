@@ -26,6 +26,9 @@ struct AxisWeights {
   // Builds the windows of `out_size` outputs for map `m` over a source of `in_size` pixels; `mirror`
   // reverses the outputs (horizontal flip).
   AxisWeights(const AxisMap& m, int64_t in_size, int64_t out_size, ResampleFilter filter, bool mirror);
+
+  // Re-bases the windows on a source that starts `offset` pixels later (a decoded sub-region).
+  void shift(int64_t offset);
 };
 
 enum class OutType { UInt8, Float32, BFloat16 };

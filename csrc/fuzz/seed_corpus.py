@@ -30,8 +30,21 @@ def _exif_payloads(data: bytes):
         pos += 2 + length
 
 
+def _synthetic_jpeg(**kwargs) -> bytes:
+    """A small gradient photo-like JPEG encoded by Pillow (a seed that does not need the corpus)."""
+    import io
+
+    from PIL import Image
+
+    img = Image.radial_gradient("L").resize((52, 44)).convert("RGB")
+    img.putpixel((5, 5), (255, 0, 0))
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=90, **kwargs)
+    return buf.getvalue()
+
+
 def main(out: Path) -> None:
-    targets = {t: out / t for t in ("decode_image", "jpeg_markers", "tiff_ifd")}
+    targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd")}
     for d in targets.values():
         d.mkdir(parents=True, exist_ok=True)
     root = corpus_dir()
@@ -44,6 +57,9 @@ def main(out: Path) -> None:
 
     for p in small[::step]:
         put("decode_image", p.read_bytes())
+    jpegs = [p for p in small if p.read_bytes()[:2] == b"\xff\xd8"]
+    for p in jpegs[:: max(1, len(jpegs) // MAX_FILES)]:
+        put("decode_batch", p.read_bytes())
     for p in files:
         data = p.read_bytes()
         if data[:2] == b"\xff\xd8":
@@ -56,6 +72,8 @@ def main(out: Path) -> None:
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")
+    for kwargs in ({}, {"progressive": True}, {"subsampling": 0}, {"restart_marker_blocks": 3}):
+        put("decode_batch", _synthetic_jpeg(**kwargs))
     for t, d in targets.items():
         print(f"seeds {t}: {sum(1 for _ in d.iterdir())} files in {d}")
 

@@ -37,7 +37,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
     c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
     c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
-    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio) {
+    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode) {
   const int64_t n = int64_t(data.size());
   TORCH_CHECK_VALUE(height > 0 && width > 0, "decode_images: expected height and width >= 1, got ", height, "x",
                     width);
@@ -91,6 +91,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   opt.max_pixels = max_pixels;
   TORCH_CHECK_VALUE(dct_min_ratio >= 0, "decode_images: expected dct_min_ratio >= 0 (0: no DCT scaling), got ", dct_min_ratio);
   opt.min_dct_ratio = dct_min_ratio;
+  opt.partial_decode = partial_decode;
 
   auto options = at::TensorOptions().dtype(out_dtype);
   if (pin_memory) {

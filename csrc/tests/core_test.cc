@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/batch_decoder.h"
 #include "../core/errors.h"
 #include "../core/image_decoder.h"
 #include "../core/image_format.h"
@@ -299,13 +300,60 @@ static void test_decode_hostile_synthetic() {
   CHECK(r.outcome == Outcome::DecodeErr && r.alloc_calls == 0);
 }
 
+// ------------------------------------------------------------------------------------------------ batch
+// decode_batch of one sample into a uint8 CHW slot; returns the reason of a failure ("" on success).
+static std::string batch_decode(const Bytes& data, BatchOptions opt, bool partial, Bytes& out) {
+  static ThreadPool pool(2);
+  opt.partial_decode = partial;
+  out.assign(size_t(opt.height * opt.width * 3), 0xAB);
+  SlotWriter w;
+  w.data = out.data();
+  w.stride_c = opt.height * opt.width;
+  w.stride_h = opt.width;
+  w.stride_w = 1;
+  w.height = opt.height;
+  w.width = opt.width;
+  return decode_batch({SampleInput{data.data(), data.size(), 77}}, opt, {w}, pool)[0];
+}
+
+// The partial JPEG decode (crop rows/columns only) gives the same bytes as the whole-image decode, for
+// eval, train (with flips) and resize geometry at several DCT scales; both fail alike on bad data except
+// that damage below the crop is not read by the partial decode. Returns the number of JPEGs compared.
+static int check_partial_decode(const fs::path& p, const Bytes& data) {
+  if (data.size() < 2 || data[0] != 0xFF || data[1] != 0xD8) return 0;
+  BatchOptions configs[4];
+  configs[0].resize_shorter = 64;
+  configs[0].height = configs[0].width = 56;
+  configs[1].mode = GeometryMode::Train;
+  configs[1].height = 40, configs[1].width = 32, configs[1].hflip_prob = 1.0;
+  configs[2].mode = GeometryMode::Train;
+  configs[2].height = configs[2].width = 8, configs[2].min_dct_ratio = 1.0;
+  configs[2].filter = ResampleFilter::Bicubic;
+  configs[3].mode = GeometryMode::Resize;
+  configs[3].height = 17, configs[3].width = 29;
+  int compared = 0;
+  for (const BatchOptions& opt : configs) {
+    Bytes full, partial;
+    const std::string full_error = batch_decode(data, opt, false, full);
+    const std::string partial_error = batch_decode(data, opt, true, partial);
+    if (!full_error.empty()) continue;
+    ++compared;
+    if (!partial_error.empty() || partial != full) {
+      std::fprintf(stderr, "%s: mode %d: partial decode differs from the whole-image decode (%s)\n", p.c_str(),
+                   int(opt.mode), partial_error.c_str());
+    }
+    CHECK(partial_error.empty() && partial == full);
+  }
+  return compared > 0 ? 1 : 0;
+}
+
 // ------------------------------------------------------------------------------------------------ corpus
 static Bytes read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-static void test_corpus(const fs::path& root, int& files, int& decoded, int& refused) {
+static void test_corpus(const fs::path& root, int& files, int& decoded, int& refused, int& jpegs) {
   std::vector<fs::path> paths;
   fs::recursive_directory_iterator it(root, fs::directory_options::follow_directory_symlink), end;
   for (; it != end; ++it) {
@@ -360,7 +408,9 @@ static void test_corpus(const fs::path& root, int& files, int& decoded, int& ref
       const Bytes t(data.begin(), data.begin() + long(cut));
       const Result r = decode(t, ColorMode::RGB);
       CHECK(r.outcome != Outcome::OtherErr);
+      check_partial_decode(p, t);
     }
+    jpegs += check_partial_decode(p, data);
   }
 }
 
@@ -371,10 +421,11 @@ int main(int argc, char** argv) {
   test_tiff_ifd();
   test_jpeg_markers();
   test_decode_hostile_synthetic();
-  int files = 0, decoded = 0, refused = 0;
-  for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused);
+  int files = 0, decoded = 0, refused = 0, jpegs = 0;
+  for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("core_test: %d checks, %d failed; corpus: %d files (%d decoded, %d DecodeError) x 5 modes/orientations"
-              " + 3 truncations each; %.1f s\n", g_checks, g_failures, files, decoded, refused, s);
+              " + 3 truncations each; partial vs whole JPEG decode compared on %d JPEGs; %.1f s\n", g_checks, g_failures, files, decoded,
+              refused, jpegs, s);
   return g_failures == 0 ? 0 : 1;
 }

@@ -37,6 +37,7 @@ def _decode_images_fake(
     apply_exif_orientation=True,
     max_pixels=MAX_IMAGE_PIXELS,
     dct_min_ratio=2.0,
+    partial_decode=True,
 ):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_images: expected uint8 data, got {d.dtype} (sample {i})")
@@ -83,6 +84,7 @@ def decode_images(
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
     dct_min_ratio: float = 2.0,
+    partial_decode: bool = True,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
@@ -127,9 +129,11 @@ def decode_images(
         dct_min_ratio: JPEG DCT scaling decodes at the smallest of 1/8, 1/4, 1/2, 1 that keeps at least
             this many source pixels per output pixel on both axes (the antialiased resize then does the
             rest). 2 (default, Pillow's ``reducing_gap``) stays >= 40 dB PSNR from torchvision's full-size
-            resize; 1 is the fastest (about 30-34 dB on photos); 0 always decodes at full size. TurboJPEG 2.1
-            has no partial decode: the whole (scaled) image is decoded and colour-converted, then only the
-            crop region is resized.
+            resize; 1 is the fastest (about 30-34 dB on photos); 0 always decodes at full size.
+        partial_decode: JPEGs without EXIF rotation decode only the rows and columns the crop's resize
+            reads (libjpeg's ``jpeg_skip_scanlines`` / ``jpeg_crop_scanline``; columns widened to whole
+            iMCUs) and nothing below the crop: the same pixels as a full decode, less work. False decodes
+            the whole (DCT-scaled) image (for comparison).
 
     Returns:
         ``batch``: Tensor[N, 3, height, width] of ``dtype`` (RGB), or, with ``strict=False``, the tuple
@@ -170,6 +174,7 @@ def decode_images(
             apply_exif_orientation=apply_exif_orientation,
             max_pixels=limit,
             dct_min_ratio=float(dct_min_ratio),
+            partial_decode=bool(partial_decode),
         )
     except RuntimeError as e:
         raise translate(e, None) from None

@@ -1,0 +1,233 @@
+#include "jpeg_region_decoder.h"
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>  // jpeglib.h needs FILE and size_t first
+#include <memory>
+#include <string>
+
+#include <jpeglib.h>
+// After jpeglib.h: its jconfig.h decides which messages (arithmetic coding) jerror.h declares.
+#include <jerror.h>
+
+#include "errors.h"
+
+namespace spdl_torch::core {
+namespace {
+
+// libjpeg's error manager extended with the jump target and the message of the failure.
+struct ErrorManager {
+  jpeg_error_mgr pub;  // first member: libjpeg sees a jpeg_error_mgr*
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void on_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+// Warnings (msg_level -1) that mean pixel data was lost -- libjpeg filled it with grey or garbage -- end
+// the decode as errors, as decode_jpeg does; other warnings and trace messages are ignored.
+extern "C" void on_emit_message(j_common_ptr cinfo, int msg_level) {
+  if (msg_level != -1) return;
+  const int code = cinfo->err->msg_code;
+  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_HUFF_BAD_CODE ||
+      code == JWRN_ARITH_BAD_CODE || code == JWRN_MUST_RESYNC) {
+    on_error_exit(cinfo);
+  }
+  cinfo->err->num_warnings++;
+}
+
+// Everything the setjmp helper reads and writes: plain data, no destructors.
+struct RegionJob {
+  const uint8_t* data;
+  size_t size;
+  unsigned int scale_num, scale_denom;
+  JDIMENSION want_top, want_bottom, want_left, want_right;
+  JDIMENSION expect_width, expect_height;
+  uint8_t* dst;
+  size_t capacity;
+  // results
+  JDIMENSION top, left, width;
+};
+
+enum HelperStatus { kOk = 0, kLibjpegError = 1, kUnexpected = 2 };
+
+// setjmp helper (STYLE: only plain locals, outputs allocated by the caller): creates the decompressor.
+int create_decompressor(jpeg_decompress_struct* cinfo, ErrorManager* err) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = on_error_exit;
+  err->pub.emit_message = on_emit_message;
+  if (setjmp(err->jump)) return kLibjpegError;
+  jpeg_create_decompress(cinfo);
+  return kOk;
+}
+
+int min_dct_size(const jpeg_decompress_struct* cinfo) {
+#if JPEG_LIB_VERSION >= 70
+  return cinfo->min_DCT_h_scaled_size;
+#else
+  return cinfo->min_DCT_scaled_size;
+#endif
+}
+
+// setjmp helper: decodes job->want rows (plus a margin above) and columns (plus a margin, iMCU-aligned).
+int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, RegionJob* job) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return kLibjpegError;
+  }
+  jpeg_mem_src(cinfo, job->data, static_cast<unsigned long>(job->size));
+  if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK || cinfo->num_components == 4) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  cinfo->scale_num = job->scale_num;
+  cinfo->scale_denom = job->scale_denom;
+  cinfo->out_color_space = JCS_RGB;
+  cinfo->dct_method = JDCT_ISLOW;
+  cinfo->do_fancy_upsampling = TRUE;
+  jpeg_start_decompress(cinfo);
+  if (cinfo->output_width != job->expect_width || cinfo->output_height != job->expect_height ||
+      cinfo->output_components != 3 || job->want_bottom > cinfo->output_height ||
+      job->want_right > cinfo->output_width || job->want_top >= job->want_bottom ||
+      job->want_left >= job->want_right) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  // One iMCU of margin on each side: fancy upsampling replicates the edge chroma sample of the decoded
+  // columns/rows, so only the region's outermost pixels can differ from a full decode.
+  const JDIMENSION hmargin = JDIMENSION(cinfo->max_h_samp_factor * min_dct_size(cinfo));
+  const JDIMENSION vmargin = JDIMENSION(cinfo->max_v_samp_factor * min_dct_size(cinfo));
+  JDIMENSION left = job->want_left > hmargin ? job->want_left - hmargin : 0;
+  const JDIMENSION right =
+      job->want_right + hmargin < cinfo->output_width ? job->want_right + hmargin : cinfo->output_width;
+  JDIMENSION width = right - left;
+  // Columns are cut only where that is proven bit-exact against the whole-image decode (the real-photo set,
+  // the media corpus, fuzz_decode_batch): baseline JPEGs with sampling factors <= 2 (4:4:4, 4:2:2, 4:2:0,
+  // 4:4:0, grey) -- nearly all photos. Progressive JPEGs with missing coefficient bits get libjpeg-turbo
+  // 2.1's block smoothing, which reads DC values two blocks away, across a cropped edge too (a truncated
+  // progressive file differed); 4x sampling factors differed as well (found by fuzz_decode_batch). Those
+  // keep every column; their rows are still cut.
+  const bool crop_columns = !cinfo->progressive_mode && cinfo->max_h_samp_factor <= 2 && cinfo->max_v_samp_factor <= 2;
+  if (width < cinfo->output_width && crop_columns) {
+    jpeg_crop_scanline(cinfo, &left, &width);  // aligns left down to an iMCU boundary, widens
+  } else {
+    left = 0;
+  }
+  const JDIMENSION top = job->want_top > vmargin ? job->want_top - vmargin : 0;
+  const size_t row_bytes = size_t(cinfo->output_width) * 3;  // output_width == width after cropping
+  if (left > job->want_left || left + cinfo->output_width < job->want_right ||
+      size_t(job->want_bottom - top) * row_bytes > job->capacity) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  if (top > 0 && jpeg_skip_scanlines(cinfo, top) != top) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  JSAMPROW rows[16];
+  while (cinfo->output_scanline < job->want_bottom) {
+    const JDIMENSION first = cinfo->output_scanline;
+    JDIMENSION n = job->want_bottom - first;
+    if (n > 16) n = 16;
+    for (JDIMENSION i = 0; i < n; ++i) rows[i] = job->dst + size_t(first - top + i) * row_bytes;
+    if (jpeg_read_scanlines(cinfo, rows, n) == 0) {  // cannot happen with a memory source
+      jpeg_abort_decompress(cinfo);
+      return kUnexpected;
+    }
+  }
+  job->top = top;
+  job->left = left;
+  job->width = cinfo->output_width;
+  // The rows below the region are not needed: stop without decoding (or entropy-decoding) them.
+  jpeg_abort_decompress(cinfo);
+  return kOk;
+}
+
+// One libjpeg decompressor per thread, reused across samples; dropped after an error.
+class Decompressor {
+ public:
+  Decompressor() {
+    if (create_decompressor(&cinfo_, &err_) != kOk) {
+      throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + err_.message);
+    }
+  }
+  ~Decompressor() { jpeg_destroy_decompress(&cinfo_); }
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+
+  jpeg_decompress_struct* cinfo() { return &cinfo_; }
+  ErrorManager* err() { return &err_; }
+
+ private:
+  jpeg_decompress_struct cinfo_{};
+  ErrorManager err_{};
+};
+
+std::unique_ptr<Decompressor>& thread_decompressor() {
+  thread_local std::unique_ptr<Decompressor> d;
+  return d;
+}
+
+std::string describe(const JpegRegion& r) {
+  return "rows " + std::to_string(r.top) + ".." + std::to_string(r.top + r.height) + ", columns " +
+         std::to_string(r.left) + ".." + std::to_string(r.left + r.width);
+}
+
+}  // namespace
+
+JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
+                                  const JpegRegion& want, std::vector<uint8_t>& dst) {
+  if (header.cmyk) throw DecodeError("JPEG: CMYK data has no region decode (internal error; this is a bug)");
+  const int64_t full_w = jpeg_scaled_size(header.width, scale);
+  const int64_t full_h = jpeg_scaled_size(header.height, scale);
+  if (want.top < 0 || want.left < 0 || want.height <= 0 || want.width <= 0 || want.top + want.height > full_h ||
+      want.left + want.width > full_w) {
+    throw InvalidArgument("decode_jpeg_rgb_region: expected a region inside the " + std::to_string(full_h) + "x" +
+                          std::to_string(full_w) + " scaled image, got " + describe(want) +
+                          " (internal error; this is a bug)");
+  }
+  // Upper bound of the decoded bytes: all columns of the wanted rows and the largest vertical margin
+  // (max_v_samp_factor <= 4 blocks of at most 8 scaled pixels).
+  const int64_t max_rows = std::min<int64_t>(want.top + want.height, want.height + 32);
+  const size_t capacity = size_t(max_rows) * size_t(full_w) * 3;
+  if (dst.size() < capacity) dst.resize(capacity);
+
+  std::unique_ptr<Decompressor>& d = thread_decompressor();
+  if (!d) d = std::make_unique<Decompressor>();
+  RegionJob job{};
+  job.data = data;
+  job.size = size;
+  job.scale_num = unsigned(scale.num);
+  job.scale_denom = unsigned(scale.denom);
+  job.want_top = JDIMENSION(want.top);
+  job.want_bottom = JDIMENSION(want.top + want.height);
+  job.want_left = JDIMENSION(want.left);
+  job.want_right = JDIMENSION(want.left + want.width);
+  job.expect_width = JDIMENSION(full_w);
+  job.expect_height = JDIMENSION(full_h);
+  job.dst = dst.data();
+  job.capacity = dst.size();
+  const int status = decode_region_helper(d->cinfo(), d->err(), &job);
+  if (status == kLibjpegError) {
+    std::string message = std::string("JPEG: ") + d->err()->message;
+    d.reset();
+    throw DecodeError(message);
+  }
+  if (status != kOk) {
+    d.reset();
+    throw DecodeError("JPEG: the decoder disagrees with the header about the " + std::to_string(full_h) + "x" +
+                      std::to_string(full_w) + " scaled image or the region " + describe(want));
+  }
+  JpegRegion got;
+  got.top = job.top;
+  got.left = job.left;
+  got.height = want.top + want.height - got.top;
+  got.width = job.width;
+  return got;
+}
+
+}  // namespace spdl_torch::core

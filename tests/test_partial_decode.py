@@ -1,0 +1,113 @@
+"""The partial JPEG decode of decode_images (only the rows and columns the crop's resize reads, nothing
+below them) gives the same bytes as the whole-image decode; damage below the crop is not read."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from spdl_torch import DecodeError
+from spdl_torch.io import decode_images, random_resized_crop_params
+
+REPO = Path(__file__).resolve().parent.parent
+PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
+needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is absent (make demo prepares it)")
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+
+CONFIGS = {
+    "eval-256-224-float": dict(mode="eval", resize_shorter=256, height=224, width=224, dtype=torch.float32, mean=MEAN, std=STD),
+    "eval-bicubic-uint8": dict(mode="eval", resize_shorter=160, height=128, width=144, interpolation="bicubic"),
+    "eval-crop-exceeds": dict(mode="eval", resize_shorter=0, height=700, width=300),
+    "train-flip": dict(mode="train", height=224, width=224, hflip_prob=0.5),
+    "train-small-dct": dict(mode="train", height=48, width=40, hflip_prob=0.5, scale=(0.02, 0.3), dct_min_ratio=1.0),
+    "resize": dict(mode="resize", height=100, width=300),
+}
+
+
+def _jpeg(array: np.ndarray, **kwargs) -> torch.Tensor:
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, "JPEG", **kwargs)
+    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+
+
+def _photo_like(h: int, w: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    small = rng.integers(0, 256, (max(h // 8, 2), max(w // 8, 2), 3), dtype=np.uint8)
+    img = np.asarray(Image.fromarray(small).resize((w, h), Image.BICUBIC)).astype(np.int32)
+    img += rng.integers(-20, 21, (h, w, 3))  # fine detail, so every block has AC coefficients
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _assert_partial_equals_full(data: list[torch.Tensor], cfg: dict, seed0: int = 0) -> None:
+    seeds = torch.arange(seed0, seed0 + len(data)) * 7919
+    partial = decode_images(data, seeds=seeds, partial_decode=True, **cfg)
+    full = decode_images(data, seeds=seeds, partial_decode=False, **cfg)
+    differs = [i for i in range(len(data)) if not torch.equal(partial[i], full[i])]
+    assert not differs, f"samples {differs} differ"
+
+
+@needs_photos
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_real_photos_partial_equals_full(name):
+    data = [torch.from_file(str(p), size=p.stat().st_size, dtype=torch.uint8) for p in PHOTOS[::7]]
+    for start in range(0, len(data), 64):
+        _assert_partial_equals_full(data[start : start + 64], CONFIGS[name], seed0=start)
+
+
+SYNTHETIC = {
+    "4:4:4": dict(subsampling=0),
+    "4:2:2": dict(subsampling=1),
+    "4:2:0": dict(subsampling=2),
+    "progressive": dict(progressive=True),
+    "restart markers": dict(restart_marker_blocks=5),
+    "quality 40": dict(quality=40),
+}
+
+
+@pytest.mark.parametrize("variant", list(SYNTHETIC))
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_synthetic_layouts_partial_equals_full(variant, name):
+    # Odd sizes (not multiples of the 16-pixel iMCU), so crops meet partial iMCUs at every edge.
+    sizes = [(333, 517), (517, 333), (97, 1203), (481, 640), (1201, 901)]
+    data = [_jpeg(_photo_like(h, w, i), **{"quality": 90, **SYNTHETIC[variant]}) for i, (h, w) in enumerate(sizes)]
+    for rep in range(4):  # different train crops, flips
+        _assert_partial_equals_full(data, CONFIGS[name], seed0=100 * rep)
+
+
+def test_greyscale_partial_equals_full():
+    grey = [_jpeg(_photo_like(h, w, 5)[:, :, 0], quality=85) for h, w in [(300, 451), (451, 300)]]
+    for name in CONFIGS:
+        _assert_partial_equals_full(grey, CONFIGS[name])
+
+
+def _top_crop_seed(h: int, w: int, scale) -> int:
+    """A train seed whose RandomResizedCrop box lies in the top 40% of an h x w image."""
+    for seed in range(10_000):
+        top, _, ch, _, _ = random_resized_crop_params(seed, h, w, scale=scale)
+        if top + ch < 0.4 * h:
+            return seed
+    raise AssertionError("no seed with a crop in the top 40%")
+
+
+def test_damage_below_the_crop_is_not_read():
+    h, w = 1200, 320
+    data = _jpeg(_photo_like(h, w, 9), quality=90)  # baseline: rows are stored top to bottom
+    cfg = dict(mode="train", height=64, width=64, scale=(0.02, 0.05))
+    seed = _top_crop_seed(h, w, cfg["scale"])
+    intact = decode_images([data], seeds=[seed], **cfg)
+    cut = data[: data.numel() * 3 // 4].clone()  # the bottom quarter of the rows is gone
+    # The partial decode stops after the crop's rows: the same pixels as from the intact file.
+    assert torch.equal(decode_images([cut], seeds=[seed], **cfg), intact)
+    # The whole-image decode reads the missing rows and refuses the file.
+    with pytest.raises(DecodeError, match=r"^sample 0: JPEG: .*[Pp]remature end"):
+        decode_images([cut], seeds=[seed], partial_decode=False, **cfg)
+    # Damage inside the crop's rows is refused by both.
+    head = data[: data.numel() // 10].clone()
+    for partial in (True, False):
+        with pytest.raises(DecodeError, match=r"^sample 0: JPEG: "):
+            decode_images([head], seeds=[seed], partial_decode=partial, **cfg)
+        batch, ok = decode_images([head, data], seeds=[seed, seed], partial_decode=partial, strict=False, **cfg)
+        assert ok.tolist() == [False, True] and batch[0].eq(0).all() and torch.equal(batch[1], intact[0])
