@@ -225,8 +225,9 @@ def main() -> None:
         ts += [v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     images = spdl_torch.datasets.ImageFolder(args.root, transform=v2.Compose(ts))
     dataset = Tracked(tud.Subset(images, range(min(args.limit, len(images)))))
-    keys = ("images/s", "cpu_ms/img", "peak_MB", "peak_anon_MB", "peak_all_MB", "workers_MB_at_peak", "alive_at_peak", "arena_free_MB_at_peak",
-            "mmapped_MB_at_peak", "max_alive", "max_arena_free_MB", "max_mmapped_MB")
+    keys = ("images/s", "cpu_ms/img", "peak_MB", "peak_anon_MB", "peak_all_MB", "workers_MB_at_peak",
+            "alive_at_peak", "arena_free_MB_at_peak", "mmapped_MB_at_peak", "max_alive", "max_arena_free_MB",
+            "max_mmapped_MB")
     print(f"{args.dtype}, {len(dataset)} images, batch {args.batch_size}, {args.workers} workers; "
           f"one batch = {args.batch_size * 3 * 224 * 224 * (4 if args.dtype == 'float32' else 1) / MB:.1f} MB")
     print(f"{'loader':<12}" + "".join(f"{k[:13]:>14}" for k in keys))

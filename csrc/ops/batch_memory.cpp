@@ -14,7 +14,7 @@
 // fresh 2 MiB-aligned MADV_HUGEPAGE mapping 1.0-2.6 ms, a recycled resident buffer 0.6-0.7 ms. At
 // ~1.7 ms of CPU per image (54 ms per batch) fresh 4 KiB pages cost ~20%.
 //
-// So: mappings start on a 2 MiB boundary and ask for transparent huge pages (a miss costs ~2 ms, not
+// So: mappings start on a 2 MiB boundary and ask for transparent huge pages (a miss costs ~1-3 ms, not
 // 11), and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
 // mapped size (a hit costs nothing extra). Everything past the capacity is unmapped at once, so what a
 // loader holds beyond its live batches is bounded by the capacity, not by malloc's heuristics.
@@ -44,18 +44,20 @@ namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 
-// Default pool capacity, decided from measurements (2 CPUs, ImageFolder 640 images, batch 32, 2 worker
-// threads; benchmarks/mem_probe.py and the decode_images loop in benchmarks/RESULTS.md):
-//   capacity            peak overhead, anon+shm PSS (fast consumer / 100 ms per batch)   CPU per batch
-//   0                   50-68 MB / 104-106 MB                                           +3.1 ms float32, +1.0 ms uint8
-//   19 MiB (1 batch)    76-86 MB / 121-122 MB                                           half the batches map fresh
-//   40 MiB (2 batches)  85-89 MB / 122-123 MB                                           baseline (53.8 ms)
-//   80 MiB              87-106 MB                                                       baseline
+// Default pool capacity, decided from measurements (2 shared CPUs; benchmarks/RESULTS.md, section
+// "bench_dataloader.py: memory overhead"). Peak overhead in anonymous + shared PSS of ImageFolder, 640
+// photos, batch 32, 2 worker threads, float32 (benchmarks/mem_probe.py --pool-capacity-mib C
+// [--consumer-ms 100]); CPU per 18.4 MiB batch over a recycled buffer (benchmarks/bench_batch_memory.py):
+//   capacity            fast consumer   100 ms per batch   CPU per batch
+//   0                   50-68 MiB       104-106 MiB        +1.2 to +9.9 ms, median +2.6 ms (~5%); uint8 +1.0-1.9 ms
+//   19 MiB (1 batch)    76-86 MiB       121-122 MiB        half the batches map fresh
+//   40 MiB (2 batches)  85-89 MiB       122-123 MiB        recycled: ~52-54 ms per batch
+//   80 MiB              87-106 MiB      -                  recycled
 // A recycled buffer is resident in full while a worker refills it, a fresh mapping only as far as it has
-// been written, and the pool holds what the loader's high-water mark left; so each batch of capacity costs
-// up to a batch of peak memory. With transparent huge pages a fresh mapping costs 3.1 ms of a 54 ms
-// float32 batch (5.8%; 1.9% for uint8), so the memory wins: capacity 0. Without them (THP "never" or
-// absent) a fresh mapping costs 11-12 ms (~20%): keep two float32 batches (40 MiB) then.
+// been written, and the pool keeps what the loader's high-water mark left: each batch of capacity costs up
+// to a batch of peak memory. Memory is what the loader's budget is short of (float32: 3 batches of 18.4
+// MiB are resident at any peak, see RESULTS.md), so with transparent huge pages the capacity is 0. Without
+// them (THP "never" or absent) a fresh mapping costs 11-12 ms per batch (~20%): keep two float32 batches.
 constexpr int64_t kCapacityWithHugePages = 0;
 constexpr int64_t kCapacityWithoutHugePages = int64_t(40) << 20;
 

@@ -96,7 +96,8 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch;
   if (pin_memory) {  // torch's caching host allocator
-    TORCH_CHECK(at::globalContext().hasCUDA(), "decode_images: pin_memory=True needs a CUDA runtime, none is available");
+    TORCH_CHECK(at::globalContext().hasCUDA(),
+                "decode_images: pin_memory=True needs a CUDA runtime, none is available");
     batch = at::empty({n, 3, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
   } else {  // returned to the OS when freed, past a small pool of recycled buffers (batch_memory.cpp)
     batch = empty_batch({n, 3, height, width}, out_dtype, format);
