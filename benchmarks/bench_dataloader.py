@@ -3,18 +3,24 @@
     python benchmarks/bench_dataloader.py [--root data/imagenet_like/train] [--limit 640] [--workers 2]
         [--batch-size 32] [--strings 1000000] [--string-samples 200000] [--plot out.png]
 
-Part 1 -- images: the same ``spdl_torch.datasets.ImageFolder`` (native decode, then torchvision v2 resize
-256 / center crop 224 / normalize) iterated once by each loader with ``--workers`` workers: images/s,
+Part 1 -- images: the same ``spdl_torch.datasets.ImageFolder`` iterated once by each loader with
+``--workers`` workers, in two configurations of its torchvision v2 transform: ``float32`` (resize 256 /
+center crop 224 / ToDtype(float32) / Normalize: batches of 32x3x224x224 float32, 18.4 MiB) and ``uint8``
+(resize 256 / center crop 224 only, normalization left to the GPU: 4.6 MiB batches). Reported: images/s,
 CPU seconds per image (process tree: workers included), loader memory overhead (peak PSS of the tree
-minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), time to first batch.
+minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), the same over anonymous
+and shared memory only (``anon+shm``: without the shared libraries' file pages, whose PSS moves with other
+programs on the machine, and with torch's batches in transit from a worker to the consumer, which live in
+shared memory that no process maps and no PSS counts), time to first batch.
 
 Part 2 -- a dataset holding ``--strings`` Python strings (a typical file list), ``--string-samples``
 random samples read through each loader with 0, 1, 2 and 4 workers: memory overhead per configuration.
 Worker processes touch the list's objects (reference counts), which un-shares the pages they sit on;
 threads share the one list.
 
-The torch loader runs first in each part: forking worker processes after spdl_torch's native decode
-thread pool has started in this process hangs the children's decode.
+The torch loader runs first in each part (in part 1, in both configurations before spdl_torch's):
+forking worker processes after spdl_torch's native decode thread pool has started in this process hangs
+the children's decode.
 """
 
 from __future__ import annotations
@@ -64,12 +70,13 @@ def bench_images(dataset, name: str, workers: int, batch_size: int) -> dict:
         first = next(it)
         first_s = time.perf_counter() - t0
         images = len(first[1])
+        del first  # the consumer keeps no batch beyond the one it works on (this one was counted as overhead)
         for _, labels in it:
             images += len(labels)
         del it
     u = mon.usage
     return {"images/s": images / u.wall_s, "cpu_ms/img": 1000 * u.cpu_s / images, "overhead_MB": u.overhead_pss_bytes / MB,
-            "first_batch_s": first_s, "wall_s": u.wall_s}
+            "anon_MB": u.overhead_anon_bytes / MB, "first_batch_s": first_s, "wall_s": u.wall_s}
 
 
 def bench_strings(dataset, name: str, workers: int, sampler: list[int]) -> dict:
@@ -93,21 +100,34 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="This DataLoader will create")  # torch: more workers than CPUs
 
-    transform = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
-                            v2.Normalize(MEAN, STD)])
-    images = spdl_torch.datasets.ImageFolder(args.root, transform=transform)
-    if args.limit:
-        images = tud.Subset(images, range(min(args.limit, len(images))))
-    print(f"part 1: {len(images)} images from {args.root}, batch {args.batch_size}, {args.workers} workers, "
+    transforms = {
+        "float32": v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
+                               v2.Normalize(MEAN, STD)]),
+        "uint8": v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224)]),
+    }
+    datasets = {}
+    for config, transform in transforms.items():
+        images = spdl_torch.datasets.ImageFolder(args.root, transform=transform)
+        datasets[config] = tud.Subset(images, range(min(args.limit, len(images)))) if args.limit else images
+    n_images = len(datasets["float32"])
+    print(f"part 1: {n_images} images from {args.root}, batch {args.batch_size}, {args.workers} workers, "
           f"{os.cpu_count()} CPUs")
-    print(f"{'loader':<12}{'images/s':>10}{'CPU ms/img':>12}{'overhead MB':>13}{'1st batch s':>13}")
-    res = {}
-    for name in LOADERS:
-        r = res[name] = bench_images(images, name, args.workers, args.batch_size)
-        print(f"{name:<12}{r['images/s']:>10.1f}{r['cpu_ms/img']:>12.2f}{r['overhead_MB']:>13.1f}{r['first_batch_s']:>13.2f}",
-              flush=True)
-    print(f"spdl_torch / torch: {res['spdl_torch']['images/s'] / res['torch']['images/s']:.2f}x images/s, "
-          f"{res['spdl_torch']['cpu_ms/img'] / res['torch']['cpu_ms/img']:.2f}x CPU per image")
+    res = {config: {} for config in datasets}
+    for name in LOADERS:  # torch in both configurations first (see the module docstring)
+        for config, dataset in datasets.items():
+            res[config][name] = bench_images(dataset, name, args.workers, args.batch_size)
+    print(f"{'config':<9}{'loader':<12}{'images/s':>10}{'CPU ms/img':>12}{'overhead MB':>13}{'anon+shm MB':>13}"
+          f"{'1st batch s':>13}")
+    for config, r in res.items():
+        for name in LOADERS:
+            x = r[name]
+            print(f"{config:<9}{name:<12}{x['images/s']:>10.1f}{x['cpu_ms/img']:>12.2f}{x['overhead_MB']:>13.1f}"
+                  f"{x['anon_MB']:>13.1f}{x['first_batch_s']:>13.2f}")
+    for config, r in res.items():
+        s, t = r["spdl_torch"], r["torch"]
+        print(f"{config}: spdl_torch / torch: {s['images/s'] / t['images/s']:.2f}x images/s, "
+              f"{s['cpu_ms/img'] / t['cpu_ms/img']:.2f}x CPU per image, {s['overhead_MB'] / t['overhead_MB']:.2f}x memory "
+              f"overhead ({s['anon_MB'] / t['anon_MB']:.2f}x in anonymous + shared memory)", flush=True)
 
     strings = Strings(args.strings)
     # the random indices are drawn once, outside the measurements (a RandomSampler would allocate a

@@ -4,6 +4,17 @@ and how much loading slows Python work in the consuming thread.
 CPU time and PSS come from psutil (``/proc``). They are summed over this process and every descendant, so
 worker processes (``torch.utils.data.DataLoader``) and worker threads (``spdl_torch.DataLoader``) are
 counted alike.
+
+Two numbers come from the same samples:
+
+* ``overhead_pss_bytes``: peak PSS of the tree minus the consumer's PSS before loading started. File pages
+  (the shared libraries) are in it, and their PSS share changes whenever another program on the machine
+  maps or unmaps the same files (another torch process), so it is noisy on a shared machine.
+* ``overhead_anon_bytes``: the same over anonymous and shared memory only (``Pss_Anon + Pss_Shmem`` of
+  ``/proc/<pid>/smaps_rollup``), plus shared memory that no process of the tree maps: a batch that a
+  torch worker has put into its queue lives in shared memory that, until the consumer receives it, no
+  process maps, so no PSS counts it. That part is estimated from the machine's ``Shmem``
+  (``/proc/meminfo``) and assumes no other program changes its shared memory meanwhile.
 """
 
 from __future__ import annotations
@@ -25,11 +36,39 @@ class Usage:
     cpu_s: float  # user + system CPU seconds of this process and all descendants in that window
     baseline_pss_bytes: int  # PSS of this process alone when the monitor started
     peak_pss_bytes: int  # highest PSS summed over this process and its live descendants, sampled
+    baseline_anon_bytes: int = 0  # anonymous + shared PSS of this process alone when the monitor started
+    peak_anon_bytes: int = 0  # highest anonymous + shared PSS of the tree + shared memory nobody maps
 
     @property
     def overhead_pss_bytes(self) -> int:
         """Loader memory overhead: peak PSS of the tree minus the consumer's PSS before loading started."""
         return self.peak_pss_bytes - self.baseline_pss_bytes
+
+    @property
+    def overhead_anon_bytes(self) -> int:
+        """Overhead in anonymous and shared memory, counting torch's batches in transit (see the module
+        docstring)."""
+        return self.peak_anon_bytes - self.baseline_anon_bytes
+
+
+def _pss(pid: int) -> tuple[int, int, int]:
+    """(PSS, PSS of anonymous memory, PSS of shared memory) of process ``pid`` in bytes, from
+    ``/proc/<pid>/smaps_rollup``."""
+    values = {"Pss:": 0, "Pss_Anon:": 0, "Pss_Shmem:": 0}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            key = line.split(None, 1)[0]
+            if key in values:
+                values[key] = int(line.split()[1]) * 1024
+    return values["Pss:"], values["Pss_Anon:"], values["Pss_Shmem:"]
+
+
+def _machine_shmem_bytes() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("Shmem:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 class ResourceMonitor:
@@ -45,19 +84,29 @@ class ResourceMonitor:
         self._stop = threading.Event()
         self._last_cpu: dict[int, float] = {}  # live descendant pid -> last seen CPU seconds
         self._peak_pss = 0
+        self._peak_anon = 0
+        self._base_shm: tuple[int, int] | None = None
 
     def _sample(self) -> None:
-        total = 0
+        total = anon = shm = 0
+        machine_shm = _machine_shmem_bytes()
         procs = [self._me, *self._me.children(recursive=True)]
         for p in procs:
             try:
-                total += p.memory_full_info().pss
+                pss, pss_anon, pss_shm = _pss(p.pid)
+                total += pss
+                anon += pss_anon
+                shm += pss_shm
                 if p.pid != self._me.pid:
                     t = p.cpu_times()
                     self._last_cpu[p.pid] = t.user + t.system
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, FileNotFoundError, ProcessLookupError):
                 continue
         self._peak_pss = max(self._peak_pss, total)
+        if self._base_shm is None:
+            self._base_shm = (machine_shm, shm)
+        unmapped = max(0, (machine_shm - self._base_shm[0]) - (shm - self._base_shm[1]))
+        self._peak_anon = max(self._peak_anon, anon + shm + unmapped)
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
@@ -66,7 +115,8 @@ class ResourceMonitor:
     def __enter__(self) -> ResourceMonitor:
         t = self._me.cpu_times()
         self._start_cpu = t.user + t.system + t.children_user + t.children_system
-        self._baseline_pss = self._me.memory_full_info().pss
+        pss, pss_anon, pss_shm = _pss(self._me.pid)
+        self._baseline_pss, self._baseline_anon = pss, pss_anon + pss_shm
         self._sample()
         self._start_children = {p.pid: v for p, v in ((p, self._cpu(p)) for p in self._me.children(True)) if v}
         self._t0 = time.perf_counter()
@@ -91,7 +141,8 @@ class ResourceMonitor:
         own_and_reaped = t.user + t.system + t.children_user + t.children_system - self._start_cpu
         live = {p.pid for p in self._me.children(recursive=True)}
         live_cpu = sum(v - self._start_children.get(pid, 0.0) for pid, v in self._last_cpu.items() if pid in live)
-        self.usage = Usage(wall, own_and_reaped + live_cpu, self._baseline_pss, self._peak_pss)
+        self.usage = Usage(wall, own_and_reaped + live_cpu, self._baseline_pss, self._peak_pss, self._baseline_anon,
+                           self._peak_anon)
 
 
 def python_step_seconds(iterations: int = 200_000) -> float:

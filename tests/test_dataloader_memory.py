@@ -1,12 +1,19 @@
-"""Threads share the dataset: a dataset holding a large Python list costs no extra memory per worker."""
+"""Loader memory: threads share the dataset (a large Python list costs no extra memory per worker), and
+the loader keeps no batch beyond torch's prefetch contract."""
 
 import gc
 import os
+import threading
+import time
+import weakref
 
 import pytest
+import torch
 import torch.utils.data as tud
 
 from spdl_torch.dataloader import DataLoader
+
+from .waiting import wait_until
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TOLERANCE_MB = 10
@@ -47,3 +54,45 @@ def test_large_python_list_is_shared_by_threads():
     assert size_mb > 50  # the dataset is big compared to the tolerance
     for n in (2, 4):
         assert deltas[n] - deltas[0] < TOLERANCE_MB, deltas
+
+
+class _Tensors(tud.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return torch.full((4,), i)
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_handed_off_batch_is_not_kept_by_the_loader(in_order):
+    # torch's contract: at most prefetch_factor * num_workers batches are loaded ahead of the consumer.
+    # Once the consumer drops the batch it received, nothing in the loader may keep it alive.
+    alive = set()
+    lock = threading.Lock()
+
+    def collate(samples):
+        batch = torch.stack(samples)
+        key = int(batch[0, 0])
+        with lock:
+            alive.add(key)
+
+        def dead():
+            with lock:
+                alive.discard(key)
+
+        weakref.finalize(batch, dead)
+        return batch
+
+    ahead = 2 * 3  # prefetch_factor * num_workers
+    it = iter(DataLoader(_Tensors(), batch_size=2, num_workers=3, prefetch_factor=2, collate_fn=collate,
+                         in_order=in_order))
+    for _ in range(3):
+        batch = next(it)
+        assert wait_until(lambda: len(alive) >= ahead + 1), alive  # the pipeline refilled: ahead + ours
+        del batch
+        gc.collect()
+        assert wait_until(lambda: len(alive) == ahead), alive
+        time.sleep(0.05)  # nothing comes on top later either
+        assert len(alive) == ahead, alive
+    del it

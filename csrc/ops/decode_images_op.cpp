@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../core/batch_decoder.h"
+#include "batch_memory.h"
 #include "error_translation.h"
 
 namespace spdl_torch::ops {
@@ -93,13 +94,15 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   opt.min_dct_ratio = dct_min_ratio;
   opt.partial_decode = partial_decode;
 
-  auto options = at::TensorOptions().dtype(out_dtype);
-  if (pin_memory) {
-    TORCH_CHECK(at::globalContext().hasCUDA(), "decode_images: pin_memory=True needs a CUDA runtime, none is available");
-    options = options.pinned_memory(true);
-  }
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  at::Tensor batch = at::empty({n, 3, height, width}, options, format);
+  at::Tensor batch;
+  if (pin_memory) {  // torch's caching host allocator
+    TORCH_CHECK(at::globalContext().hasCUDA(),
+                "decode_images: pin_memory=True needs a CUDA runtime, none is available");
+    batch = at::empty({n, 3, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
+  } else {  // returned to the OS when freed, past a small pool of recycled buffers (batch_memory.cpp)
+    batch = empty_batch({n, 3, height, width}, out_dtype, format);
+  }
   at::Tensor ok = at::empty({n}, at::TensorOptions().dtype(at::kBool));
 
   const std::vector<double> m = channel_values(mean, "mean", 0.0);

@@ -17,4 +17,7 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0) -> int[]");
   m.def("set_num_threads(int n) -> ()");
   m.def("get_num_threads() -> int");
+  m.def("set_batch_memory_capacity(int nbytes) -> ()");
+  m.def("get_batch_memory_capacity() -> int");
+  m.def("batch_memory_stats() -> int[]");
 }

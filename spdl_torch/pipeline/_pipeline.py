@@ -316,8 +316,13 @@ class Pipeline:
     def _iterate(self, run: _Run, timeout: float | None = None) -> Iterator[Any]:
         # a bound-method generator: holds ``self`` so the pipeline is not collected while iterated
         try:
-            while (item := run.get(timeout)) is not EOF:
-                yield item
+            while True:
+                box = [run.get(timeout)]
+                if box[0] is EOF:
+                    return
+                # yielded without a name left bound in this (suspended) frame: once the consumer drops
+                # the item, nothing here keeps it (a loader's batch must not outlive the hand-off)
+                yield box.pop()
         finally:
             run.stop()
 

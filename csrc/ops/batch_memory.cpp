@@ -1,0 +1,245 @@
+// Batch output memory: one anonymous mapping per batch, recycled through a small capped pool.
+//
+// Why not at::empty (glibc malloc): a batch is allocated on a DataLoader worker thread and freed by the
+// consumer, so it lives in the worker thread's malloc arena. After the first mmap-ed batch is freed,
+// glibc raises its dynamic mmap threshold to the batch size (up to 32 MiB) and every later batch comes
+// from the arena; freed batches then stay resident there (trim threshold = 2x the mmap threshold per
+// arena). Measured (benchmarks/mem_probe.py, float32 32x3x224x224 = 18.4 MiB batches, 2 workers, fast
+// consumer): 3 batches alive (2 being decoded, 1 held by the consumer) and 45-80 MiB more free inside
+// the arenas (mallinfo2 fordblks) at the loader's peak PSS.
+//
+// Why not plain mmap/munmap per batch (MALLOC_MMAP_THRESHOLD_=1048576 does that, for every allocation):
+// every batch then page-faults and zero-fills 4.7k fresh 4 KiB pages. Measured on this machine per
+// 18.4 MiB batch (memset of the whole buffer included): fresh 4 KiB pages 11-12 ms, MAP_POPULATE 9 ms,
+// fresh 2 MiB-aligned MADV_HUGEPAGE mapping 1.0-2.6 ms, a recycled resident buffer 0.6-0.7 ms. At
+// ~1.7 ms of CPU per image (54 ms per batch) fresh 4 KiB pages cost ~20%.
+//
+// So: mappings start on a 2 MiB boundary and ask for transparent huge pages (a miss costs ~1-3 ms, not
+// 11), and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
+// mapped size (a hit costs nothing extra). Everything past the capacity is unmapped at once, so what a
+// loader holds beyond its live batches is bounded by the capacity, not by malloc's heuristics.
+// The default capacity is decided below (kCapacityWithHugePages).
+#include "batch_memory.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace spdl_torch::ops {
+namespace {
+
+constexpr size_t kHugePage = size_t(2) << 20;
+
+// Default pool capacity, decided from measurements (2 shared CPUs; benchmarks/RESULTS.md, section
+// "bench_dataloader.py: memory overhead"). Peak overhead in anonymous + shared PSS of ImageFolder, 640
+// photos, batch 32, 2 worker threads, float32 (benchmarks/mem_probe.py --pool-capacity-mib C
+// [--consumer-ms 100]); CPU per 18.4 MiB batch over a recycled buffer (benchmarks/bench_batch_memory.py):
+//   capacity            fast consumer   100 ms per batch   CPU per batch
+//   0                   50-68 MiB       104-106 MiB        +1.2 to +9.9 ms, median +2.6 ms (~5%); uint8 +1.0-1.9 ms
+//   19 MiB (1 batch)    76-86 MiB       121-122 MiB        half the batches map fresh
+//   40 MiB (2 batches)  85-89 MiB       122-123 MiB        recycled: ~52-54 ms per batch
+//   80 MiB              87-106 MiB      -                  recycled
+// A recycled buffer is resident in full while a worker refills it, a fresh mapping only as far as it has
+// been written, and the pool keeps what the loader's high-water mark left: each batch of capacity costs up
+// to a batch of peak memory. Memory is what the loader's budget is short of (float32: 3 batches of 18.4
+// MiB are resident at any peak, see RESULTS.md), so with transparent huge pages the capacity is 0. Without
+// them (THP "never" or absent) a fresh mapping costs 11-12 ms per batch (~20%): keep two float32 batches.
+constexpr int64_t kCapacityWithHugePages = 0;
+constexpr int64_t kCapacityWithoutHugePages = int64_t(40) << 20;
+
+// Whether the kernel backs MADV_HUGEPAGE mappings with transparent huge pages ("[always]" or
+// "[madvise]" selected in /sys/kernel/mm/transparent_hugepage/enabled).
+bool huge_pages_available() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(f, line)) return false;
+  return line.find("[always]") != std::string::npos || line.find("[madvise]") != std::string::npos;
+}
+
+size_t page_size() {
+  static const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// One anonymous mapping, owned: unmapped by the destructor.
+class Mapping {
+ public:
+  explicit Mapping(size_t bytes) : bytes_(bytes) {
+    // map 2 MiB - 1 page more, then cut the head and tail so that the buffer starts on a 2 MiB boundary
+    // (transparent huge pages only back whole aligned 2 MiB ranges)
+    const size_t slack = kHugePage - page_size();
+    void* raw = mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+      const int err = errno;
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "batch memory: mmap of ", bytes, " bytes failed: ",
+                       std::strerror(err));
+    }
+    const auto start = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t aligned = round_up(start, kHugePage);
+    if (aligned > start) munmap(raw, aligned - start);
+    const uintptr_t end = start + bytes + slack;
+    if (end > aligned + bytes) munmap(reinterpret_cast<void*>(aligned + bytes), end - (aligned + bytes));
+    ptr_ = reinterpret_cast<void*>(aligned);
+    if (bytes >= kHugePage) madvise(ptr_, bytes, MADV_HUGEPAGE);  // a hint: fails harmlessly without THP
+  }
+  ~Mapping() { munmap(ptr_, bytes_); }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_;
+};
+
+class BatchMemoryPool final : public c10::Allocator {
+ public:
+  BatchMemoryPool()
+      : capacity_(huge_pages_available() ? kCapacityWithHugePages : kCapacityWithoutHugePages) {
+    // a fork while another thread holds the lock would leave it locked forever in the child
+    pthread_atfork([] { instance().mu_.lock(); }, [] { instance().mu_.unlock(); },
+                   [] { instance().mu_.unlock(); });
+  }
+
+  // Never destroyed: tensors freed during interpreter or static teardown still find their pool.
+  static BatchMemoryPool& instance() {
+    static BatchMemoryPool* pool = new BatchMemoryPool();
+    return *pool;
+  }
+
+  c10::DataPtr allocate(size_t n) override {
+    if (n < size_t(kMinPooledBytes)) return c10::GetCPUAllocator()->allocate(n);
+    const size_t bytes = round_up(n, page_size());
+    std::unique_ptr<Mapping> m;
+    std::vector<std::unique_ptr<Mapping>> evicted;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = pool_.rbegin(); it != pool_.rend(); ++it) {  // most recently freed first
+        if ((*it)->bytes() == bytes) {
+          m = std::move(*it);
+          pool_.erase(std::next(it).base());
+          pooled_bytes_ -= bytes;
+          ++stats_.reuses;
+          break;
+        }
+      }
+      if (!m) {
+        // a new size (e.g. an epoch's last, smaller batch): make room so that the pool stays within its
+        // capacity once this buffer comes back too
+        evict_locked(int64_t(bytes) <= capacity_ ? capacity_ - int64_t(bytes) : 0, evicted);
+        ++stats_.maps;
+      }
+      ++stats_.live_buffers;
+      stats_.live_bytes += int64_t(bytes);
+    }
+    evicted.clear();  // unmapped outside the lock
+    if (!m) {
+      try {
+        m = std::make_unique<Mapping>(bytes);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        --stats_.maps;
+        --stats_.live_buffers;
+        stats_.live_bytes -= int64_t(bytes);
+        throw;
+      }
+    }
+    void* data = m->data();
+    return {data, m.release(), &BatchMemoryPool::give_back, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+  BatchMemoryStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    BatchMemoryStats s = stats_;
+    s.pooled_buffers = int64_t(pool_.size());
+    s.pooled_bytes = int64_t(pooled_bytes_);
+    return s;
+  }
+
+  void set_capacity(int64_t bytes) {
+    std::vector<std::unique_ptr<Mapping>> evicted;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      capacity_ = bytes;
+      evict_locked(capacity_, evicted);
+    }
+  }
+
+  int64_t capacity() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capacity_;
+  }
+
+ private:
+  // The DataPtr deleter: keeps the buffer (most recent last) and unmaps the least recently freed ones
+  // past the capacity.
+  static void give_back(void* ctx) {
+    std::unique_ptr<Mapping> m(static_cast<Mapping*>(ctx));
+    BatchMemoryPool& self = instance();
+    std::vector<std::unique_ptr<Mapping>> evicted;
+    {
+      std::lock_guard<std::mutex> lock(self.mu_);
+      --self.stats_.live_buffers;
+      self.stats_.live_bytes -= int64_t(m->bytes());
+      self.pooled_bytes_ += m->bytes();
+      self.pool_.push_back(std::move(m));
+      self.evict_locked(self.capacity_, evicted);
+    }
+  }
+
+  // Moves the least recently freed buffers out of the pool until it holds at most `limit` bytes.
+  void evict_locked(int64_t limit, std::vector<std::unique_ptr<Mapping>>& out) {
+    while (!pool_.empty() && int64_t(pooled_bytes_) > limit) {
+      pooled_bytes_ -= pool_.front()->bytes();
+      out.push_back(std::move(pool_.front()));
+      pool_.pop_front();
+      ++stats_.unmaps;
+    }
+  }
+
+  std::mutex mu_;
+  std::deque<std::unique_ptr<Mapping>> pool_;  // freed buffers, least recently freed first
+  size_t pooled_bytes_ = 0;
+  int64_t capacity_;
+  BatchMemoryStats stats_;
+};
+
+}  // namespace
+
+at::Tensor empty_batch(at::IntArrayRef sizes, at::ScalarType dtype, at::MemoryFormat format) {
+  return at::detail::empty_generic(sizes, &BatchMemoryPool::instance(), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                   dtype, format);
+}
+
+BatchMemoryStats batch_memory_stats() { return BatchMemoryPool::instance().stats(); }
+
+void set_batch_memory_capacity(int64_t bytes) {
+  TORCH_CHECK_VALUE(bytes >= 0, "set_batch_memory_capacity: expected bytes >= 0, got ", bytes);
+  BatchMemoryPool::instance().set_capacity(bytes);
+}
+
+int64_t batch_memory_capacity() { return BatchMemoryPool::instance().capacity(); }
+
+}  // namespace spdl_torch::ops

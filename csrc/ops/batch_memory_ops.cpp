@@ -1,0 +1,30 @@
+// set_batch_memory_capacity / get_batch_memory_capacity / batch_memory_stats: the pool that holds
+// decode_images' non-pinned output memory (batch_memory.h). No tensor inputs: kernels under BackendSelect.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <vector>
+
+#include "batch_memory.h"
+
+namespace spdl_torch::ops {
+namespace {
+
+int64_t get_batch_memory_capacity() { return batch_memory_capacity(); }
+
+// [pooled_buffers, pooled_bytes, live_buffers, live_bytes, maps, reuses, unmaps]: the Python wrapper
+// names them (spdl_torch.io.batch_memory_stats)
+std::vector<int64_t> batch_memory_stats_op() {
+  const BatchMemoryStats s = batch_memory_stats();
+  return {s.pooled_buffers, s.pooled_bytes, s.live_buffers, s.live_bytes, s.maps, s.reuses, s.unmaps};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(spdl_torch, BackendSelect, m) {
+  m.impl("set_batch_memory_capacity", &set_batch_memory_capacity);
+  m.impl("get_batch_memory_capacity", &get_batch_memory_capacity);
+  m.impl("batch_memory_stats", &batch_memory_stats_op);
+}
+
+}  // namespace spdl_torch::ops
