@@ -1,7 +1,8 @@
 """Images/s of the fused batch op against per-image decoding + torchvision, on the real-photo set.
 
 Eval transform everywhere: resize shorter side to 256 (antialiased bilinear), centre crop 224, float32,
-ImageNet normalization; the batch ends as one Tensor[N, 3, 224, 224].
+ImageNet normalization; each batch of --batch-size images ends as one Tensor[B, 3, 224, 224] (a
+DataLoader-sized batch: a 512-image float32 batch is a 308 MB allocation whose page faults would dominate).
 
   (a) spdl_torch.io.decode_images, one call per batch, native pool of 1 and of 2 threads
   (a') the same, 1 thread, with partial_decode=False (whole-image JPEG decode), for comparison
@@ -35,7 +36,8 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--root", default="data/imagenet_like")
-    p.add_argument("--images", type=int, default=256, help="images per batch (one batch per measurement)")
+    p.add_argument("--images", type=int, default=256, help="images per measurement")
+    p.add_argument("--batch-size", type=int, default=32, help="images per batch (one op call / torch.stack)")
     p.add_argument("--reps", type=int, default=5, help="interleaved repetitions per method")
     p.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads for (b) and (c)")
     args = p.parse_args()
@@ -46,6 +48,17 @@ def main() -> None:
     blobs = [open(path, "rb").read() for path in paths]
     tensors = [torch.frombuffer(bytearray(b), dtype=torch.uint8) for b in blobs]
     torch.set_num_threads(args.torch_threads)
+    bs = args.batch_size
+    starts = range(0, len(tensors), bs)
+
+    def consume(batches) -> int:
+        """Takes batches one at a time, as a training loop does (each dropped before the next is made, so
+        its memory can be reused); returns the number of images."""
+        images = 0
+        for batch in batches:
+            assert batch.shape[1:] == (3, 224, 224), batch.shape
+            images += len(batch)
+        return images
 
     tail = [v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
             v2.Normalize(MEAN, STD)]
@@ -55,16 +68,24 @@ def main() -> None:
 
     def fused(threads, partial_decode=True):
         def run():
+            return consume(decode_images(tensors[s : s + bs], height=224, width=224, resize_shorter=256,
+                                         dtype=torch.float32, mean=MEAN, std=STD, partial_decode=partial_decode)
+                           for s in starts)
+
+        def setup():  # untimed: a pool of this size, its new threads warmed by one batch (a loader's steady state)
             set_num_threads(threads)
-            return decode_images(tensors, height=224, width=224, resize_shorter=256, dtype=torch.float32,
-                                 mean=MEAN, std=STD, partial_decode=partial_decode)
+            decode_images(tensors[:bs], height=224, width=224, resize_shorter=256, dtype=torch.float32, mean=MEAN,
+                          std=STD, partial_decode=partial_decode)
+
+        run.setup = setup
         return run
 
     def decode_image_tv():
-        return torch.stack([tv_tensor(decode_image(t)) for t in tensors])
+        return consume(torch.stack([tv_tensor(decode_image(t)) for t in tensors[s : s + bs]]) for s in starts)
 
     def pillow_tv():
-        return torch.stack([tv_pil(Image.open(io.BytesIO(b)).convert("RGB")) for b in blobs])
+        return consume(torch.stack([tv_pil(Image.open(io.BytesIO(b)).convert("RGB")) for b in blobs[s : s + bs]])
+                       for s in starts)
 
     methods = {
         "(a) decode_images, 1 thread": fused(1),
@@ -75,29 +96,37 @@ def main() -> None:
     }
     default_threads = get_num_threads()
     for fn in methods.values():  # warm-up (thread pools, caches), not timed
+        if hasattr(fn, "setup"):
+            fn.setup()
         fn()
     times = {name: [] for name in methods}
     cpu = {name: [] for name in methods}
+    sys_cpu = {name: [] for name in methods}  # kernel time (page faults of new memory), part of cpu
     load_before = os.getloadavg()[0]
     for _ in range(args.reps):
         for name, fn in methods.items():
-            t0, c0 = time.perf_counter(), time.process_time()
+            if hasattr(fn, "setup"):
+                fn.setup()
+            t0, c0 = time.perf_counter(), os.times()
             out = fn()
             times[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.process_time() - c0)
-            assert out.shape == (len(tensors), 3, 224, 224)
+            c1 = os.times()
+            cpu[name].append(c1.user + c1.system - c0.user - c0.system)
+            sys_cpu[name].append(c1.system - c0.system)
+            assert out == len(tensors)
     set_num_threads(default_threads)
 
     ref = len(tensors) / statistics.median(times["(a) decode_images, 1 thread"])
-    print(f"{len(tensors)} images from {args.root}, {args.reps} interleaved reps, median; "
+    print(f"{len(tensors)} images in batches of {bs} from {args.root}, {args.reps} interleaved reps, median; "
           f"torch threads {args.torch_threads}, CPUs {len(os.sched_getaffinity(0))}, torch {torch.__version__}; "
           f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    print(f"| {'method':<36} | {'images/s':>9} | {'vs (a) 1 thread':>15} | {'CPU ms/image':>12} |")
-    print(f"|{'-' * 38}|{'-' * 11}|{'-' * 17}|{'-' * 14}|")
+    print(f"| {'method':<36} | {'images/s':>9} | {'vs (a) 1 thread':>15} | {'CPU ms/image':>12} | {'of it sys':>9} |")
+    print(f"|{'-' * 38}|{'-' * 11}|{'-' * 17}|{'-' * 14}|{'-' * 11}|")
     for name, ts in times.items():
         rate = len(tensors) / statistics.median(ts)
         cpu_ms = 1e3 * statistics.median(cpu[name]) / len(tensors)
-        print(f"| {name:<36} | {rate:>9.1f} | {rate / ref:>14.2f}x | {cpu_ms:>12.2f} |")
+        sys_ms = 1e3 * statistics.median(sys_cpu[name]) / len(tensors)
+        print(f"| {name:<36} | {rate:>9.1f} | {rate / ref:>14.2f}x | {cpu_ms:>12.2f} | {sys_ms:>9.2f} |")
     med = {name: statistics.median(ts) for name, ts in times.items()}
     med_cpu = {name: statistics.median(c) for name, c in cpu.items()}
     one, two, pil = "(a) decode_images, 1 thread", "(a) decode_images, 2 threads", "(c) Pillow + torchvision v2"

@@ -18,7 +18,7 @@
 // 11), and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
 // mapped size (a hit costs nothing extra). Everything past the capacity is unmapped at once, so what a
 // loader holds beyond its live batches is bounded by the capacity, not by malloc's heuristics.
-// The default capacity is decided below (kCapacityWithHugePages).
+// The default capacity is decided below (kDefaultCapacity).
 #include "batch_memory.h"
 
 #include <ATen/EmptyTensor.h>
@@ -32,7 +32,6 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,20 +54,16 @@ constexpr size_t kHugePage = size_t(2) << 20;
 //   80 MiB              87-106 MiB      -                  recycled
 // A recycled buffer is resident in full while a worker refills it, a fresh mapping only as far as it has
 // been written, and the pool keeps what the loader's high-water mark left: each batch of capacity costs up
-// to a batch of peak memory. Memory is what the loader's budget is short of (float32: 3 batches of 18.4
-// MiB are resident at any peak, see RESULTS.md), so with transparent huge pages the capacity is 0. Without
-// them (THP "never" or absent) a fresh mapping costs 11-12 ms per batch (~20%): keep two float32 batches.
-constexpr int64_t kCapacityWithHugePages = 0;
-constexpr int64_t kCapacityWithoutHugePages = int64_t(40) << 20;
-
-// Whether the kernel backs MADV_HUGEPAGE mappings with transparent huge pages ("[always]" or
-// "[madvise]" selected in /sys/kernel/mm/transparent_hugepage/enabled).
-bool huge_pages_available() {
-  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  if (!std::getline(f, line)) return false;
-  return line.find("[always]") != std::string::npos || line.find("[madvise]") != std::string::npos;
-}
+// to a batch of peak memory. Without transparent huge pages (THP "never" or absent) a fresh mapping costs
+// 11-12 ms per batch (~20%). With them, a fresh mapping still page-faults in the decode threads, and where
+// THP's defrag setting is "madvise" (Debian's default) those faults can stall in direct compaction:
+// benchmarks/bench_decode_images.py (batches of 32, eval float32) measured 0.12-0.35 ms of kernel time per
+// image on a 0.8-1.1 ms op at capacity 0 (11-33%, varying run to run), against 0.00-0.01 ms with two
+// batches pooled. CPU per image is what the project exists for, and the float32 memory goal is below the
+// 3-batch floor either way, so the default keeps two float32 batches (the steady state of 2 workers: every
+// batch recycled) whatever THP does; set_batch_memory_capacity(0) trades that CPU for ~1-1.5 batches of
+// peak memory.
+constexpr int64_t kDefaultCapacity = int64_t(40) << 20;
 
 size_t page_size() {
   static const size_t page = size_t(sysconf(_SC_PAGESIZE));
@@ -113,7 +108,7 @@ class Mapping {
 class BatchMemoryPool final : public c10::Allocator {
  public:
   BatchMemoryPool()
-      : capacity_(huge_pages_available() ? kCapacityWithHugePages : kCapacityWithoutHugePages) {
+      : capacity_(kDefaultCapacity) {
     // a fork while another thread holds the lock would leave it locked forever in the child
     pthread_atfork([] { instance().mu_.lock(); }, [] { instance().mu_.unlock(); },
                    [] { instance().mu_.unlock(); });
