@@ -50,7 +50,9 @@ def test_large_python_list_is_shared_by_threads():
     ds = Strings(1_000_000)
     size_mb = (rss_bytes()) / 2**20
     peak_rss_delta(ds, 0)  # warm-up: allocator pools, thread-local caches
-    deltas = {n: peak_rss_delta(ds, n) / 2**20 for n in (0, 2, 4)}
+    # The least of two runs each: RSS only ever gains from unrelated activity (a batch freed late by an
+    # earlier test's thread, an allocator arena growing), which made one run in the full suite 10+ MB high.
+    deltas = {n: min(peak_rss_delta(ds, n) for _ in range(2)) / 2**20 for n in (0, 2, 4)}
     assert size_mb > 50  # the dataset is big compared to the tolerance
     for n in (2, 4):
         assert deltas[n] - deltas[0] < TOLERANCE_MB, deltas

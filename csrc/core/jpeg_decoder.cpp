@@ -10,6 +10,7 @@
 
 #include "errors.h"
 #include "jpeg_markers.h"
+#include "jpeg_region_decoder.h"
 #include "orientation.h"
 #include "pixel_convert.h"
 
@@ -66,7 +67,18 @@ void check_pixels(int width, int height, int64_t max_pixels) {
 void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int pixel_format) {
   tjhandle tj = thread_decompressor();
   const int pitch = width * tjPixelSize[pixel_format];
-  if (tjDecompress2(tj, data, static_cast<unsigned long>(size), dst, width, pitch, height, pixel_format, 0) != 0) {
+  const auto n = static_cast<unsigned long>(size);
+  if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, TJFLAG_STOPONWARNING) == 0) return;
+  // Stopped at the first problem. TurboJPEG reports a fatal error after a warning as a warning and keeps
+  // only its last message, so without the stop a file with a harmless warning followed by a fatal error
+  // "succeeded" with no pixels written (uninitialized memory; found by fuzz_decode_batch).
+  if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
+  // The first problem was a warning that loses no pixels (e.g. extraneous bytes before a marker): check the
+  // whole stream with libjpeg's API, which sees every message, then decode it through.
+  thread_handle().reset();
+  validate_jpeg_stream(data, size);
+  tj = thread_decompressor();
+  if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, 0) != 0) {
     if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   }
 }

@@ -147,6 +147,36 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
   return kOk;
 }
 
+// setjmp helper: reads every scanline at DCT scale 1/8 into `row` (capacity bytes, one row) and finishes.
+int validate_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* data, size_t size, uint8_t* row,
+                    size_t capacity) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return kLibjpegError;
+  }
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = 8;
+  jpeg_start_decompress(cinfo);
+  if (size_t(cinfo->output_width) * size_t(cinfo->output_components) > capacity) {
+    jpeg_abort_decompress(cinfo);
+    return kUnexpected;
+  }
+  JSAMPROW rows[1] = {row};
+  while (cinfo->output_scanline < cinfo->output_height) {
+    if (jpeg_read_scanlines(cinfo, rows, 1) != 1) {
+      jpeg_abort_decompress(cinfo);
+      return kUnexpected;
+    }
+  }
+  jpeg_finish_decompress(cinfo);
+  return kOk;
+}
+
 // One libjpeg decompressor per thread, reused across samples; dropped after an error.
 class Decompressor {
  public:
@@ -178,6 +208,19 @@ std::string describe(const JpegRegion& r) {
 }
 
 }  // namespace
+
+void validate_jpeg_stream(const uint8_t* data, size_t size) {
+  // One row at scale 1/8 of the widest JPEG (65535 pixels) with at most 4 components.
+  std::vector<uint8_t> row((65535 + 7) / 8 * 4);
+  std::unique_ptr<Decompressor>& d = thread_decompressor();
+  if (!d) d = std::make_unique<Decompressor>();
+  const int status = validate_helper(d->cinfo(), d->err(), data, size, row.data(), row.size());
+  if (status == kOk) return;
+  std::string message = status == kLibjpegError ? std::string("JPEG: ") + d->err()->message
+                                                : std::string("JPEG: the stream disagrees with its frame header");
+  d.reset();
+  throw DecodeError(message);
+}
 
 JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
                                   const JpegRegion& want, std::vector<uint8_t>& dst) {

@@ -1,0 +1,62 @@
+"""JPEG streams with libjpeg warnings: a harmless warning decodes to the clean file's pixels; a harmless
+warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
+writes no pixels: it used to come back as uninitialized memory)."""
+
+import io
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from spdl_torch import DecodeError
+from spdl_torch.io import decode_image, decode_images
+
+SOS = b"\xff\xda"
+
+
+def _progressive_jpeg() -> bytes:
+    rng = np.random.default_rng(3)
+    small = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
+    img = Image.fromarray(small).resize((160, 120), Image.BICUBIC)
+    buf = io.BytesIO()
+    img.save(buf, "JPEG", quality=90, progressive=True)
+    return buf.getvalue()
+
+
+def _nth(data: bytes, marker: bytes, n: int) -> int:
+    pos = -1
+    for _ in range(n):
+        pos = data.index(marker, pos + 1)
+    return pos
+
+
+def _with_junk_before_second_scan(data: bytes) -> bytes:
+    """Two bytes between the first scan's data and the second SOS: libjpeg's "Corrupt JPEG data: 2
+    extraneous bytes before marker 0xda" warning, which loses no pixels."""
+    pos = _nth(data, SOS, 2)
+    return data[:pos] + b"\x12\x34" + data[pos:]
+
+
+def _tensor(data: bytes) -> torch.Tensor:
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+
+
+def test_harmless_warning_decodes_to_the_clean_pixels():
+    clean = _progressive_jpeg()
+    warned = _with_junk_before_second_scan(clean)
+    assert torch.equal(decode_image(_tensor(warned)), decode_image(_tensor(clean)))
+    for partial in (True, False):
+        kwargs = dict(height=64, width=64, mode="train", seeds=[5], partial_decode=partial)
+        assert torch.equal(decode_images([_tensor(warned)], **kwargs), decode_images([_tensor(clean)], **kwargs))
+
+
+def test_fatal_error_after_a_harmless_warning_is_a_decode_error():
+    warned = _with_junk_before_second_scan(_progressive_jpeg())
+    third = _nth(warned, SOS, 3)
+    broken = warned[: third + 1] + b"\x80" + warned[third + 2 :]  # an unknown marker type: fatal in libjpeg
+    with pytest.raises(DecodeError, match="Unsupported marker type 0x80"):
+        decode_image(_tensor(broken))
+    for partial in (True, False):
+        with pytest.raises(DecodeError, match=r"^sample 0: JPEG: Unsupported marker type 0x80"):
+            decode_images([_tensor(broken)], height=32, width=32, partial_decode=partial)
