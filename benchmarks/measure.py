@@ -63,7 +63,8 @@ def _pss(pid: int) -> tuple[int, int, int]:
     return values["Pss:"], values["Pss_Anon:"], values["Pss_Shmem:"]
 
 
-def _machine_shmem_bytes() -> int:
+def machine_shmem_bytes() -> int:
+    """The machine's shared memory (tmpfs, memfd, SysV) from ``/proc/meminfo``."""
     with open("/proc/meminfo") as f:
         for line in f:
             if line.startswith("Shmem:"):
@@ -89,7 +90,7 @@ class ResourceMonitor:
 
     def _sample(self) -> None:
         total = anon = shm = 0
-        machine_shm = _machine_shmem_bytes()
+        machine_shm = machine_shmem_bytes()
         procs = [self._me, *self._me.children(recursive=True)]
         for p in procs:
             try:

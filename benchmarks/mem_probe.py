@@ -29,6 +29,7 @@ import argparse
 import ctypes
 import gc
 import os
+import sys
 import threading
 import time
 import weakref
@@ -38,8 +39,11 @@ import torch
 import torch.utils.data as tud
 from torchvision.transforms import v2
 
-import spdl_torch
-import spdl_torch.datasets
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import machine_shmem_bytes  # noqa: E402
+
+import spdl_torch  # noqa: E402
+import spdl_torch.datasets  # noqa: E402
 
 MB = 2**20
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -95,15 +99,6 @@ class Tracked(tud.Dataset):
         self.__init__(state["inner"])
 
 
-def shmem_bytes() -> int:
-    """The machine's shared memory (tmpfs, memfd, SysV) from ``/proc/meminfo``."""
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("Shmem:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def pss(procs) -> tuple[int, int, int]:
     """(PSS, PSS of anonymous + shared memory, PSS of anonymous memory) summed over ``procs``, from
     ``/proc/<pid>/smaps_rollup``. The last two leave out file pages (libraries), whose PSS share changes
@@ -139,7 +134,7 @@ def probe(dataset: Tracked, name: str, workers: int, batch_size: int, interval_s
     gc.collect()
     me = psutil.Process()
     base, base_anon, base_anon_only = pss([me])
-    base_shm = shmem_bytes()
+    base_shm = machine_shmem_bytes()
     samples = []
     state = {"it": None, "held": 0}
     stop = threading.Event()
@@ -147,7 +142,7 @@ def probe(dataset: Tracked, name: str, workers: int, batch_size: int, interval_s
     def sample() -> None:
         children = me.children(recursive=True)
         total, anon, anon_only = pss([me, *children])
-        shm = shmem_bytes() - base_shm
+        shm = machine_shmem_bytes() - base_shm
         workers_pss = pss(children)[0]
         it = state["it"]
         if name == "torch":

@@ -60,3 +60,33 @@ def test_fatal_error_after_a_harmless_warning_is_a_decode_error():
     for partial in (True, False):
         with pytest.raises(DecodeError, match=r"^sample 0: JPEG: Unsupported marker type 0x80"):
             decode_images([_tensor(broken)], height=32, width=32, partial_decode=partial)
+
+
+def _without_huffman_tables(data: bytes) -> bytes:
+    """The stream with its DHT segments cut out (an "abbreviated" stream that relies on tables from
+    elsewhere)."""
+    out, pos = bytearray(data[:2]), 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF and data[pos + 1] != 0xDA:
+        length = int.from_bytes(data[pos + 2 : pos + 4], "big")
+        if data[pos + 1] != 0xC4:
+            out += data[pos : pos + 2 + length]
+        pos += 2 + length
+    return bytes(out + data[pos:])
+
+
+def test_no_tables_carry_over_from_the_previous_image_on_the_thread():
+    # libjpeg keeps the tables of earlier streams in a reused decompression object and decodes a stream
+    # without its own tables with them: the result depended on the image decoded before on that thread.
+    clean = _progressive_jpeg()
+    stripped = _tensor(_without_huffman_tables(clean))
+    for before in (None, clean):
+        if before is not None:
+            decode_image(_tensor(before))  # same (calling) thread
+            decode_images([_tensor(before)], height=32, width=32)  # one sample: decoded on the calling thread
+        with pytest.raises(DecodeError, match="Huffman table"):
+            decode_image(stripped)
+        for partial in (True, False):
+            if before is not None:
+                decode_images([_tensor(before)], height=32, width=32, partial_decode=partial)
+            with pytest.raises(DecodeError, match=r"^sample 0: JPEG: .*Huffman table"):
+                decode_images([stripped], height=32, width=32, partial_decode=partial)

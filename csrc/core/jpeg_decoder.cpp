@@ -22,18 +22,20 @@ struct TjDeleter {
 };
 using TjHandle = std::unique_ptr<void, TjDeleter>;
 
-// One decompressor per thread, reused across calls (TurboJPEG handles are not thread-safe).
+// This thread's decompressor (TurboJPEG handles are not thread-safe).
 TjHandle& thread_handle() {
   thread_local TjHandle handle;
   return handle;
 }
 
+// A fresh decompressor for every header read and decode: a libjpeg decompression object keeps the
+// Huffman and quantization tables of earlier streams, and uses them for a stream that lacks its own (an
+// "abbreviated" stream), so a reused handle decoded such a file into pixels that depended on which image
+// this thread decoded before (found by fuzz_decode_batch). Creating one costs microseconds.
 tjhandle thread_decompressor() {
   TjHandle& handle = thread_handle();
-  if (!handle) {
-    handle.reset(tjInitDecompress());
-    if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
-  }
+  handle.reset(tjInitDecompress());
+  if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
   return handle.get();
 }
 
@@ -75,7 +77,6 @@ void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int h
   if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   // The first problem was a warning that loses no pixels (e.g. extraneous bytes before a marker): check the
   // whole stream with libjpeg's API, which sees every message, then decode it through.
-  thread_handle().reset();
   validate_jpeg_stream(data, size);
   tj = thread_decompressor();
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, 0) != 0) {

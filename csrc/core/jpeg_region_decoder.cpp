@@ -177,7 +177,9 @@ int validate_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint
   return kOk;
 }
 
-// One libjpeg decompressor per thread, reused across samples; dropped after an error.
+// This thread's libjpeg decompressor, created fresh for every stream: a decompression object keeps the
+// Huffman and quantization tables of earlier streams and uses them for a stream that lacks its own, so
+// reusing one made such a file's pixels depend on the image this thread decoded before.
 class Decompressor {
  public:
   Decompressor() {
@@ -213,7 +215,7 @@ void validate_jpeg_stream(const uint8_t* data, size_t size) {
   // One row at scale 1/8 of the widest JPEG (65535 pixels) with at most 4 components.
   std::vector<uint8_t> row((65535 + 7) / 8 * 4);
   std::unique_ptr<Decompressor>& d = thread_decompressor();
-  if (!d) d = std::make_unique<Decompressor>();
+  d = std::make_unique<Decompressor>();  // fresh: no tables of an earlier stream (see thread_decompressor)
   const int status = validate_helper(d->cinfo(), d->err(), data, size, row.data(), row.size());
   if (status == kOk) return;
   std::string message = status == kLibjpegError ? std::string("JPEG: ") + d->err()->message
@@ -240,7 +242,7 @@ JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHe
   if (dst.size() < capacity) dst.resize(capacity);
 
   std::unique_ptr<Decompressor>& d = thread_decompressor();
-  if (!d) d = std::make_unique<Decompressor>();
+  d = std::make_unique<Decompressor>();  // fresh: no tables of an earlier stream (see thread_decompressor)
   RegionJob job{};
   job.data = data;
   job.size = size;
