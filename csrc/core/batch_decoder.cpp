@@ -144,12 +144,15 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
   g.x = scale_axis(g.x, full_w, w);
   AxisWeights wy(g.y, h, opt.height, opt.filter, false);
   AxisWeights wx(g.x, w, opt.width, opt.filter, g.flip);
-  if (wy.src_hi <= wy.src_lo || wx.src_hi <= wx.src_lo) {
-    // Every output pixel is padding: decode the whole scaled image all the same, so corrupt data is
-    // reported as for any other sample.
+  const auto decode_whole = [&] {
     if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
     decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
     resample_into(buffers.decoded.data(), h, w, w * 3, wy, wx, out);
+  };
+  if (wy.src_hi <= wy.src_lo || wx.src_hi <= wx.src_lo) {
+    // Every output pixel is padding: decode the whole scaled image all the same, so corrupt data is
+    // reported as for any other sample.
+    decode_whole();
     return;
   }
   const JpegRegion want{wy.src_lo, wx.src_lo, wy.src_hi - wy.src_lo, wx.src_hi - wx.src_lo};
@@ -160,9 +163,7 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
     // The whole-image decoder (TurboJPEG) decides a failure: it accepts some files libjpeg's RGB request
     // refuses (an unusual colour space), and it is the reference the partial decode equals. Only bad
     // files pay for the second attempt; its DecodeError is the one reported.
-    if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
-    decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
-    resample_into(buffers.decoded.data(), h, w, w * 3, wy, wx, out);
+    decode_whole();
     return;
   }
   wy.shift(got.top);
