@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>  // jpeglib.h needs FILE and size_t first
-#include <memory>
 #include <string>
 
 #include <jpeglib.h>
@@ -177,9 +176,9 @@ int validate_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint
   return kOk;
 }
 
-// This thread's libjpeg decompressor, created fresh for every stream: a decompression object keeps the
-// Huffman and quantization tables of earlier streams and uses them for a stream that lacks its own, so
-// reusing one made such a file's pixels depend on the image this thread decoded before.
+// A libjpeg decompressor, owned; one per stream, never reused: a decompression object keeps the Huffman
+// and quantization tables of earlier streams and uses them for a stream that lacks its own, so a reused
+// one made such a file's pixels depend on the image decoded before it.
 class Decompressor {
  public:
   Decompressor() {
@@ -199,11 +198,6 @@ class Decompressor {
   ErrorManager err_{};
 };
 
-std::unique_ptr<Decompressor>& thread_decompressor() {
-  thread_local std::unique_ptr<Decompressor> d;
-  return d;
-}
-
 std::string describe(const JpegRegion& r) {
   return "rows " + std::to_string(r.top) + ".." + std::to_string(r.top + r.height) + ", columns " +
          std::to_string(r.left) + ".." + std::to_string(r.left + r.width);
@@ -214,13 +208,11 @@ std::string describe(const JpegRegion& r) {
 void validate_jpeg_stream(const uint8_t* data, size_t size) {
   // One row at scale 1/8 of the widest JPEG (65535 pixels) with at most 4 components.
   std::vector<uint8_t> row((65535 + 7) / 8 * 4);
-  std::unique_ptr<Decompressor>& d = thread_decompressor();
-  d = std::make_unique<Decompressor>();  // fresh: no tables of an earlier stream (see thread_decompressor)
-  const int status = validate_helper(d->cinfo(), d->err(), data, size, row.data(), row.size());
+  Decompressor d;
+  const int status = validate_helper(d.cinfo(), d.err(), data, size, row.data(), row.size());
   if (status == kOk) return;
-  std::string message = status == kLibjpegError ? std::string("JPEG: ") + d->err()->message
+  std::string message = status == kLibjpegError ? std::string("JPEG: ") + d.err()->message
                                                 : std::string("JPEG: the stream disagrees with its frame header");
-  d.reset();
   throw DecodeError(message);
 }
 
@@ -241,8 +233,7 @@ JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHe
   const size_t capacity = size_t(max_rows) * size_t(full_w) * 3;
   if (dst.size() < capacity) dst.resize(capacity);
 
-  std::unique_ptr<Decompressor>& d = thread_decompressor();
-  d = std::make_unique<Decompressor>();  // fresh: no tables of an earlier stream (see thread_decompressor)
+  Decompressor d;
   RegionJob job{};
   job.data = data;
   job.size = size;
@@ -256,14 +247,11 @@ JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHe
   job.expect_height = JDIMENSION(full_h);
   job.dst = dst.data();
   job.capacity = dst.size();
-  const int status = decode_region_helper(d->cinfo(), d->err(), &job);
+  const int status = decode_region_helper(d.cinfo(), d.err(), &job);
   if (status == kLibjpegError) {
-    std::string message = std::string("JPEG: ") + d->err()->message;
-    d.reset();
-    throw DecodeError(message);
+    throw DecodeError(std::string("JPEG: ") + d.err()->message);
   }
   if (status != kOk) {
-    d.reset();
     throw DecodeError("JPEG: the decoder disagrees with the header about the " + std::to_string(full_h) + "x" +
                       std::to_string(full_w) + " scaled image or the region " + describe(want));
   }
