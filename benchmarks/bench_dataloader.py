@@ -1,26 +1,30 @@
 """spdl_torch.DataLoader (threads) vs torch.utils.data.DataLoader (processes), same dataset object.
 
-    python benchmarks/bench_dataloader.py [--root data/imagenet_like/train] [--limit 640] [--workers 2]
-        [--batch-size 32] [--strings 1000000] [--string-samples 200000] [--plot out.png]
+    python benchmarks/bench_dataloader.py [--root data/imagenet_like/train] [--limit 0] [--workers 2]
+        [--batch-size 32] [--reps 3] [--strings 1000000] [--string-samples 200000] [--plot out.png]
 
-Part 1 -- images: the same ``spdl_torch.datasets.ImageFolder`` iterated once by each loader with
+Part 1 -- images: the same ``spdl_torch.datasets.ImageFolder`` (all 2,000 photos unless ``--limit``)
+iterated by each loader with
 ``--workers`` workers, in two configurations of its torchvision v2 transform: ``float32`` (resize 256 /
 center crop 224 / ToDtype(float32) / Normalize: batches of 32x3x224x224 float32, 18.4 MiB) and ``uint8``
-(resize 256 / center crop 224 only, normalization left to the GPU: 4.6 MiB batches). Reported: images/s,
-CPU seconds per image (process tree: workers included), loader memory overhead (peak PSS of the tree
+(resize 256 / center crop 224 only, normalization left to the GPU: 4.6 MiB batches). Reported, medians of
+``--reps`` passes run interleaved (torch, spdl_torch, torch, ...): images/s, CPU seconds per image
+(process tree: workers included) and time to first batch from passes with nothing else running; loader
+memory overhead from separate passes sampled every 50 ms (a sample costs ~17 ms of CPU per process, which
+would take a third of a core from spdl_torch and a whole one from torch's three processes if it ran during
+the timed passes): peak (peak PSS of the tree
 minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), the same over anonymous
 and shared memory only (``anon+shm``: without the shared libraries' file pages, whose PSS moves with other
 programs on the machine, and with torch's batches in transit from a worker to the consumer, which live in
-shared memory that no process maps and no PSS counts), time to first batch.
+shared memory that no process maps and no PSS counts).
 
 Part 2 -- a dataset holding ``--strings`` Python strings (a typical file list), ``--string-samples``
 random samples read through each loader with 0, 1, 2 and 4 workers: memory overhead per configuration.
 Worker processes touch the list's objects (reference counts), which un-shares the pages they sit on;
 threads share the one list.
 
-The torch loader runs first in each part (in part 1, in both configurations before spdl_torch's):
-forking worker processes after spdl_torch's native decode thread pool has started in this process hangs
-the children's decode.
+Both loaders run in this one process (spdl_torch's native pool is fork-safe: torch's worker processes
+forked after it started get a pool of their own).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import statistics
 import sys
 import time
 import warnings
@@ -70,22 +75,70 @@ def _empty_batch_memory_pool() -> None:
     spdl_torch.io.set_batch_memory_capacity(capacity)
 
 
-def bench_images(dataset, name: str, workers: int, batch_size: int) -> dict:
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process and its reaped children (torch's workers are joined, so
+    reaped, when its iterator is exhausted)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _iterate(dataset, name: str, workers: int, batch_size: int) -> tuple[int, float]:
+    """One pass over the dataset: (images, seconds to the first batch)."""
+    t0 = time.perf_counter()
+    it = iter(LOADERS[name](dataset, batch_size=batch_size, num_workers=workers))
+    first = next(it)
+    first_s = time.perf_counter() - t0
+    images = len(first[1])
+    del first  # the consumer keeps no batch beyond the one it works on
+    for _, labels in it:
+        images += len(labels)
+    del it
+    return images, first_s
+
+
+def time_images(dataset, name: str, workers: int, batch_size: int) -> dict:
+    """images/s, CPU per image and time to first batch of one pass, with no sampler running: reading PSS
+    costs ~17 ms of CPU per process per sample, so a sampler takes far more of a 2-core machine from the
+    3-process torch loader than from the 1-process spdl_torch loader."""
+    _empty_batch_memory_pool()
+    gc.collect()
+    c0, t0 = _cpu_s(), time.perf_counter()
+    images, first_s = _iterate(dataset, name, workers, batch_size)
+    wall, cpu = time.perf_counter() - t0, _cpu_s() - c0
+    return {"images/s": images / wall, "cpu_ms/img": 1000 * cpu / images, "first_batch_s": first_s, "wall_s": wall}
+
+
+def memory_images(dataset, name: str, workers: int, batch_size: int) -> dict:
+    """Loader memory overhead of one pass, sampled by a :class:`ResourceMonitor`."""
     _empty_batch_memory_pool()
     gc.collect()
     with ResourceMonitor() as mon:
-        t0 = time.perf_counter()
-        it = iter(LOADERS[name](dataset, batch_size=batch_size, num_workers=workers))
-        first = next(it)
-        first_s = time.perf_counter() - t0
-        images = len(first[1])
-        del first  # the consumer keeps no batch beyond the one it works on (this one was counted as overhead)
-        for _, labels in it:
-            images += len(labels)
-        del it
+        _iterate(dataset, name, workers, batch_size)
     u = mon.usage
-    return {"images/s": images / u.wall_s, "cpu_ms/img": 1000 * u.cpu_s / images, "overhead_MB": u.overhead_pss_bytes / MB,
-            "anon_MB": u.overhead_anon_bytes / MB, "first_batch_s": first_s, "wall_s": u.wall_s}
+    return {"overhead_MB": u.overhead_pss_bytes / MB, "anon_MB": u.overhead_anon_bytes / MB}
+
+
+def bench_images(datasets: dict, workers: int, batch_size: int, reps: int) -> dict:
+    """Every (config, loader) ``reps`` times, interleaved (torch, spdl_torch, torch, ...): timing passes
+    first, then memory passes; medians."""
+    for dataset in datasets.values():  # warm-up, untimed: lazy imports, spdl_torch's native pool
+        for name in LOADERS:
+            _iterate(tud.Subset(dataset, range(min(4 * batch_size, len(dataset)))), name, workers, batch_size)
+    timings = {config: {name: [] for name in LOADERS} for config in datasets}
+    memory = {config: {name: [] for name in LOADERS} for config in datasets}
+    for results, measure in ((timings, time_images), (memory, memory_images)):
+        for _ in range(reps):
+            for config, dataset in datasets.items():
+                for name in LOADERS:
+                    results[config][name].append(measure(dataset, name, workers, batch_size))
+    res = {}
+    for config in datasets:
+        res[config] = {}
+        for name in LOADERS:
+            runs = timings[config][name] + memory[config][name]
+            res[config][name] = {key: statistics.median(r[key] for r in runs if key in r) for key in
+                                 ("images/s", "cpu_ms/img", "first_batch_s", "overhead_MB", "anon_MB")}
+    return res
 
 
 def bench_strings(dataset, name: str, workers: int, sampler: list[int]) -> dict:
@@ -100,9 +153,10 @@ def bench_strings(dataset, name: str, workers: int, sampler: list[int]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default="data/imagenet_like/train")
-    parser.add_argument("--limit", type=int, default=640, help="images in part 1 (0: all)")
+    parser.add_argument("--limit", type=int, default=0, help="images in part 1 (0: all)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--reps", type=int, default=3, help="passes per loader and configuration (medians)")
     parser.add_argument("--strings", type=int, default=1_000_000)
     parser.add_argument("--string-samples", type=int, default=200_000)
     parser.add_argument("--plot", default=None, help="write a PNG of part 2 (needs matplotlib)")
@@ -121,10 +175,7 @@ def main() -> None:
     n_images = len(datasets["float32"])
     print(f"part 1: {n_images} images from {args.root}, batch {args.batch_size}, {args.workers} workers, "
           f"{os.cpu_count()} CPUs")
-    res = {config: {} for config in datasets}
-    for name in LOADERS:  # torch in both configurations first (see the module docstring)
-        for config, dataset in datasets.items():
-            res[config][name] = bench_images(dataset, name, args.workers, args.batch_size)
+    res = bench_images(datasets, args.workers, args.batch_size, args.reps)
     print(f"{'config':<9}{'loader':<12}{'images/s':>10}{'CPU ms/img':>12}{'overhead MB':>13}{'anon+shm MB':>13}"
           f"{'1st batch s':>13}")
     for config, r in res.items():
