@@ -56,6 +56,14 @@ struct SlotWriter {
 void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
                    const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out);
 
+// resample_into without the AVX2 path (the reference its AVX2 path must equal bit for bit; tests).
+void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
+                           const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out);
+
+// Whether resample_into takes its AVX2 path for 3-channel slots: x86-64 built with GCC or Clang, a CPU with
+// AVX2, and no SPDL_TORCH_DISABLE_AVX2 in the environment (read once).
+bool resample_avx2_available();
+
 // float -> bfloat16 bits, round to nearest even (as torch's conversion).
 uint16_t float_to_bfloat16_bits(float value);
 
