@@ -16,6 +16,11 @@ arguments) and samples, every ``--interval-ms``:
 * ``alive``: spdl_torch: batch tensors made by the fused op and not yet freed (in workers, queues or the
   consumer), counted with ``weakref.finalize``; torch: the iterator's outstanding tasks plus the batch the
   consumer holds (worker processes cannot be looked into from here);
+* ``native``: spdl_torch: the batch memory pool's live buffers (``batch_memory_stats()["live_buffers"]``):
+  like ``alive``, plus the batches a running ``decode_images`` call has allocated and not returned yet
+  (``alive`` sees a batch only once the call returned it); ``peak_native`` is the pool's exact high-water
+  mark over the run (``peak_live_buffers``, builds that have it); ``mean_native`` and ``mean_anon`` average
+  the samples over the epoch;
 * ``arena_free``: glibc ``mallinfo2().fordblks`` of this process: bytes free inside malloc arenas, i.e. kept
   by the allocator instead of returned to the OS (``hblkhd``: bytes in live mmap-ed chunks).
 
@@ -150,13 +155,18 @@ def probe(dataset: Tracked, name: str, workers: int, batch_size: int, interval_s
         else:
             alive = dataset.alive
         mi = mallinfo()
+        native = _live_buffers() if name != "torch" else 0
         samples.append((total - base, workers_pss, alive, mi.fordblks, mi.hblkhd, anon - base_anon,
-                        anon_only - base_anon_only + shm))
+                        anon_only - base_anon_only + shm, native))
 
     def run() -> None:
         while not stop.wait(interval_s):
             sample()
 
+    native0 = _live_buffers()
+    reset_peak = getattr(spdl_torch.io, "reset_batch_memory_peak", None)
+    if reset_peak is not None:
+        reset_peak()
     th = threading.Thread(target=run, daemon=True)
     th.start()
     loader = (tud.DataLoader if name == "torch" else spdl_torch.DataLoader)(
@@ -189,10 +199,22 @@ def probe(dataset: Tracked, name: str, workers: int, batch_size: int, interval_s
         "arena_free_MB_at_peak": peak[3] / MB,
         "mmapped_MB_at_peak": peak[4] / MB,
         "max_alive": max(s[2] for s in samples),
+        "native_at_peak": peak[7] - native0 if name != "torch" else float("nan"),
+        "max_native": max(s[7] for s in samples) - native0 if name != "torch" else float("nan"),
+        "mean_native": sum(s[7] for s in samples) / len(samples) - native0 if name != "torch" else float("nan"),
+        "mean_anon_MB": sum(s[5] for s in samples) / len(samples) / MB,
+        "peak_native": (spdl_torch.io.batch_memory_stats()["peak_live_buffers"] - native0
+                        if reset_peak is not None and name != "torch" else float("nan")),
         "max_arena_free_MB": max(s[3] for s in samples) / MB,
         "max_mmapped_MB": max(s[4] for s in samples) / MB,
         "samples": len(samples),
     }
+
+
+def _live_buffers() -> int:
+    """Batch buffers of the pool owned by tensors now (0 for builds without the pool)."""
+    stats = getattr(spdl_torch.io, "batch_memory_stats", None)
+    return stats()["live_buffers"] if stats else 0
 
 
 def _pool_stats() -> dict[str, int]:
@@ -221,8 +243,8 @@ def main() -> None:
     images = spdl_torch.datasets.ImageFolder(args.root, transform=v2.Compose(ts))
     dataset = Tracked(tud.Subset(images, range(min(args.limit, len(images)))))
     keys = ("images/s", "cpu_ms/img", "peak_MB", "peak_anon_MB", "peak_all_MB", "workers_MB_at_peak",
-            "alive_at_peak", "arena_free_MB_at_peak", "mmapped_MB_at_peak", "max_alive", "max_arena_free_MB",
-            "max_mmapped_MB")
+            "alive_at_peak", "arena_free_MB_at_peak", "mmapped_MB_at_peak", "max_alive", "native_at_peak",
+            "max_native", "peak_native", "mean_native", "mean_anon_MB", "max_arena_free_MB", "max_mmapped_MB")
     print(f"{args.dtype}, {len(dataset)} images, batch {args.batch_size}, {args.workers} workers; "
           f"one batch = {args.batch_size * 3 * 224 * 224 * (4 if args.dtype == 'float32' else 1) / MB:.1f} MB")
     print(f"{'loader':<12}" + "".join(f"{k[:13]:>14}" for k in keys))

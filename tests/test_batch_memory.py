@@ -17,7 +17,13 @@ from PIL import Image
 
 import spdl_torch
 from spdl_torch.datasets import FileListDataset
-from spdl_torch.io import batch_memory_stats, decode_images, get_batch_memory_capacity, set_batch_memory_capacity
+from spdl_torch.io import (
+    batch_memory_stats,
+    decode_images,
+    get_batch_memory_capacity,
+    reset_batch_memory_peak,
+    set_batch_memory_capacity,
+)
 from torchvision.transforms import v2
 
 MIB = 2**20
@@ -115,6 +121,27 @@ def test_other_size_evicts_the_least_recently_freed(capacity):
     del other
     s2 = batch_memory_stats()  # too big for the capacity: unmapped at once
     assert s2["pooled_buffers"] == 0 and delta(s1, s2)["unmaps"] == 1
+
+
+def test_peak_live_counters_and_their_reset(capacity):
+    capacity(2 * mapped_bytes())
+    gc.collect()
+    s0 = batch_memory_stats()
+    reset_batch_memory_peak()
+    assert batch_memory_stats()["peak_live_buffers"] == s0["live_buffers"]
+    kept = [batch() for _ in range(3)]
+    s1 = batch_memory_stats()
+    assert s1["peak_live_buffers"] == s0["live_buffers"] + 3
+    assert s1["peak_live_bytes"] == s0["live_bytes"] + 3 * mapped_bytes()
+    kept.clear()
+    s2 = batch_memory_stats()
+    assert s2["live_buffers"] == s0["live_buffers"] and s2["peak_live_buffers"] == s1["peak_live_buffers"]
+    one = batch()  # served from the pool: counted live, the peak stays
+    assert batch_memory_stats()["peak_live_buffers"] == s1["peak_live_buffers"]
+    reset_batch_memory_peak()
+    s3 = batch_memory_stats()
+    assert s3["peak_live_buffers"] == s0["live_buffers"] + 1 and s3["peak_live_bytes"] == s0["live_bytes"] + mapped_bytes()
+    del one
 
 
 def test_small_batches_use_torchs_allocator(capacity):

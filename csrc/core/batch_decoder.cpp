@@ -221,7 +221,8 @@ std::string describe(const std::exception& e) { return e.what(); }
 }  // namespace
 
 std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, const BatchOptions& opt,
-                                      const std::vector<SlotWriter>& slots, ThreadPool& pool) {
+                                      const std::vector<SlotWriter>& slots, ThreadPool& pool,
+                                      const std::function<void()>& on_last_started) {
   if (slots.size() != samples.size()) {
     throw InvalidArgument("decode_batch: expected one slot per sample, got " + std::to_string(slots.size()) +
                           " slots for " + std::to_string(samples.size()) + " samples");
@@ -251,7 +252,7 @@ std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, c
       guarded(i, [&] { process_sample(samples[size_t(i)], plans[size_t(i)], opt, slots[size_t(i)]); });
     }
     if (!errors[size_t(i)].empty()) slots[size_t(i)].zero();
-  });
+  }, on_last_started);
   return errors;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,12 @@ SampleGeometry sample_geometry(const BatchOptions& opt, int64_t src_height, int6
 // Writes sample i into slot(i) for every i. Samples are scheduled largest predicted cost first (JPEG:
 // header pixels x DCT scale^2; other formats: encoded bytes). Returns one message per sample: empty when it
 // succeeded; else the reason ("JPEG: ..."), and its slot is zero-filled. Never throws for a bad sample.
+// Two rounds of parallel_for: every header (plan), then every sample (decode). on_last_started (optional,
+// must not throw) runs once, when a thread takes the last sample of the second round, before decoding it:
+// the batch then queues no more work on the pool (the point where decode_images passes its BatchTurn on).
+// It does not run for no samples or when an internal error (not a bad sample) stopped the work first.
 std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, const BatchOptions& opt,
-                                      const std::vector<SlotWriter>& slots, ThreadPool& pool);
+                                      const std::vector<SlotWriter>& slots, ThreadPool& pool,
+                                      const std::function<void()>& on_last_started = nullptr);
 
 }  // namespace spdl_torch::core

@@ -68,11 +68,15 @@ void ThreadPool::submit(std::function<void()> task) {
   wake_.notify_one();
 }
 
-void ThreadPool::parallel_for(const std::vector<int64_t>& order, const std::function<void(int64_t)>& fn) {
+void ThreadPool::parallel_for(const std::vector<int64_t>& order, const std::function<void(int64_t)>& fn,
+                              const std::function<void()>& on_last_claimed) {
   const int64_t n = int64_t(order.size());
   if (n == 0) return;
   if (current_pool == this || n == 1) {
-    for (int64_t k = 0; k < n; ++k) fn(order[size_t(k)]);
+    for (int64_t k = 0; k < n; ++k) {
+      if (k == n - 1 && on_last_claimed) on_last_claimed();
+      fn(order[size_t(k)]);
+    }
     return;
   }
   struct State {
@@ -86,10 +90,14 @@ void ThreadPool::parallel_for(const std::vector<int64_t>& order, const std::func
   auto state = std::make_shared<State>();
   const int64_t workers = std::min<int64_t>(n, int64_t(threads_.size()));
   state->running = workers;
-  auto body = [state, n, &order, &fn] {
+  auto body = [state, n, &order, &fn, &on_last_claimed] {
     for (;;) {
       const int64_t k = state->next.fetch_add(1);
       if (k >= n) break;
+      // fetch_add hands out each k once: exactly one thread takes the last item, unless an error stopped
+      // the items first (next jumped to n). The caller is blocked below until this task is done, so the
+      // references stay valid.
+      if (k == n - 1 && on_last_claimed) on_last_claimed();
       try {
         fn(order[size_t(k)]);
       } catch (...) {
@@ -119,6 +127,31 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
   std::vector<int64_t> order(size_t(std::max<int64_t>(n, 0)));
   for (int64_t i = 0; i < n; ++i) order[size_t(i)] = i;
   parallel_for(order, fn);
+}
+
+BatchTurn ThreadPool::wait_for_batch_turn() {
+  if (current_pool == this) return BatchTurn(nullptr);
+  std::unique_lock<std::mutex> lock(turn_mutex_);
+  const uint64_t ticket = turns_issued_++;
+  turn_changed_.wait(lock, [&] { return turn_serving_ == ticket; });
+  return BatchTurn(this);
+}
+
+void ThreadPool::pass_batch_turn() noexcept {
+  {
+    std::lock_guard<std::mutex> lock(turn_mutex_);
+    ++turn_serving_;
+  }
+  turn_changed_.notify_all();  // the waiters are the calls queued for a turn: a few loader threads
+}
+
+int64_t ThreadPool::batch_turns_pending() {
+  std::lock_guard<std::mutex> lock(turn_mutex_);
+  return int64_t(turns_issued_ - turn_serving_);
+}
+
+void BatchTurn::release() noexcept {
+  if (pool_ != nullptr && held_.exchange(false)) pool_->pass_batch_turn();
 }
 
 int available_cpus() {

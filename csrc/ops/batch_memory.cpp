@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -144,6 +145,8 @@ class BatchMemoryPool final : public c10::Allocator {
       }
       ++stats_.live_buffers;
       stats_.live_bytes += int64_t(bytes);
+      stats_.peak_live_buffers = std::max(stats_.peak_live_buffers, stats_.live_buffers);
+      stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
     }
     evicted.clear();  // unmapped outside the lock
     if (!m) {
@@ -171,6 +174,12 @@ class BatchMemoryPool final : public c10::Allocator {
     s.pooled_buffers = int64_t(pool_.size());
     s.pooled_bytes = int64_t(pooled_bytes_);
     return s;
+  }
+
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.peak_live_buffers = stats_.live_buffers;
+    stats_.peak_live_bytes = stats_.live_bytes;
   }
 
   void set_capacity(int64_t bytes) {
@@ -229,6 +238,8 @@ at::Tensor empty_batch(at::IntArrayRef sizes, at::ScalarType dtype, at::MemoryFo
 }
 
 BatchMemoryStats batch_memory_stats() { return BatchMemoryPool::instance().stats(); }
+
+void reset_batch_memory_peak() { BatchMemoryPool::instance().reset_peak(); }
 
 void set_batch_memory_capacity(int64_t bytes) {
   TORCH_CHECK_VALUE(bytes >= 0, "set_batch_memory_capacity: expected bytes >= 0, got ", bytes);

@@ -23,9 +23,14 @@ struct BatchMemoryStats {
   int64_t maps = 0;    // buffers mapped fresh (since the process started)
   int64_t reuses = 0;  // allocations served from the pool
   int64_t unmaps = 0;  // buffers returned to the OS
+  int64_t peak_live_buffers = 0;  // the most live buffers at once since start or reset_batch_memory_peak()
+  int64_t peak_live_bytes = 0;    // the most live bytes at once, likewise
 };
 
 BatchMemoryStats batch_memory_stats();
+
+// Restarts the peak counters from what is live now.
+void reset_batch_memory_peak();
 
 // The most bytes the pool keeps for reuse (0: return every buffer to the OS at once). Lowering it
 // returns the excess (least recently freed first) right away.

@@ -3,10 +3,12 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../core/batch_decoder.h"
+#include "../core/thread_pool.h"
 #include "batch_memory.h"
 #include "error_translation.h"
 
@@ -94,31 +96,46 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   opt.min_dct_ratio = dct_min_ratio;
   opt.partial_decode = partial_decode;
 
+  const std::vector<double> m = channel_values(mean, "mean", 0.0);
+  const std::vector<double> s = channel_values(std, "std", 1.0);
+  for (size_t c = 0; c < 3; ++c) {
+    TORCH_CHECK_VALUE(s[c] != 0.0, "decode_images: expected std values != 0, got ", s[c], " for channel ", c);
+  }
+  TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(),
+              "decode_images: pin_memory=True needs a CUDA runtime, none is available");
+  std::vector<core::SampleInput> inputs(static_cast<size_t>(n));
+  std::vector<at::Tensor> keep(static_cast<size_t>(n));  // contiguous views (or copies) that outlive the work
+  for (int64_t i = 0; i < n; ++i) {
+    keep[size_t(i)] = data[size_t(i)].contiguous();
+    inputs[size_t(i)].data = keep[size_t(i)].data_ptr<uint8_t>();
+    inputs[size_t(i)].size = size_t(keep[size_t(i)].numel());
+    inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
+  }
+
+  // The batch turn (ThreadPool::wait_for_batch_turn): concurrent calls (DataLoader workers) would all
+  // allocate their batch at once, while the pool, first come first served, decodes one call's samples
+  // after the other's; a waiting call's batch (resident when recycled, batch_memory.cpp) would only sit
+  // there. So a call waits here, GIL released (torch.ops calls run without it) and holding no lock, until
+  // the calls before it have started their last sample; only then does it allocate its batch. The worker
+  // that starts this call's last sample passes the turn on (decode_batch's on_last_started), so the next
+  // call plans and decodes on the workers this one frees, with no gap between batches; the guard passes
+  // it on, at the latest, on any way out of this function. From a pool worker the call takes no turn.
+  const std::shared_ptr<core::ThreadPool> pool =
+      translate_core_errors("decode_images", [] { return core::global_thread_pool(); });
+  core::BatchTurn turn = pool->wait_for_batch_turn();
+
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch;
   if (pin_memory) {  // torch's caching host allocator
-    TORCH_CHECK(at::globalContext().hasCUDA(),
-                "decode_images: pin_memory=True needs a CUDA runtime, none is available");
     batch = at::empty({n, 3, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
   } else {  // returned to the OS when freed, past a small pool of recycled buffers (batch_memory.cpp)
     batch = empty_batch({n, 3, height, width}, out_dtype, format);
   }
   at::Tensor ok = at::empty({n}, at::TensorOptions().dtype(at::kBool));
 
-  const std::vector<double> m = channel_values(mean, "mean", 0.0);
-  const std::vector<double> s = channel_values(std, "std", 1.0);
-  for (size_t c = 0; c < 3; ++c) {
-    TORCH_CHECK_VALUE(s[c] != 0.0, "decode_images: expected std values != 0, got ", s[c], " for channel ", c);
-  }
-  std::vector<core::SampleInput> inputs(static_cast<size_t>(n));
-  std::vector<at::Tensor> keep(static_cast<size_t>(n));  // contiguous views (or copies) that outlive the work
   std::vector<core::SlotWriter> slots(static_cast<size_t>(n));
   const int64_t elem = batch.element_size();
   for (int64_t i = 0; i < n; ++i) {
-    keep[size_t(i)] = data[size_t(i)].contiguous();
-    inputs[size_t(i)].data = keep[size_t(i)].data_ptr<uint8_t>();
-    inputs[size_t(i)].size = size_t(keep[size_t(i)].numel());
-    inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
     core::SlotWriter& w = slots[size_t(i)];
     w.data = static_cast<uint8_t*>(batch.data_ptr()) + i * batch.stride(0) * elem;
     w.type = type;
@@ -135,8 +152,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     }
   }
   const std::vector<std::string> errors = translate_core_errors("decode_images", [&] {
-    auto pool = core::global_thread_pool();
-    return core::decode_batch(inputs, opt, slots, *pool);
+    return core::decode_batch(inputs, opt, slots, *pool, [&turn] { turn.release(); });
   });
   bool* ok_ptr = ok.data_ptr<bool>();
   for (int64_t i = 0; i < n; ++i) {

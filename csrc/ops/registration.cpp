@@ -20,4 +20,5 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("set_batch_memory_capacity(int nbytes) -> ()");
   m.def("get_batch_memory_capacity() -> int");
   m.def("batch_memory_stats() -> int[]");
+  m.def("reset_batch_memory_peak() -> ()");
 }

@@ -6,6 +6,7 @@
 // invariants: no crash or sanitizer report, a sane shape, the same success/failure in every mode, and a
 // DecodeError (never another exception) for bad data; PngSuite's corrupted x*.png must be refused.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -13,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../core/batch_decoder.h"
@@ -24,6 +27,7 @@
 #include "../core/orientation.h"
 #include "../core/pixel_convert.h"
 #include "../core/resample.h"
+#include "../core/thread_pool.h"
 #include "../core/tiff_ifd.h"
 
 using namespace spdl_torch::core;
@@ -301,6 +305,163 @@ static void test_decode_hostile_synthetic() {
   CHECK(r.outcome == Outcome::DecodeErr && r.alloc_calls == 0);
 }
 
+// ------------------------------------------------------------------------------------------ batch turns
+// Polls cond() until it holds (true) or a generous 10 s pass (false): only a broken build waits that long.
+template <typename Cond>
+static bool eventually(Cond cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// One gate per item: an item blocks until the test opens its gate.
+struct Gates {
+  explicit Gates(int n) : open(size_t(n)), started(size_t(n)) {}
+  std::vector<std::atomic<bool>> open, started;
+  void pass(int64_t i) {
+    started[size_t(i)] = true;
+    while (!open[size_t(i)]) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+};
+
+static void test_batch_turns() {
+  ThreadPool pool(2);
+  // First come, first served; a turn is passed on once, by its first release().
+  {
+    std::vector<int> order;
+    std::mutex order_mutex;
+    std::atomic<bool> b_go{false};
+    BatchTurn first = pool.wait_for_batch_turn();
+    CHECK(first.held() && pool.batch_turns_pending() == 1);
+    auto waiter = [&](int id, std::atomic<bool>* go) {
+      BatchTurn t = pool.wait_for_batch_turn();
+      {
+        std::lock_guard<std::mutex> lock(order_mutex);
+        order.push_back(id);
+      }
+      if (go != nullptr) eventually([&] { return go->load(); });
+    };
+    std::thread b(waiter, 1, &b_go);
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    std::thread c(waiter, 2, nullptr);
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 3; }));
+    CHECK(order.empty());  // both wait while `first` holds the turn
+    first.release();
+    first.release();  // idempotent: passes nothing more on
+    CHECK(!first.held());
+    CHECK(eventually([&] {
+      std::lock_guard<std::mutex> lock(order_mutex);
+      return !order.empty();
+    }));
+    CHECK(pool.batch_turns_pending() == 2);  // b holds it until told to go; c still waits
+    {
+      std::lock_guard<std::mutex> lock(order_mutex);
+      CHECK(order == std::vector<int>{1});
+    }
+    b_go = true;
+    b.join();
+    c.join();
+    CHECK((order == std::vector<int>{1, 2}));
+    CHECK(pool.batch_turns_pending() == 0);
+  }
+  // The turn passes when a worker takes the call's last item, while that item (and others) still run.
+  {
+    Gates gates(4);
+    std::atomic<bool> x_done{false}, b_has_turn{false};
+    std::thread x([&] {
+      BatchTurn t = pool.wait_for_batch_turn();
+      pool.parallel_for({0, 1, 2, 3}, [&](int64_t i) { gates.pass(i); }, [&] { t.release(); });
+      x_done = true;
+    });
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 1; }));
+    std::thread b([&] {
+      BatchTurn t = pool.wait_for_batch_turn();
+      b_has_turn = true;
+    });
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    CHECK(eventually([&] { return gates.started[0] && gates.started[1]; }));
+    CHECK(!b_has_turn && !gates.started[2]);  // both workers are blocked in items 0 and 1: 2 and 3 unclaimed
+    gates.open[0] = true;
+    CHECK(eventually([&] { return gates.started[2].load(); }));
+    CHECK(!b_has_turn);  // item 3 is still unclaimed
+    gates.open[1] = true;
+    CHECK(eventually([&] { return b_has_turn.load(); }));  // item 3 claimed: the turn moved on...
+    CHECK(!x_done && !gates.open[2] && !gates.open[3]);    // ...while items 2 and 3 still run
+    gates.open[2] = gates.open[3] = true;
+    x.join();
+    b.join();
+    CHECK(x_done && pool.batch_turns_pending() == 0);
+  }
+  // An exception stops the items before the last one is claimed: the guard passes the turn on.
+  {
+    std::atomic<bool> b_has_turn{false};
+    BatchTurn hold = pool.wait_for_batch_turn();
+    std::thread x([&] {
+      try {
+        BatchTurn t = pool.wait_for_batch_turn();
+        pool.parallel_for({0, 1, 2, 3, 4, 5, 6, 7}, [](int64_t) { throw std::runtime_error("item failed"); },
+                          [&] { t.release(); });
+      } catch (const std::runtime_error&) {
+      }
+    });
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    std::thread b([&] {
+      BatchTurn t = pool.wait_for_batch_turn();
+      b_has_turn = true;
+    });
+    CHECK(eventually([&] { return pool.batch_turns_pending() == 3; }));
+    hold.release();
+    x.join();
+    b.join();
+    CHECK(b_has_turn && pool.batch_turns_pending() == 0);
+  }
+  // A worker of the pool (a nested call, which runs inline) never waits for a turn, even while another
+  // call holds it; a single item runs inline, after on_last_claimed; no items: no call.
+  {
+    BatchTurn hold = pool.wait_for_batch_turn();
+    std::atomic<int> nested_without_turn{0};
+    pool.parallel_for({0, 1, 2, 3}, [&](int64_t) {
+      BatchTurn t = pool.wait_for_batch_turn();
+      if (!t.held()) ++nested_without_turn;
+    });
+    CHECK(nested_without_turn == 4 && pool.batch_turns_pending() == 1);
+    std::vector<std::string> events;
+    pool.parallel_for({7}, [&](int64_t i) { events.push_back("item " + std::to_string(i)); },
+                      [&] { events.push_back("last claimed"); });
+    CHECK((events == std::vector<std::string>{"last claimed", "item 7"}));
+    int calls = 0;
+    pool.parallel_for(std::vector<int64_t>{}, [](int64_t) {}, [&] { ++calls; });
+    CHECK(calls == 0);
+  }
+  // Many callers, each a turn plus a parallel_for that passes it on: all finish, in any interleaving,
+  // and every item runs once.
+  {
+    std::atomic<int64_t> items{0};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 6; ++c) {
+      callers.emplace_back([&, c] {
+        for (int r = 0; r < 40; ++r) {
+          BatchTurn t = pool.wait_for_batch_turn();
+          const int64_t n = (c + r) % 5;  // 0 (no items) to 4, 1 runs inline
+          pool.parallel_for(n, [&](int64_t) { ++items; });
+          std::vector<int64_t> order(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) order[size_t(i)] = i;
+          pool.parallel_for(order, [&](int64_t) { ++items; }, [&] { t.release(); });
+        }
+      });
+    }
+    for (std::thread& t : callers) t.join();
+    int64_t want = 0;
+    for (int c = 0; c < 6; ++c) {
+      for (int r = 0; r < 40; ++r) want += 2 * ((c + r) % 5);
+    }
+    CHECK(items == want && pool.batch_turns_pending() == 0);
+  }
+}
+
 // ------------------------------------------------------------------------------------------------ batch
 // decode_batch of one sample into a uint8 CHW slot; returns the reason of a failure ("" on success).
 static std::string batch_decode(const Bytes& data, BatchOptions opt, bool partial, Bytes& out) {
@@ -480,6 +641,7 @@ int main(int argc, char** argv) {
   test_jpeg_markers();
   test_decode_hostile_synthetic();
   test_resample_paths();
+  test_batch_turns();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -103,6 +103,11 @@ def decode_images(
           attempts, then the central fallback) with draws from the sample's own generator.
         Then a horizontal flip with probability ``hflip_prob``.
 
+    Concurrent calls (e.g. a loader's worker threads) take turns on the shared pool in the order they
+    arrive: a call allocates its batch only once the calls before it have started decoding their last
+    samples, so a call waiting for the pool holds no batch memory, and the pool goes on to the next call's
+    samples without a gap.
+
     Randomness: sample ``i`` draws from SplitMix64 started at ``seeds[i]`` (crop draws first, then the
     flip), so its crop and flip depend only on its seed and its image size -- never on thread count or
     scheduling. ``random_resized_crop_params`` returns the same draws.

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["batch_memory_stats", "get_batch_memory_capacity", "set_batch_memory_capacity"]
+__all__ = ["batch_memory_stats", "get_batch_memory_capacity", "reset_batch_memory_peak", "set_batch_memory_capacity"]
 
-_STATS = ("pooled_buffers", "pooled_bytes", "live_buffers", "live_bytes", "maps", "reuses", "unmaps")
+_STATS = ("pooled_buffers", "pooled_bytes", "live_buffers", "live_bytes", "maps", "reuses", "unmaps",
+          "peak_live_buffers", "peak_live_bytes")
 
 
 def batch_memory_stats() -> dict[str, int]:
@@ -24,9 +25,19 @@ def batch_memory_stats() -> dict[str, int]:
     Returns:
         ``pooled_buffers`` / ``pooled_bytes``: freed buffers kept for reuse; ``live_buffers`` /
         ``live_bytes``: buffers owned by tensors now; ``maps``: buffers mapped fresh, ``reuses``: batches
-        served from the pool, ``unmaps``: buffers returned to the OS (all three since the process started).
+        served from the pool, ``unmaps``: buffers returned to the OS (all three since the process started);
+        ``peak_live_buffers`` / ``peak_live_bytes``: the most buffers / bytes live at once since the process
+        started or :func:`reset_batch_memory_peak`. A batch is live from its allocation, which
+        ``decode_images`` makes once the calls ahead of it have started their last samples, until its last
+        tensor is freed.
     """
     return dict(zip(_STATS, (int(v) for v in torch.ops.spdl_torch.batch_memory_stats())))
+
+
+def reset_batch_memory_peak() -> None:
+    """Restarts ``peak_live_buffers`` / ``peak_live_bytes`` of :func:`batch_memory_stats` from the buffers
+    live now."""
+    torch.ops.spdl_torch.reset_batch_memory_peak()
 
 
 def get_batch_memory_capacity() -> int:
