@@ -317,6 +317,15 @@ namespace {
 
 #define SPDL_TORCH_AVX2 __attribute__((target("avx2")))
 
+// `buffer`'s storage with room for n floats; a buffer that an unusually large image grew past 8 MiB is
+// given back first, so a thread keeps at most that much between calls.
+inline float* grown(std::vector<float>& buffer, int64_t n) {
+  constexpr size_t kKeep = size_t(8) << 20 >> 2;
+  if (buffer.capacity() > kKeep && size_t(n) <= kKeep) std::vector<float>().swap(buffer);
+  if (buffer.size() < size_t(n)) buffer.resize(size_t(n));
+  return buffer.data();
+}
+
 // Transposes 8 vectors of 8 floats in place (r[i][j] <-> r[j][i]).
 SPDL_TORCH_AVX2 inline void transpose8(__m256* r) {
   const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
@@ -367,9 +376,11 @@ SPDL_TORCH_AVX2 void resample_rgb_avx2(const uint8_t* src, int64_t src_row_bytes
   const int64_t col_lo = wx.src_lo * 3;
   const int64_t cols = (wx.src_hi - wx.src_lo) * 3;
   const int64_t blocks = (cols + R - 1) / R;
-  std::vector<float> column(size_t(std::max<int64_t>(blocks, 1) * R * R));  // [k][r]: value k of row r
-  std::vector<float> pixels(size_t(3 * wpad * R));                         // [c][x][r]
-  std::vector<float> rows(size_t(R * 3 * wpad));                        // [r][c][x], rounded 0..255
+  // Per-thread scratch, reused across calls (every element read below is written first in the same call).
+  thread_local std::vector<float> column_buffer, pixels_buffer, rows_buffer;
+  float* const column = grown(column_buffer, std::max<int64_t>(blocks, 1) * R * R);  // [k][r]: value k of row r
+  float* const pixels = grown(pixels_buffer, 3 * wpad * R);                          // [c][x][r]
+  float* const rows = grown(rows_buffer, R * 3 * wpad);                              // [r][c][x], rounded 0..255
   float mul[4], add[4];
   normalization(out, mul, add);
   const __m256 zero = _mm256_setzero_ps(), top = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
@@ -412,7 +423,7 @@ SPDL_TORCH_AVX2 void resample_rgb_avx2(const uint8_t* src, int64_t src_row_bytes
       __m256 a0 = zero, a1 = zero, a2 = zero;
       if (m > 0 && cols > 0) {
         const float* wh = &wx.weights[size_t(x * wx.taps)];
-        const float* p = column.data() + (wx.start[size_t(x)] - wx.src_lo) * 3 * R;
+        const float* p = column + (wx.start[size_t(x)] - wx.src_lo) * 3 * R;
         for (int64_t j = 0; j < m; ++j, p += 3 * R) {
           const __m256 wj = _mm256_set1_ps(wh[j]);
           a0 = _mm256_add_ps(a0, _mm256_mul_ps(wj, _mm256_loadu_ps(p)));
