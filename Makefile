@@ -1,4 +1,4 @@
-# spdl_torch: two commands do all set-up on a fresh Debian 12/13 machine.
+# spdl_torch: two commands do all set-up on a fresh Debian 12 machine (Debian 13: supported by the code, not yet tested).
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
 #   make test   - run the test suite
 # Every step is stamped, so a second run does not redo finished work.

@@ -407,7 +407,9 @@ class DataLoader:
             ``RuntimeError("DataLoader timed out after {timeout} seconds")``; the epoch then ends.
             Ignored when ``num_workers=0`` (torch raises ``AssertionError`` there).
         worker_init_fn (Callable[[int], None]): called once on each worker thread with its id before
-            it loads anything (once per thread for the loader's life with ``persistent_workers``).
+            it loads anything (once per thread for the loader's life with ``persistent_workers``). If it
+            raises, ``next()`` re-raises that error (naming the thread), then the epoch ends; the next
+            epoch calls it again (torch: the worker process dies and the loader fails).
         multiprocessing_context: validated like torch, then ignored with a one-time warning: the
             workers are threads.
         generator (torch.Generator): RNG of the default ``RandomSampler`` and of the per-epoch
@@ -456,7 +458,10 @@ class DataLoader:
     epoch (hence the same ``sample_generator`` draws). Map-style: the RNG states at the start of the
     epoch are saved (the loader's ``generator``, the global RNG when it is ``None``, and the
     ``generator`` of the samplers), and the sampler is fast-forwarded past the batches already
-    returned (no data is loaded for them). An ``IterableDataset`` with ``state_dict()`` /
+    returned (no data is loaded for them); a map-style dataset with ``state_dict()`` /
+    ``load_state_dict()`` (``spdl_torch.datasets.ImageFolder`` / ``FileListDataset``: the base seed of
+    their random crops and flips, drawn from torch's global RNG when not given) has its state saved and
+    restored with the loader's. An ``IterableDataset`` with ``state_dict()`` /
     ``load_state_dict()`` has ``state_dict()`` called on the worker thread after each batch (with
     that worker's info set: with several workers, key the state by ``get_worker_info().id``), and
     ``load_state_dict()`` before the worker's ``iter()``; one without is fast-forwarded by loading and
@@ -676,14 +681,18 @@ class DataLoader:
             return dict(self._resume)
         it = self._last_iter() if self._last_iter is not None else None
         if it is not None and not it._finished:
-            return it._state_dict()
-        return {
-            "_format": _STATE_FORMAT,
-            "epoch": self._epoch,
-            "finished": True,
-            "generator_state": self.generator.get_state() if self.generator is not None else None,
-            "base_seed": self._iterator._workers_base_seed() if self._iterator is not None else None,
-        }
+            state = it._state_dict()
+        else:
+            state = {
+                "_format": _STATE_FORMAT,
+                "epoch": self._epoch,
+                "finished": True,
+                "generator_state": self.generator.get_state() if self.generator is not None else None,
+                "base_seed": self._iterator._workers_base_seed() if self._iterator is not None else None,
+            }
+        if _stateful_map_dataset(self.dataset):
+            state["dataset_state"] = self.dataset.state_dict()
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Makes the next ``iter()`` continue from ``state_dict`` (from :meth:`state_dict` of a loader
@@ -694,7 +703,17 @@ class DataLoader:
         """
         if not isinstance(state_dict, dict) or state_dict.get("_format") != _STATE_FORMAT:
             raise ValueError(f"state_dict: not a {_STATE_FORMAT} state: {state_dict!r:.200}")
+        if state_dict.get("dataset_state") is not None and _stateful_map_dataset(self.dataset):
+            self.dataset.load_state_dict(state_dict["dataset_state"])
         self._resume = dict(state_dict)
+
+
+def _stateful_map_dataset(dataset: Any) -> bool:
+    """A map-style dataset with ``state_dict()`` / ``load_state_dict()`` (the fused datasets: their
+    per-sample seed), saved and restored with the loader's state. (An ``IterableDataset``'s state is
+    taken per worker, on the worker's thread.)"""
+    return (not isinstance(dataset, IterableDataset) and callable(getattr(dataset, "state_dict", None))
+            and callable(getattr(dataset, "load_state_dict", None)))
 
 
 def _sampler_generators(loader: DataLoader) -> list[torch.Generator]:

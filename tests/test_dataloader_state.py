@@ -1,6 +1,7 @@
 """state_dict() / load_state_dict(): resuming at any position equals an uninterrupted run."""
 
 import io
+import os
 
 import pytest
 import torch
@@ -169,3 +170,52 @@ def test_iterable_resume_at_every_position(num_workers, cls):
 def test_load_state_dict_rejects_foreign_state():
     with pytest.raises(ValueError, match="not a spdl_torch.DataLoader"):
         DataLoader([1]).load_state_dict({"foo": 1})
+
+
+def test_resume_restores_a_fused_datasets_seed(tmp_path):
+    """ImageFolder(seed=None) draws its crop/flip seed from torch's global RNG: a resumed run (here a second
+    dataset object, as in another process) gets the first run's seed from the loader's state."""
+    import numpy as np
+    from PIL import Image
+    from torchvision.transforms import v2
+
+    from spdl_torch.datasets import ImageFolder
+
+    rng = np.random.default_rng(0)
+    for c in range(2):
+        os.makedirs(tmp_path / f"c{c}")
+        for i in range(7):
+            pixels = rng.integers(0, 256, (40 + i, 56 - i, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / f"c{c}" / f"{i}.jpg", quality=90)
+    transform = v2.Compose([v2.RandomResizedCrop(24, antialias=True), v2.RandomHorizontalFlip(),
+                            v2.ToDtype(torch.float32, scale=True)])
+
+    def loader():
+        ds = ImageFolder(str(tmp_path), transform=transform)  # seed=None: a new seed each time
+        return ds, DataLoader(ds, batch_size=3, shuffle=True, num_workers=2,
+                              generator=torch.Generator().manual_seed(5))
+
+    ds_a, a = loader()
+    rest_a = []
+    for k, (x, y) in enumerate(a):
+        if k == 1:
+            state = roundtrip(a.state_dict())
+        if k >= 2:
+            rest_a.append((x, y))
+    assert state["dataset_state"] == {"seed": ds_a.seed, "epoch": 0}
+
+    ds_b, b = loader()
+    assert ds_b.seed != ds_a.seed
+    without = dict(state, dataset_state=None)  # the seed not restored: other crops, same order
+    b.load_state_dict(without)
+    rest_wrong = list(b)
+    assert [y.tolist() for _, y in rest_wrong] == [y.tolist() for _, y in rest_a]
+    assert not all(torch.equal(x, xa) for (x, _), (xa, _) in zip(rest_wrong, rest_a))
+
+    ds_c, c = loader()
+    c.load_state_dict(state)
+    assert ds_c.seed == ds_a.seed
+    rest_c = list(c)
+    assert len(rest_c) == len(rest_a) == 3
+    for (x, y), (xa, ya) in zip(rest_c, rest_a):
+        assert torch.equal(y, ya) and torch.equal(x, xa)

@@ -390,3 +390,40 @@ def test_train_crop_bit_exact_at_scale_one():
         out = decode_images([encode(arr)], height=h, width=w, mode="train", seeds=[seed], scale=(0.3, 0.3),
                             ratio=(1.0, 1.0))[0]
         assert torch.equal(out, img[:, top : top + h, left : left + w]), seed
+
+
+def test_errors_name_the_path_and_reject_a_single_image(tmp_path):
+    good = encode(smooth_image(40, 50, 1), "JPEG")
+    bad = tmp_path / "cut.jpg"
+    bad.write_bytes(bytes(good[: len(good) // 3].numpy()))
+    ok_path = tmp_path / "ok.jpg"
+    ok_path.write_bytes(bytes(good.numpy()))
+    with pytest.raises(DecodeError, match=rf"^{bad}: JPEG"):  # the path, not "sample 1:"
+        decode_images([str(ok_path), bad], height=16, width=16, mode="resize")
+    with pytest.raises(DecodeError, match=r"^sample 1: JPEG"):  # bytes: the index
+        decode_images([good, bad.read_bytes()], height=16, width=16, mode="resize")
+    missing = str(tmp_path / "missing.jpg")
+    with pytest.raises(FileNotFoundError) as info:
+        decode_images([missing], height=16, width=16)
+    assert str(info.value).count(missing) == 1
+    for single in (str(ok_path), ok_path, good, bytes(good.numpy())):
+        with pytest.raises(TypeError, match="single .*pass \\[src\\]"):
+            decode_images(single, height=16, width=16)
+    with pytest.raises(TypeError, match="expected an int height, got 8.5"):
+        decode_images([good], height=8.5, width=16)
+    assert decode_images([good], height=np.int64(8), width=16, mode="resize").shape == (1, 3, 8, 16)
+
+
+def test_bytes_input_warns_nothing(tmp_path):
+    # torch.frombuffer's "buffer is not writable" warning is issued once per process: a fresh one.
+    import subprocess
+    import sys
+
+    path = tmp_path / "a.jpg"
+    path.write_bytes(bytes(encode(smooth_image(20, 30, 2), "JPEG").numpy()))
+    code = ("import sys, spdl_torch.io as io; data = open(sys.argv[1], 'rb').read(); "
+            "print(tuple(io.decode_images([data], height=8, width=8, mode='resize').shape))")
+    run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "(1, 3, 8, 8)"
+    assert run.stderr == ""

@@ -50,6 +50,23 @@ class FusedBatchMixin:
         """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably)."""
         self.epoch = int(epoch)
 
+    def state_dict(self) -> dict[str, int]:
+        """``{"seed": base seed, "epoch": epoch}``: what the per-sample random streams derive from.
+        ``spdl_torch.DataLoader.state_dict()`` includes it, so a resumed run (another process, where
+        ``seed=None`` drew another seed) gets the same crops and flips."""
+        return {"seed": self.seed, "epoch": self.epoch}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        """Restores :meth:`state_dict`'s seed and epoch.
+
+        Raises:
+            ValueError: ``state`` lacks ``"seed"`` or ``"epoch"``.
+        """
+        if not isinstance(state, dict) or "seed" not in state or "epoch" not in state:
+            raise ValueError(f"{type(self).__name__}.load_state_dict: expected a dict with 'seed' and 'epoch', got {state!r:.200}")
+        self.seed = int(state["seed"])
+        self.epoch = int(state["epoch"])
+
     def _path(self, index: int) -> str:
         raise NotImplementedError
 

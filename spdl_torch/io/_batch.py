@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import operator
 import os
+import re
+import warnings
 from collections.abc import Sequence
 
 import torch
 
 from .._errors import translate
+from ..errors import DecodeError
 from ._image import MAX_IMAGE_PIXELS
 
 __all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
@@ -50,6 +54,12 @@ def _decode_images_fake(
     return batch, ok
 
 
+_SAMPLE = re.compile(r"sample (\d+): ")
+
+# torch.frombuffer warns for read-only buffers such as bytes; the op never writes to its input.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
+
+
 def _as_tensor(src, i: int) -> torch.Tensor:
     if isinstance(src, torch.Tensor):
         return src
@@ -59,7 +69,7 @@ def _as_tensor(src, i: int) -> torch.Tensor:
         try:
             return torch.ops.spdl_torch.read_file(os.fspath(src))
         except RuntimeError as e:
-            raise translate(e, os.fspath(src)) from None
+            raise translate(e, None) from None  # the message names the path
     raise TypeError(f"decode_images: expected paths, bytes or 1-D uint8 tensors, got {type(src).__name__} (sample {i})")
 
 
@@ -120,7 +130,10 @@ def decode_images(
         scale, ratio: train: RandomResizedCrop's area fraction range and aspect ratio (w/h) range.
         hflip_prob: probability of a horizontal flip per sample.
         seeds: int64 per sample (tensor [N] or ints); required for ``"train"`` or ``hflip_prob > 0``.
-        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased.
+        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased. Against torchvision's
+            uint8 resize: bilinear within 1 level; bicubic up to a few levels at sharp edges, because
+            torchvision rounds and clamps to uint8 between its horizontal and vertical passes (cutting
+            the cubic's negative lobes) while this op keeps the intermediate in float.
         dtype: ``torch.uint8`` (values 0..255), ``torch.float32`` or ``torch.bfloat16`` (x / 255, then
             ``(x - mean) / std`` when mean/std are given: ``ToDtype(scale=True)`` + ``Normalize``).
         mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only.
@@ -146,10 +159,25 @@ def decode_images(
 
     Raises:
         spdl_torch.DecodeError: ``strict=True`` and a sample is corrupt, truncated, of an unknown format or
-            over ``max_pixels``; the message starts with ``sample <i>:`` and carries the decoder's reason.
+            over ``max_pixels``; the message starts with the sample's path (``<path>: ``) when it was given
+            as a path, else with ``sample <i>: ``, and carries the decoder's reason. With
+            ``partial_decode=True`` (the default) a JPEG is read only down to the last row the crop needs:
+            damage entirely below it is neither read nor reported, so with random crops (``mode="train"``)
+            a file truncated near its end fails only for the crops that reach the damage.
+        OSError (FileNotFoundError, IsADirectoryError, ...): a path cannot be read.
+        TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
+            sample of another type, or a non-integer size.
         ValueError: invalid arguments (sizes, mode, ranges, dtype, missing seeds, mean/std with uint8).
         RuntimeError: ``pin_memory=True`` without a CUDA runtime.
     """
+    if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
+        raise TypeError(f"decode_images: expected a sequence of images (paths, bytes or 1-D uint8 tensors), got a "
+                        f"single {type(srcs).__name__}; pass [src] for one image")
+    for name, value in (("height", height), ("width", width), ("resize_shorter", resize_shorter)):
+        try:
+            operator.index(value)  # ints, NumPy and torch integers; not floats
+        except TypeError:
+            raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
     if len(srcs) == 0:
         raise ValueError(f"decode_images: expected at least one image, got {len(srcs)=}")
     if dtype not in _DTYPES:
@@ -161,10 +189,10 @@ def decode_images(
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,
-            height=height,
-            width=width,
+            height=operator.index(height),
+            width=operator.index(width),
             mode=mode,
-            resize_shorter=resize_shorter,
+            resize_shorter=operator.index(resize_shorter),
             scale=[float(s) for s in scale],
             ratio=[float(r) for r in ratio],
             hflip_prob=float(hflip_prob),
@@ -182,7 +210,11 @@ def decode_images(
             partial_decode=bool(partial_decode),
         )
     except RuntimeError as e:
-        raise translate(e, None) from None
+        error = translate(e, None)
+        match = _SAMPLE.match(str(error)) if isinstance(error, DecodeError) else None
+        if match and int(match.group(1)) < len(srcs) and isinstance(srcs[int(match.group(1))], (str, os.PathLike)):
+            error = DecodeError(f"{os.fspath(srcs[int(match.group(1))])}: {str(error)[match.end():]}")
+        raise error from None
     return batch if strict else (batch, ok)
 
 
