@@ -526,14 +526,17 @@ static void test_resample_paths() {
   }
   std::mt19937 rng(1234);
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  for (int iter = 0; iter < 300; ++iter) {
-    const int64_t h = uniform(1, 90), w = uniform(1, 90), pad = uniform(0, 5);
+  for (int iter = 0; iter < 306; ++iter) {
+    // The last 6: large downscales (windows of hundreds of taps) and a 1-pixel output, both filters.
+    const bool big = iter >= 300;
+    const int64_t h = big ? 700 + 37 * (iter - 300) : uniform(1, 90), w = big ? 900 - 41 * (iter - 300) : uniform(1, 90);
+    const int64_t pad = uniform(0, 5);
     const int64_t row_bytes = w * 3 + pad;
     std::vector<uint8_t> src(size_t(h * row_bytes));  // exactly the image: reads past it are ASan errors
     for (auto& v : src) v = uint8_t(uniform(0, 255));
-    const int64_t oh = uniform(1, 70), ow = uniform(1, 70);
+    const int64_t oh = big ? (iter % 2 ? 1 : 5) : uniform(1, 70), ow = big ? (iter % 3 ? 3 : 1) : uniform(1, 70);
     AxisMap my, mx;
-    switch (iter % 3) {
+    switch (big ? 2 : iter % 3) {
       case 0:  // eval: resize the shorter side, centre crop (zero padding where the crop is larger)
         my = eval_axis(h, w, uniform(1, 80), oh);
         mx = eval_axis(w, h, uniform(1, 80), ow);
