@@ -518,7 +518,8 @@ static Bytes read_file(const fs::path& p) {
 
 // resample_into's AVX2 path (3 channels, 8 output rows at a time) against the generic code, bit for bit:
 // random sources and geometries (eval with padding, crops with flips, up- and downscales, sizes that are
-// not multiples of 8), both filters, every output dtype, planar and channels-last slots.
+// not multiples of 8), both filters, every output dtype, planar and channels-last slots; then 6 large
+// downscales (windows of hundreds of taps) to 1-5 pixel outputs.
 static void test_resample_paths() {
   if (!resample_avx2_available()) {
     std::printf("core_test: no AVX2 path on this machine/build; resample path comparison skipped\n");
