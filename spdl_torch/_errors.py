@@ -19,3 +19,15 @@ def translate(error: RuntimeError, sample: str | None) -> Exception:
     if match:
         return OSError(int(match.group(1)), where + message[match.end() :])
     return error
+
+
+_SAMPLE = re.compile(r"sample (\d+): ")
+
+
+def name_sample(error: Exception, names: list) -> Exception:
+    """``error`` with its ``sample <i>: `` prefix (a ``decode_images`` DecodeError) replaced by
+    ``names[i]: `` when ``names[i]`` is a path (not ``None``); other errors come back unchanged."""
+    match = _SAMPLE.match(str(error)) if isinstance(error, DecodeError) else None
+    if match is None or int(match.group(1)) >= len(names) or names[int(match.group(1))] is None:
+        return error
+    return DecodeError(f"{names[int(match.group(1))]}: {str(error)[match.end():]}")

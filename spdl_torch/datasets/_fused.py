@@ -12,7 +12,6 @@ also works, at the cost of one ``torch.stack`` copy. Pass ``collate_fn=spdl_torc
 from __future__ import annotations
 
 import os
-import re
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,11 +19,11 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset, default_collate
 
+from .._errors import name_sample
 from ..errors import DecodeError
 
 __all__ = ["FileListDataset", "FusedBatchMixin", "collate"]
 
-_SAMPLE = re.compile(r"sample (\d+): ")
 # Batch tensors made by __getitems__: only their rows collate without a copy (a dataset that returns rows
 # of its own storage keeps default_collate's copy, so a batch never aliases dataset memory).
 # Keyed by id() (a WeakSet would compare tensors with ==, elementwise).
@@ -100,10 +99,7 @@ class FusedBatchMixin:
         try:
             images = self.plan(datas, seeds)
         except DecodeError as e:
-            m = _SAMPLE.match(str(e))
-            if m and int(m.group(1)) < len(paths):
-                raise DecodeError(f"{paths[int(m.group(1))]}: {str(e)[m.end():]}") from None
-            raise
+            raise name_sample(e, paths) from None
         if isinstance(images, torch.Tensor):
             _FUSED_BATCHES[id(images)] = images
         out = []

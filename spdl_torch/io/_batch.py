@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import operator
 import os
-import re
 import warnings
 from collections.abc import Sequence
 
 import torch
 
-from .._errors import translate
-from ..errors import DecodeError
+from .._errors import name_sample, translate
 from ._image import MAX_IMAGE_PIXELS
 
 __all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
@@ -53,8 +51,6 @@ def _decode_images_fake(
     ok = torch.empty((n,), dtype=torch.bool, device=data[0].device)
     return batch, ok
 
-
-_SAMPLE = re.compile(r"sample (\d+): ")
 
 # torch.frombuffer warns for read-only buffers such as bytes; the op never writes to its input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
@@ -210,11 +206,8 @@ def decode_images(
             partial_decode=bool(partial_decode),
         )
     except RuntimeError as e:
-        error = translate(e, None)
-        match = _SAMPLE.match(str(error)) if isinstance(error, DecodeError) else None
-        if match and int(match.group(1)) < len(srcs) and isinstance(srcs[int(match.group(1))], (str, os.PathLike)):
-            error = DecodeError(f"{os.fspath(srcs[int(match.group(1))])}: {str(error)[match.end():]}")
-        raise error from None
+        paths = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else None for s in srcs]
+        raise name_sample(translate(e, None), paths) from None
     return batch if strict else (batch, ok)
 
 
