@@ -22,29 +22,20 @@ struct TjDeleter {
 };
 using TjHandle = std::unique_ptr<void, TjDeleter>;
 
-// This thread's decompressor (TurboJPEG handles are not thread-safe).
-TjHandle& thread_handle() {
-  thread_local TjHandle handle;
+// A fresh decompressor for every header read and decode, owned by the caller (TurboJPEG handles are not
+// thread-safe): a libjpeg decompression object keeps the Huffman and quantization tables of earlier
+// streams, and uses them for a stream that lacks its own (an "abbreviated" stream), so a reused handle
+// decoded such a file into pixels that depended on which image this thread decoded before (found by
+// fuzz_decode_batch). Creating one costs microseconds.
+TjHandle new_decompressor() {
+  TjHandle handle(tjInitDecompress());
+  if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
   return handle;
 }
 
-// A fresh decompressor for every header read and decode: a libjpeg decompression object keeps the
-// Huffman and quantization tables of earlier streams, and uses them for a stream that lacks its own (an
-// "abbreviated" stream), so a reused handle decoded such a file into pixels that depended on which image
-// this thread decoded before (found by fuzz_decode_batch). Creating one costs microseconds.
-tjhandle thread_decompressor() {
-  TjHandle& handle = thread_handle();
-  handle.reset(tjInitDecompress());
-  if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
-  return handle.get();
-}
-
-// Throws DecodeError with the handle's error text and drops the handle: after an error TurboJPEG 2.x can
-// leave the libjpeg state mid-stream, which would corrupt the next header read on this thread.
+// Throws DecodeError with the handle's error text.
 [[noreturn]] void fail(tjhandle tj, const std::string& what) {
-  std::string message = "JPEG: " + what + tjGetErrorStr2(tj);
-  thread_handle().reset();
-  throw DecodeError(message);
+  throw DecodeError("JPEG: " + what + tjGetErrorStr2(tj));
 }
 
 // libjpeg warnings that mean pixel data was lost (the decoder filled it with grey or garbage).
@@ -67,7 +58,8 @@ void check_pixels(int width, int height, int64_t max_pixels) {
 }
 
 void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int pixel_format) {
-  tjhandle tj = thread_decompressor();
+  TjHandle handle = new_decompressor();
+  tjhandle tj = handle.get();
   const int pitch = width * tjPixelSize[pixel_format];
   const auto n = static_cast<unsigned long>(size);
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, TJFLAG_STOPONWARNING) == 0) return;
@@ -78,7 +70,8 @@ void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int h
   // The first problem was a warning that loses no pixels (e.g. extraneous bytes before a marker): check the
   // whole stream with libjpeg's API, which sees every message, then decode it through.
   validate_jpeg_stream(data, size);
-  tj = thread_decompressor();
+  handle = new_decompressor();
+  tj = handle.get();
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, 0) != 0) {
     if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   }
@@ -99,7 +92,8 @@ void inverted_cmyk_to_rgb(const uint8_t* cmyk, int64_t pixels, uint8_t* rgb) {
 }  // namespace
 
 JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
-  tjhandle tj = thread_decompressor();
+  const TjHandle handle = new_decompressor();
+  tjhandle tj = handle.get();
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   JpegHeader h;
   if (tjDecompressHeader3(tj, data, static_cast<unsigned long>(size), &width, &height, &subsampling, &colorspace) !=
@@ -111,7 +105,6 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
     if (reason.find("subsampling") == std::string::npos || !jpeg_frame_info(data, size, info)) {
       fail(tj, "invalid header: ");
     }
-    thread_handle().reset();
     h.width = info.width;
     h.height = info.height;
     h.gray = info.components == 1;
@@ -121,7 +114,6 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
   if (width <= 0 || height <= 0) {
     // TurboJPEG 2.1 reports success, without a size, for data that ends before any frame header (it reads
     // it as a tables-only stream): without this check a 0x0 image would reach the allocator.
-    thread_handle().reset();
     throw DecodeError("JPEG: invalid header: no frame header (SOF) before the end of the data");
   }
   h.width = width;
