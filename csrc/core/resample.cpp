@@ -112,22 +112,41 @@ void SlotWriter::zero() const {
 
 namespace {
 
-// Writes one output row of 8-bit values (width pixels, `vstride` floats apart, channel c at offset c,
-// already rounded) into the slot.
+// Writes one output row of 8-bit values (already rounded; pixel x of channel c at
+// values[c * channel_stride + x * pixel_stride]) into the slot.
 template <typename T, typename Convert>
-void write_row(const float* values, int64_t vstride, int64_t y, const SlotWriter& out, Convert convert) {
+void write_row(const float* values, int64_t channel_stride, int64_t pixel_stride, int64_t y, const SlotWriter& out,
+               Convert convert) {
   // Locals: stores through uint8_t* may alias `out`, which would reload its fields every iteration.
   T* const row = reinterpret_cast<T*>(out.data) + y * out.stride_h;
   const int ch = out.channels;
   const int64_t width = out.width, stride_w = out.stride_w, stride_c = out.stride_c;
   for (int c = 0; c < ch; ++c) {
     T* const dst = row + c * stride_c;
-    const float* v = values + c;
+    const float* v = values + c * channel_stride;
     if (stride_w == 1) {
-      for (int64_t x = 0; x < width; ++x) dst[x] = convert(v[x * vstride], c);
+      for (int64_t x = 0; x < width; ++x) dst[x] = convert(v[x * pixel_stride], c);
     } else {
-      for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = convert(v[x * vstride], c);
+      for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = convert(v[x * pixel_stride], c);
     }
+  }
+}
+
+// write_row in the slot's dtype: uint8 as is, float32 / bfloat16 normalized (v * mul + add).
+void write_values_row(const float* values, int64_t channel_stride, int64_t pixel_stride, int64_t y,
+                      const SlotWriter& out, const float* mul, const float* add) {
+  switch (out.type) {
+    case OutType::UInt8:
+      write_row<uint8_t>(values, channel_stride, pixel_stride, y, out, [](float v, int) { return uint8_t(v); });
+      break;
+    case OutType::Float32:
+      write_row<float>(values, channel_stride, pixel_stride, y, out,
+                       [&](float v, int c) { return v * mul[c] + add[c]; });
+      break;
+    case OutType::BFloat16:
+      write_row<uint16_t>(values, channel_stride, pixel_stride, y, out,
+                          [&](float v, int c) { return float_to_bfloat16_bits(v * mul[c] + add[c]); });
+      break;
   }
 }
 
@@ -156,34 +175,6 @@ inline void write_rgb_planar_f32(const float* values, int64_t y, const SlotWrite
     r[x] = values[4 * x] * mul[0] + add[0];
     g[x] = values[4 * x + 1] * mul[1] + add[1];
     b[x] = values[4 * x + 2] * mul[2] + add[2];
-  }
-}
-
-// Writes one output row from planar values (channel c at planes + c * plane_stride, already rounded to
-// 0..255) into the slot, in the slot's dtype and layout.
-void write_planar_row(const float* planes, int64_t plane_stride, int64_t y, const SlotWriter& out, const float* mul,
-                      const float* add) {
-  const int64_t width = out.width, stride_w = out.stride_w;
-  for (int c = 0; c < out.channels; ++c) {
-    const float* v = planes + c * plane_stride;
-    const int64_t base = y * out.stride_h + c * out.stride_c;
-    switch (out.type) {
-      case OutType::UInt8: {
-        uint8_t* dst = out.data + base;
-        for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = uint8_t(v[x]);
-        break;
-      }
-      case OutType::Float32: {
-        float* dst = reinterpret_cast<float*>(out.data) + base;
-        for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = v[x] * mul[c] + add[c];
-        break;
-      }
-      case OutType::BFloat16: {
-        uint16_t* dst = reinterpret_cast<uint16_t*>(out.data) + base;
-        for (int64_t x = 0; x < width; ++x) dst[x * stride_w] = float_to_bfloat16_bits(v[x] * mul[c] + add[c]);
-        break;
-      }
-    }
   }
 }
 
@@ -294,19 +285,10 @@ void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_w
     }
     // Padding pixels (window count 0) hold the value 0, normalized like any other value: torchvision's
     // CenterCrop pads the uint8 image with 0 before ToDtype/Normalize.
-    switch (out.type) {
-      case OutType::UInt8: write_row<uint8_t>(values.data(), vstride, y, out, [](float v, int) { return uint8_t(v); }); break;
-      case OutType::Float32:
-        if (vstride == 4 && ch == 3 && out.stride_w == 1) {
-          write_rgb_planar_f32(values.data(), y, out, mul, add);
-        } else {
-          write_row<float>(values.data(), vstride, y, out, [&](float v, int c) { return v * mul[c] + add[c]; });
-        }
-        break;
-      case OutType::BFloat16:
-        write_row<uint16_t>(values.data(), vstride, y, out,
-                            [&](float v, int c) { return float_to_bfloat16_bits(v * mul[c] + add[c]); });
-        break;
+    if (out.type == OutType::Float32 && vstride == 4 && ch == 3 && out.stride_w == 1) {
+      write_rgb_planar_f32(values.data(), y, out, mul, add);
+    } else {
+      write_values_row(values.data(), 1, vstride, y, out, mul, add);
     }
   }
 }
@@ -471,7 +453,7 @@ SPDL_TORCH_AVX2 void resample_rgb_avx2(const uint8_t* src, int64_t src_row_bytes
           for (; x < width; ++x) dst[x] = v[x] * mul[c] + add[c];
         }
       } else {
-        write_planar_row(planes, wpad, y, out, mul, add);
+        write_values_row(planes, wpad, 1, y, out, mul, add);
       }
     }
   }
