@@ -345,6 +345,114 @@ SPDL_TORCH_AVX2 inline __m256 load8_u8(const uint8_t* p, int64_t n) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
 }
 
+// The vertical pass of output rows y0..y0+7 for any window: per row and block, one converted source row
+// per tap.
+SPDL_TORCH_AVX2 void vertical_pass_rows(const uint8_t* src, int64_t src_row_bytes, int64_t col_lo, int64_t cols,
+                                        const AxisWeights& wy, int64_t y0, int64_t nrows, float* column) {
+  constexpr int R = 8;
+  const int64_t blocks = (cols + R - 1) / R;
+  const float* wr[R];
+  const uint8_t* sr[R];
+  int64_t nr[R];
+  for (int r = 0; r < R; ++r) {
+    const int64_t y = y0 + r;
+    nr[r] = r < nrows ? wy.count[size_t(y)] : 0;  // 0: padding row (or past the slot), all 0
+    wr[r] = nr[r] > 0 ? &wy.weights[size_t(y * wy.taps)] : nullptr;
+    sr[r] = nr[r] > 0 ? src + wy.start[size_t(y)] * src_row_bytes + col_lo : nullptr;
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t k0 = b * R;
+    const int64_t avail = cols - k0;  // >= 8 but in the last block
+    __m256 v[R];
+    for (int r = 0; r < R; ++r) {
+      const int64_t n = nr[r];
+      if (n == 0) {
+        v[r] = _mm256_setzero_ps();
+        continue;
+      }
+      const float* w = wr[r];
+      const uint8_t* s = sr[r] + k0;
+      __m256 acc = _mm256_mul_ps(_mm256_set1_ps(w[0]), load8_u8(s, avail));
+      for (int64_t j = 1; j < n; ++j) {
+        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[j]), load8_u8(s + j * src_row_bytes, avail)));
+      }
+      v[r] = acc;
+    }
+    transpose8(v);
+    for (int i = 0; i < R; ++i) _mm256_storeu_ps(&column[size_t((k0 + i) * R)], v[i]);
+  }
+}
+
+// Most source rows serve 2-3 of a group's 8 output rows. When the group's rows read at most kMaxSpan
+// source rows with at most 8 taps each, every source row is converted to floats once per block of 8
+// columns, and each output row sums N taps with N the group's largest window (a compile-time constant:
+// no loop control, no mispredicted loop exits). A shorter window's extra taps have weight 0 (AxisWeights
+// zero-fills past `count`) and read rows of the span clamped to the last row the weights reach:
+// + 0 * (a value 0..255) leaves a sum unchanged (but for the sign of a zero, which the rounding after the
+// horizontal pass removes), so the result is still the generic code's, bit for bit.
+constexpr int64_t kMaxSpan = 32;
+
+template <int N>
+SPDL_TORCH_AVX2 void vertical_pass_span(const uint8_t* const* span_rows, int64_t span, const __m256 (*wv)[8],
+                                        const int64_t* offset, int64_t cols, float* column) {
+  constexpr int R = 8;
+  const int64_t blocks = (cols + R - 1) / R;
+  __m256 sv[kMaxSpan];
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t k0 = b * R;
+    const int64_t avail = cols - k0;  // >= 8 but in the last block
+    for (int64_t k = 0; k < span; ++k) sv[k] = load8_u8(span_rows[k] + k0, avail);
+    __m256 v[R];
+    for (int r = 0; r < R; ++r) {
+      const __m256* s = sv + offset[r];
+      __m256 acc = _mm256_mul_ps(wv[r][0], s[0]);
+      for (int j = 1; j < N; ++j) acc = _mm256_add_ps(acc, _mm256_mul_ps(wv[r][j], s[j]));
+      v[r] = acc;
+    }
+    transpose8(v);
+    for (int i = 0; i < R; ++i) _mm256_storeu_ps(&column[size_t((k0 + i) * R)], v[i]);
+  }
+}
+
+using VerticalPassSpan = void (*)(const uint8_t* const*, int64_t, const __m256 (*)[8], const int64_t*, int64_t, float*);
+constexpr VerticalPassSpan kVerticalPassSpan[8] = {vertical_pass_span<1>, vertical_pass_span<2>, vertical_pass_span<3>,
+                                                   vertical_pass_span<4>, vertical_pass_span<5>, vertical_pass_span<6>,
+                                                   vertical_pass_span<7>, vertical_pass_span<8>};
+
+// The vertical pass of output rows y0..y0+7 through vertical_pass_span; false (nothing done) when the
+// rows read more than kMaxSpan source rows, a window has more than 8 taps, or no row has a window.
+SPDL_TORCH_AVX2 bool vertical_pass_span_fits(const uint8_t* src, int64_t src_row_bytes, int64_t col_lo,
+                                             int64_t cols, const AxisWeights& wy, int64_t y0, int64_t nrows,
+                                             float* column) {
+  constexpr int R = 8;
+  int64_t first = -1, last = 0, taps = 1;  // source rows [first, last) of the rows with a window
+  for (int r = 0; r < nrows; ++r) {
+    const int64_t n = wy.count[size_t(y0 + r)];
+    if (n == 0) continue;
+    const int64_t s = wy.start[size_t(y0 + r)];
+    first = first < 0 ? s : std::min(first, s);
+    last = std::max(last, s + n);
+    taps = std::max(taps, n);
+  }
+  if (first < 0 || taps > 8 || wy.taps < taps) return false;
+  // Row r reads span values offset[r] .. offset[r] + taps - 1 <= (last - first - count[r]) + taps - 1.
+  const int64_t span = last - first + taps - 1;
+  if (span > kMaxSpan) return false;
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 wv[R][8];
+  int64_t offset[R];
+  for (int r = 0; r < R; ++r) {
+    const int64_t n = r < nrows ? wy.count[size_t(y0 + r)] : 0;
+    const float* w = n > 0 ? &wy.weights[size_t((y0 + r) * wy.taps)] : nullptr;
+    offset[r] = n > 0 ? wy.start[size_t(y0 + r)] - first : 0;
+    for (int j = 0; j < taps; ++j) wv[r][j] = n > 0 ? _mm256_set1_ps(w[j]) : zero;
+  }
+  const uint8_t* span_rows[kMaxSpan];
+  for (int64_t k = 0; k < span; ++k) span_rows[k] = src + std::min(first + k, last - 1) * src_row_bytes + col_lo;
+  kVerticalPassSpan[taps - 1](span_rows, span, wv, offset, cols, column);
+  return true;
+}
+
 // The 3-channel resample of resample_into_generic, 8 output rows at a time: the vertical pass of 8 rows
 // is transposed in registers so that every source value of a column holds the 8 rows in one vector; the
 // horizontal pass then computes an output pixel of 8 rows with one multiply-add per tap and channel
@@ -369,35 +477,8 @@ SPDL_TORCH_AVX2 void resample_rgb_avx2(const uint8_t* src, int64_t src_row_bytes
   for (int64_t y0 = 0; y0 < out.height; y0 += R) {
     const int64_t nrows = std::min<int64_t>(R, out.height - y0);
     // Vertical pass: 8 columns of 8 rows per step, transposed into column[].
-    const float* wr[R];
-    const uint8_t* sr[R];
-    int64_t nr[R];
-    for (int r = 0; r < R; ++r) {
-      const int64_t y = y0 + r;
-      nr[r] = r < nrows ? wy.count[size_t(y)] : 0;  // 0: padding row (or past the slot), all 0
-      wr[r] = nr[r] > 0 ? &wy.weights[size_t(y * wy.taps)] : nullptr;
-      sr[r] = nr[r] > 0 ? src + wy.start[size_t(y)] * src_row_bytes + col_lo : nullptr;
-    }
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t k0 = b * R;
-      const int64_t avail = cols - k0;  // >= 8 but in the last block
-      __m256 v[R];
-      for (int r = 0; r < R; ++r) {
-        const int64_t n = nr[r];
-        if (n == 0) {
-          v[r] = zero;
-          continue;
-        }
-        const float* w = wr[r];
-        const uint8_t* s = sr[r] + k0;
-        __m256 acc = _mm256_mul_ps(_mm256_set1_ps(w[0]), load8_u8(s, avail));
-        for (int64_t j = 1; j < n; ++j) {
-          acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[j]), load8_u8(s + j * src_row_bytes, avail)));
-        }
-        v[r] = acc;
-      }
-      transpose8(v);
-      for (int i = 0; i < R; ++i) _mm256_storeu_ps(&column[size_t((k0 + i) * R)], v[i]);
+    if (!vertical_pass_span_fits(src, src_row_bytes, col_lo, cols, wy, y0, nrows, column)) {
+      vertical_pass_rows(src, src_row_bytes, col_lo, cols, wy, y0, nrows, column);
     }
     // Horizontal pass: output pixel x of the 8 rows, per channel, rounded half up to 0..255.
     for (int64_t x = 0; x < wpad; ++x) {
