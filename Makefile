@@ -73,7 +73,7 @@ CORE_SRCS    := $(addprefix csrc/core/,image_decoder.cpp jpeg_decoder.cpp ffmpeg
                   thread_pool.cpp)
 CORE_HDRS    := $(wildcard csrc/core/*.h csrc/core/detail/*.h)
 CORE_PC      := libavcodec libavutil libswscale libturbojpeg libjpeg
-SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
+SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -ffp-contract=off
 SAN_CXX      ?= g++
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -101,7 +101,7 @@ $(STAMPS)/apt-fuzz:
 	  --no-install-recommends libclang-rt-$$v-dev
 	@touch $@
 
-FUZZ_CXXFLAGS := -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CXXFLAGS := -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -ffp-contract=off
 
 $(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
 	@mkdir -p $(FUZZ_DIR)

@@ -50,6 +50,10 @@ def _extension():
     debug = os.environ.get("SPDL_TORCH_DEBUG", "0") == "1"
     flags = ["-O0", "-g"] if debug else ["-O3"]
     flags += ["-Wall", "-Wextra", "-fvisibility=hidden"]
+    # No implicit fused multiply-adds: GCC contracts a * b + c (intrinsics included) wherever the target
+    # has FMA (-march=native, a target_clones clone), so pixel values would depend on the compiler and the
+    # resample's AVX2 and generic paths could differ (they must be equal bit for bit: core_test).
+    flags += ["-ffp-contract=off"]
     # torch's headers are system headers for us: -Wextra applies to our code, not theirs.
     system_includes = [arg for path in include_paths() for arg in ("-isystem", path)]
     print("spdl_torch build configuration:")
