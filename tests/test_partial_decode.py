@@ -83,6 +83,19 @@ def test_greyscale_partial_equals_full():
         _assert_partial_equals_full(grey, CONFIGS[name])
 
 
+@pytest.mark.parametrize("subsampling", [0, 2])
+def test_tiny_images_use_one_dct_scale(subsampling):
+    # A 3x3 image at 1/2 and at 5/8 both come out 2x2: TurboJPEG's whole-image decode picked 5/8 (the
+    # largest factor that fits), the partial decode the planned 1/2, with other pixels (found by an
+    # adversarial sweep). The plan now uses TurboJPEG's factor, so both decode at the same scale.
+    rng = np.random.default_rng(subsampling)
+    data = [_jpeg(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), quality=95, subsampling=subsampling)
+            for h in range(1, 9) for w in range(1, 9)]
+    for height, width in [(1, 1), (2, 2), (2, 3)]:
+        for ratio in (2.0, 1.0, 0.5):
+            _assert_partial_equals_full(data, dict(mode="resize", height=height, width=width, dct_min_ratio=ratio))
+
+
 def _top_crop_seed(h: int, w: int, scale) -> int:
     """A train seed whose RandomResizedCrop box lies in the top 40% of an h x w image."""
     for seed in range(10_000):

@@ -84,6 +84,8 @@ SamplePlan plan_sample(const SampleInput& in, const BatchOptions& opt) {
     plan.scale = s;
     if (s.value() >= need) break;
   }
+  // The whole-image decode (TurboJPEG) and the partial one (libjpeg) then use the same factor.
+  plan.scale = tj_effective_scale(plan.header.width, plan.header.height, plan.scale);
   plan.cost = double(plan.header.width) * double(plan.header.height) * plan.scale.value() * plan.scale.value();
   return plan;
 }

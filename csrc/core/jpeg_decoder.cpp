@@ -185,6 +185,18 @@ int64_t jpeg_scaled_size(int64_t size, JpegScale scale) {
   return (size * scale.num + scale.denom - 1) / scale.denom;
 }
 
+JpegScale tj_effective_scale(int64_t width, int64_t height, JpegScale scale) {
+  const int64_t w = jpeg_scaled_size(width, scale), h = jpeg_scaled_size(height, scale);
+  int count = 0;
+  const tjscalingfactor* sf = tjGetScalingFactors(&count);
+  // tjDecompress2's own search: the factors in this order (largest first), the first that fits.
+  for (int i = 0; sf != nullptr && i < count; ++i) {
+    const JpegScale f{sf[i].num, sf[i].denom};
+    if (f.num > 0 && f.denom > 0 && jpeg_scaled_size(width, f) <= w && jpeg_scaled_size(height, f) <= h) return f;
+  }
+  return scale;
+}
+
 void decode_jpeg_rgb_scaled(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
                             uint8_t* dst) {
   if (header.cmyk) throw DecodeError("JPEG: CMYK data has no scaled RGB decode (internal error; this is a bug)");

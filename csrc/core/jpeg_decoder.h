@@ -39,6 +39,12 @@ const std::vector<JpegScale>& jpeg_downscale_factors();
 // The size of a `size`-pixel axis decoded at `scale`: ceil(size * num / denom), as TJSCALED.
 int64_t jpeg_scaled_size(int64_t size, JpegScale scale);
 
+// The factor TurboJPEG's tjDecompress2 uses when asked for the size `scale` gives a width x height image:
+// the largest of its factors whose output fits that size. That is `scale` itself but for tiny images,
+// where a larger factor rounds up to the same size (3x3 at 1/2 and at 5/8: 2x2) and would give other
+// pixels than libjpeg's API at `scale` (the partial decode). The output size is the same either way.
+JpegScale tj_effective_scale(int64_t width, int64_t height, JpegScale scale);
+
 // Decodes a (non-CMYK) JPEG as stored (no EXIF orientation) to RGB at DCT scale `scale`: dst receives
 // jpeg_scaled_size(height) rows of jpeg_scaled_size(width) * 3 bytes. Only the DCT scaling reduces the work:
 // TurboJPEG 2.1 has no partial (cropped) decode, so the whole scaled image is colour-converted.
