@@ -124,3 +124,48 @@ def test_damage_below_the_crop_is_not_read():
             decode_images([head], seeds=[seed], partial_decode=partial, **cfg)
         batch, ok = decode_images([head, data], seeds=[seed, seed], partial_decode=partial, strict=False, **cfg)
         assert ok.tolist() == [False, True] and batch[0].eq(0).all() and torch.equal(batch[1], intact[0])
+
+
+
+def _restart_damage_case(trial: int):
+    """A JPEG with restart markers (size, subsampling and interval drawn from ``trial``), 16 train seeds,
+    and 10 damaged copies of it (zeroed, random or deleted bytes inside the scan)."""
+    rng = np.random.default_rng(trial)
+    h, w = int(rng.integers(60, 500)), int(rng.integers(60, 700))
+    subsampling = int(rng.choice([0, 1, 2]))
+    restart = dict(restart_marker_rows=1) if rng.random() < 0.5 else dict(restart_marker_blocks=int(rng.integers(1, 12)))
+    data = _jpeg(_photo_like(h, w, trial), quality=90, subsampling=subsampling, **restart)
+    raw = data.numpy().tobytes()
+    scan = raw.index(b"\xff\xda")
+    scan += 2 + raw[scan + 2] * 256 + raw[scan + 3]
+    damaged = []
+    for _ in range(10):
+        pos, n, kind = int(rng.integers(scan, len(raw) - 60)), int(rng.integers(1, 60)), int(rng.integers(0, 3))
+        d = bytearray(raw)
+        if kind == 0:
+            d[pos : pos + n] = bytes(n)
+        elif kind == 1:
+            d[pos : pos + n] = rng.integers(0, 255, n, dtype=np.uint8).tobytes()
+        else:
+            del d[pos : pos + n]
+        damaged.append(torch.frombuffer(d, dtype=torch.uint8))
+    return data, damaged
+
+
+# Trials where the partial decode returned damaged pixels as ok before it read on to the next restart
+# marker (found by searching trials 0-413 against the old code).
+@pytest.mark.parametrize("trial", [83, 406, 413])
+def test_damage_inside_the_crop_is_found_at_the_next_restart_marker(trial):
+    # Damaged bytes inside a restart interval often decode without complaint; the decoder notices only at
+    # the interval's end ("found marker 0xd4 instead of RST3"). The partial decode reads on to that marker,
+    # so a sample it calls ok has the intact file's pixels, unless the whole decode accepts it as well.
+    data, damaged = _restart_damage_case(trial)
+    seeds = list(range(16))
+    cfg = dict(mode="train", height=32, width=32, scale=(0.02, 0.2), strict=False)
+    intact, _ = decode_images([data] * len(seeds), seeds=seeds, **cfg)
+    for k, d in enumerate(damaged):
+        partial, ok_partial = decode_images([d] * len(seeds), seeds=seeds, **cfg)
+        _, ok_whole = decode_images([d] * len(seeds), seeds=seeds, partial_decode=False, **cfg)
+        for i in range(len(seeds)):
+            if ok_partial[i] and not ok_whole[i]:
+                assert torch.equal(partial[i], intact[i]), f"copy {k}, sample {i}: ok with damaged pixels"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <new>
 #include <numeric>
+#include <optional>
 
 #include "errors.h"
 #include "image_decoder.h"
@@ -158,9 +159,9 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
     return;
   }
   const JpegRegion want{wy.src_lo, wx.src_lo, wy.src_hi - wy.src_lo, wx.src_hi - wx.src_lo};
-  JpegRegion got;
+  std::optional<JpegRegion> region;
   try {
-    got = decode_jpeg_rgb_region(in.data, in.size, plan.header, plan.scale, want, buffers.decoded);
+    region = decode_jpeg_rgb_region(in.data, in.size, plan.header, plan.scale, want, buffers.decoded);
   } catch (const DecodeError&) {
     // The whole-image decoder (TurboJPEG) decides a failure: it accepts some files libjpeg's RGB request
     // refuses (an unusual colour space), and it is the reference the partial decode equals. Only bad
@@ -168,6 +169,11 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
     decode_whole();
     return;
   }
+  if (!region) {  // a stream the partial decode does not vouch for (arithmetic coding, a late restart marker)
+    decode_whole();
+    return;
+  }
+  const JpegRegion& got = *region;
   wy.shift(got.top);
   wx.shift(got.left);
   resample_into(buffers.decoded.data(), got.height, got.width, got.width * 3, wy, wx, out);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csetjmp>
 #include <cstdio>  // jpeglib.h needs FILE and size_t first
+#include <optional>
 #include <string>
 
 #include <jpeglib.h>
@@ -52,7 +53,33 @@ struct RegionJob {
   JDIMENSION top, left, width;
 };
 
-enum HelperStatus { kOk = 0, kLibjpegError = 1, kUnexpected = 2 };
+// kWholeImage: the stream is one the partial decode cannot vouch for (see decode_region_helper); the
+// caller decodes the whole image instead.
+enum HelperStatus { kOk = 0, kLibjpegError = 1, kUnexpected = 2, kWholeImage = 3 };
+
+// Output rows per iMCU row: what libjpeg decodes at a time.
+JDIMENSION imcu_rows(const jpeg_decompress_struct* cinfo) {
+#if JPEG_LIB_VERSION >= 70
+  return JDIMENSION(cinfo->max_v_samp_factor * cinfo->min_DCT_v_scaled_size);
+#else
+  return JDIMENSION(cinfo->max_v_samp_factor * cinfo->min_DCT_scaled_size);
+#endif
+}
+
+// The output row up to which a single-scan stream with restart markers must be decoded so that the
+// restart marker ending the interval of the last MCU decoded so far is checked: a damaged interval
+// (bytes lost or inserted inside the region) decodes without complaint and is caught only there ("found
+// marker 0xd4 instead of RST3"). 0: no restart markers, or the stream holds every scan in memory
+// (progressive, multi-scan: jpeg_start_decompress has read them all already).
+JDIMENSION restart_check_row(const jpeg_decompress_struct* cinfo) {
+  if (cinfo->restart_interval == 0 || jpeg_has_multiple_scans(const_cast<jpeg_decompress_struct*>(cinfo))) return 0;
+  const long mcus_per_imcu_row =
+      long(cinfo->MCUs_per_row) * (cinfo->comps_in_scan == 1 ? cinfo->cur_comp_info[0]->v_samp_factor : 1);
+  const long decoded = long(cinfo->input_iMCU_row) * mcus_per_imcu_row;
+  const long interval = long(cinfo->restart_interval);
+  const long next_restart = (decoded + interval - 1) / interval * interval;  // the MCU that reads the marker
+  return JDIMENSION(next_restart / mcus_per_imcu_row + 1) * imcu_rows(cinfo);
+}
 
 // setjmp helper (STYLE: only plain locals, outputs allocated by the caller): creates the decompressor.
 int create_decompressor(jpeg_decompress_struct* cinfo, ErrorManager* err) {
@@ -74,6 +101,13 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
   if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK || cinfo->num_components == 4) {
     jpeg_abort_decompress(cinfo);
     return kUnexpected;
+  }
+  if (cinfo->arith_code) {
+    // libjpeg's arithmetic decoder fills zeros without a warning when it meets a marker inside the data
+    // (an inserted or damaged byte pair), so a damaged region decoded "fine"; only reading on to the end
+    // finds the damage. Arithmetic-coded JPEGs are rare: decode them whole.
+    jpeg_abort_decompress(cinfo);
+    return kWholeImage;
   }
   cinfo->scale_num = job->scale_num;
   cinfo->scale_denom = job->scale_denom;
@@ -131,6 +165,20 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
     if (n > 16) n = 16;
     for (JDIMENSION i = 0; i < n; ++i) rows[i] = job->dst + size_t(first - top + i) * row_bytes;
     if (jpeg_read_scanlines(cinfo, rows, n) == 0) {  // cannot happen with a memory source
+      jpeg_abort_decompress(cinfo);
+      return kUnexpected;
+    }
+  }
+  const JDIMENSION check_row = restart_check_row(cinfo);
+  if (check_row >= cinfo->output_height) {
+    // The check lies in the last rows: jpeg_skip_scanlines to the end would not decode them. Let the
+    // whole-image decode read (and check) everything.
+    jpeg_abort_decompress(cinfo);
+    return kWholeImage;
+  }
+  if (check_row > cinfo->output_scanline) {
+    const JDIMENSION n = check_row - cinfo->output_scanline;
+    if (jpeg_skip_scanlines(cinfo, n) != n) {  // entropy-decodes the rows, restart markers included
       jpeg_abort_decompress(cinfo);
       return kUnexpected;
     }
@@ -213,8 +261,8 @@ void validate_jpeg_stream(const uint8_t* data, size_t size) {
   throw DecodeError(message);
 }
 
-JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
-                                  const JpegRegion& want, std::vector<uint8_t>& dst) {
+std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header,
+                                                 JpegScale scale, const JpegRegion& want, std::vector<uint8_t>& dst) {
   if (header.cmyk) throw DecodeError("JPEG: CMYK data has no region decode (internal error; this is a bug)");
   const int64_t full_w = jpeg_scaled_size(header.width, scale);
   const int64_t full_h = jpeg_scaled_size(header.height, scale);
@@ -248,6 +296,7 @@ JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHe
   if (status == kLibjpegError) {
     throw DecodeError(std::string("JPEG: ") + d.err()->message);
   }
+  if (status == kWholeImage) return std::nullopt;
   if (status != kOk) {
     throw DecodeError("JPEG: the decoder disagrees with the header about the " + std::to_string(full_h) + "x" +
                       std::to_string(full_w) + " scaled image or the region " + describe(want));

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "jpeg_decoder.h"
@@ -20,16 +21,21 @@ struct JpegRegion {
 
 // Decodes (at least) `want` of the image decoded at DCT scale `scale` to RGB (3 bytes per pixel, rows
 // packed) into `dst` (resized as needed; the caller may keep it for reuse). Returns the region actually
-// decoded: want's rows (plus one iMCU row above where the image has one), and want's columns widened to
-// libjpeg's iMCU column boundaries (plus one iMCU on each side where the image has one, so that fancy
-// chroma upsampling at the region's edges sees the same neighbours as a full decode; progressive JPEGs
-// keep all columns: their block smoothing reads further). Pixels are identical to the same region of decode_jpeg_rgb_scaled
-// (accurate integer IDCT, fancy upsampling); rows below the region are never entropy-decoded.
+// decoded: want's rows (plus max_v_samp_factor rows above where the image has them), and want's columns
+// widened by max_h_samp_factor on each side and then to libjpeg's iMCU column boundary on the left, so
+// that fancy chroma upsampling at the region's edges sees the same neighbours as a full decode
+// (progressive JPEGs and 4x sampling factors keep all columns: their block smoothing / upsampling reads
+// further). Pixels are identical to the same region of decode_jpeg_rgb_scaled (accurate integer IDCT,
+// fancy upsampling); rows below the region are not entropy-decoded, except up to the restart marker that
+// closes the region's last restart interval (where the damage of a damaged interval shows).
+// Returns nullopt where the partial decode cannot vouch for the region: arithmetic-coded streams (a
+// damaged region can decode without a warning) and restart intervals that close in the last iMCU row;
+// the caller then decodes the whole image.
 // `want` must lie inside the scaled image (jpeg_scaled_size of `header`'s sides). CMYK/YCCK data is not
 // supported (DecodeError). Throws DecodeError("JPEG: ...") for corrupt or truncated data in the part that
 // is decoded, with libjpeg's message.
-JpegRegion decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
-                                  const JpegRegion& want, std::vector<uint8_t>& dst);
+std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header,
+                                                 JpegScale scale, const JpegRegion& want, std::vector<uint8_t>& dst);
 
 // Reads the whole stream with libjpeg's API (every scan entropy-decoded, pixels at DCT scale 1/8, then
 // jpeg_finish_decompress) and throws DecodeError("JPEG: ...") for any error or data-losing warning

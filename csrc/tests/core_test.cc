@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +30,9 @@
 #include "../core/resample.h"
 #include "../core/thread_pool.h"
 #include "../core/tiff_ifd.h"
+
+// After <cstdio>: jpeglib.h needs FILE and size_t.
+#include <jpeglib.h>
 
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;
@@ -509,6 +513,63 @@ static int check_partial_decode(const fs::path& p, const Bytes& data) {
   return compared > 0 ? 1 : 0;
 }
 
+// An arithmetic-coded baseline JPEG (libjpeg's encoder: Pillow and TurboJPEG cannot write one) of a
+// height x width gradient with noise.
+static Bytes arithmetic_jpeg(int height, int width) {
+  jpeg_compress_struct cinfo{};
+  jpeg_error_mgr jerr{};
+  cinfo.err = jpeg_std_error(&jerr);  // errors exit the test (our inputs are valid)
+  jpeg_create_compress(&cinfo);
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&cinfo, &out, &size);
+  cinfo.image_width = JDIMENSION(width);
+  cinfo.image_height = JDIMENSION(height);
+  cinfo.input_components = 3;
+  cinfo.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, 90, TRUE);
+  cinfo.arith_code = TRUE;
+  jpeg_start_compress(&cinfo, TRUE);
+  std::mt19937 rng(7);
+  std::vector<uint8_t> row(size_t(width) * 3);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width * 3; ++x) row[size_t(x)] = uint8_t((x / 3 + 2 * y + x % 3 * 40 + int(rng() % 31)) & 0xFF);
+    JSAMPROW rows[1] = {row.data()};
+    jpeg_write_scanlines(&cinfo, rows, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  Bytes data(out, out + size);
+  jpeg_destroy_compress(&cinfo);
+  std::free(out);
+  return data;
+}
+
+// Arithmetic-coded JPEGs decode whole: libjpeg's arithmetic decoder fills zeros without a warning when it
+// meets a marker inside the data, so a partial decode returned such a damaged region as good pixels (found
+// by an adversarial sweep); only the end of the stream tells.
+static void test_arithmetic_jpeg_damage() {
+  const Bytes data = arithmetic_jpeg(240, 320);
+  BatchOptions eval;  // resize the shorter side to 64, centre crop 56: rows 15..225 of 240
+  eval.resize_shorter = 64;
+  eval.height = eval.width = 56;
+  Bytes full, partial;
+  CHECK(batch_decode(data, eval, false, full).empty());
+  CHECK(batch_decode(data, eval, true, partial).empty() && partial == full);
+  // A marker (DHT) inserted a tenth into the scan: above the crop's rows.
+  const uint8_t sos_marker[2] = {0xFF, 0xDA};
+  const size_t sos = size_t(std::search(data.begin(), data.end(), std::begin(sos_marker), std::end(sos_marker)) - data.begin());
+  CHECK(sos + 4 < data.size());
+  const size_t at = sos + (data.size() - sos) / 10;
+  Bytes damaged = data;
+  const uint8_t dht[2] = {0xFF, 0xC4};
+  damaged.insert(damaged.begin() + long(at), std::begin(dht), std::end(dht));
+  const std::string full_error = batch_decode(damaged, eval, false, full);
+  const std::string partial_error = batch_decode(damaged, eval, true, partial);
+  if (partial_error.empty()) std::fprintf(stderr, "arithmetic JPEG with a marker inside its data: partial decode ok\n");
+  CHECK(!full_error.empty() && partial_error == full_error);
+}
+
 // ------------------------------------------------------------------------------------------------ corpus
 static Bytes read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -645,6 +706,7 @@ int main(int argc, char** argv) {
   test_jpeg_markers();
   test_decode_hostile_synthetic();
   test_resample_paths();
+  test_arithmetic_jpeg_damage();
   test_batch_turns();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
