@@ -145,9 +145,11 @@ def decode_images(
             rest). 2 (default, Pillow's ``reducing_gap``) stays >= 40 dB PSNR from torchvision's full-size
             resize; 1 is the fastest (about 30-34 dB on photos); 0 always decodes at full size.
         partial_decode: JPEGs without EXIF rotation decode only the rows and columns the crop's resize
-            reads (libjpeg's ``jpeg_skip_scanlines`` / ``jpeg_crop_scanline``; columns widened to whole
-            iMCUs) and nothing below the crop: the same pixels as a full decode, less work. False decodes
-            the whole (DCT-scaled) image (for comparison).
+            reads (libjpeg's ``jpeg_skip_scanlines`` / ``jpeg_crop_scanline``; a margin of 1-4 pixels for
+            chroma upsampling, columns widened to whole iMCUs on the left) and nothing below the crop but
+            the rest of the last restart interval it touches: the same pixels as a full decode, less work.
+            Arithmetic-coded JPEGs always decode whole. False decodes the whole (DCT-scaled) image (for
+            comparison).
 
     Returns:
         ``batch``: Tensor[N, 3, height, width] of ``dtype`` (RGB), or, with ``strict=False``, the tuple
@@ -157,9 +159,11 @@ def decode_images(
         spdl_torch.DecodeError: ``strict=True`` and a sample is corrupt, truncated, of an unknown format or
             over ``max_pixels``; the message starts with the sample's path (``<path>: ``) when it was given
             as a path, else with ``sample <i>: ``, and carries the decoder's reason. With
-            ``partial_decode=True`` (the default) a JPEG is read only down to the last row the crop needs:
-            damage entirely below it is neither read nor reported, so with random crops (``mode="train"``)
-            a file truncated near its end fails only for the crops that reach the damage.
+            ``partial_decode=True`` (the default) a JPEG is read only down to the last row the crop needs
+            (with restart markers: to the marker after it): damage entirely below is neither read nor
+            reported, so with random crops (``mode="train"``) a file truncated near its end fails only for
+            the crops that reach the damage. Damage inside the crop that no decoder can detect there (a
+            flipped bit that leaves the code lengths intact) gives damaged pixels in either mode.
         OSError (FileNotFoundError, IsADirectoryError, ...): a path cannot be read.
         TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
             sample of another type, or a non-integer size.
