@@ -125,10 +125,22 @@ def test_items_in_flight_are_bounded(order):
             state["consumed"] += 1
     # the consumer stops pulling: the pipeline fills up to exactly the bound and stays there
     assert wait_until(lambda: state["produced"] - state["consumed"] >= bound)
-    stats_before = p.stats()["stages"][0]["count"]
+
+    # The source may reach the bound while a stage still finishes an item it holds (its count moves on
+    # after that): wait until no stage's count moves for 20 ms, then check that nothing moves any more.
+    def counts():
+        return [s["count"] for s in p.stats()["stages"]]
+
+    def settled():
+        before = counts()
+        time.sleep(0.02)
+        return counts() == before
+
+    assert wait_until(settled)
+    counts_before = counts()
     time.sleep(0.05)
     assert state["produced"] - state["consumed"] == bound
-    assert p.stats()["stages"][0]["count"] == stats_before
+    assert counts() == counts_before
     # while running, the consumer may hold one more item than the quiescent bound
     assert state["max_outstanding"] <= bound + 1
     p.stop()
