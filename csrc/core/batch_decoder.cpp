@@ -166,10 +166,9 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
     // The whole-image decoder (TurboJPEG) decides a failure: it accepts some files libjpeg's RGB request
     // refuses (an unusual colour space), and it is the reference the partial decode equals. Only bad
     // files pay for the second attempt; its DecodeError is the one reported.
-    decode_whole();
-    return;
   }
-  if (!region) {  // a stream the partial decode does not vouch for (arithmetic coding, a late restart marker)
+  if (!region) {  // failed above, or a stream the partial decode does not vouch for (arithmetic coding, a
+                  // restart marker in the last iMCU row)
     decode_whole();
     return;
   }
