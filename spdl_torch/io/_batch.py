@@ -69,6 +69,14 @@ def _as_tensor(src, i: int) -> torch.Tensor:
     raise TypeError(f"decode_images: expected paths, bytes or 1-D uint8 tensors, got {type(src).__name__} (sample {i})")
 
 
+def _int_size(name: str, value) -> int:
+    """``value`` as an int: ints, NumPy and torch integers; TypeError for anything else (floats too)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
+
+
 def decode_images(
     srcs: Sequence[torch.Tensor | bytes | str | os.PathLike],
     *,
@@ -173,11 +181,8 @@ def decode_images(
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
         raise TypeError(f"decode_images: expected a sequence of images (paths, bytes or 1-D uint8 tensors), got a "
                         f"single {type(srcs).__name__}; pass [src] for one image")
-    for name, value in (("height", height), ("width", width), ("resize_shorter", resize_shorter)):
-        try:
-            operator.index(value)  # ints, NumPy and torch integers; not floats
-        except TypeError:
-            raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
+    height, width, resize_shorter = (_int_size(name, value) for name, value in
+                                     (("height", height), ("width", width), ("resize_shorter", resize_shorter)))
     if len(srcs) == 0:
         raise ValueError(f"decode_images: expected at least one image, got {len(srcs)=}")
     if dtype not in _DTYPES:
@@ -189,10 +194,10 @@ def decode_images(
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,
-            height=operator.index(height),
-            width=operator.index(width),
+            height=height,
+            width=width,
             mode=mode,
-            resize_shorter=operator.index(resize_shorter),
+            resize_shorter=resize_shorter,
             scale=[float(s) for s in scale],
             ratio=[float(r) for r in ratio],
             hflip_prob=float(hflip_prob),
