@@ -127,7 +127,7 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
   // max_samp_factor output pixels (libjpeg-turbo's IDCT scaling of chroma only makes that smaller), and
   // the triangle filter reads one sample beyond, so only pixels within that distance of the decoded edge
   // can differ from a whole-image decode. (It was one iMCU, 16 pixels for 4:2:0, before: the smaller
-  // margin cut the eval op's CPU per image by ~5 %; tests/test_partial_decode.py, core_test's partial vs
+  // margin cut the eval op's CPU per image by ~5 %; tests/io/test_partial_decode.py, core_test's partial vs
   // whole decode of the corpus and fuzz_decode_batch check the bytes.)
   const JDIMENSION hmargin = JDIMENSION(cinfo->max_h_samp_factor);
   const JDIMENSION vmargin = JDIMENSION(cinfo->max_v_samp_factor);

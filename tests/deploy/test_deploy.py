@@ -21,7 +21,7 @@ from spdl_torch.deploy import Classifier, DecodeResize
 
 from .test_compile_export import _encoded, tiny_cnn
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "examples" / "cpp_inference"
 BUILD = ROOT / "build" / "cpp_inference"
 TOP_K = 5

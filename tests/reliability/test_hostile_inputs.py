@@ -1,16 +1,16 @@
 """Hostile inputs: every corrupt, truncated, oversized or mislabelled file either decodes to Pillow's pixels or
 raises spdl_torch.DecodeError, in bounded memory and time; the outcome of each is pinned in a table.
 
-The table, ``tests/data/hostile_outcomes.tsv``, holds one row per input: name, sha256 prefix of its bytes, our
+The table, ``tests/reliability/data/hostile_outcomes.tsv``, holds one row per input: name, sha256 prefix of its bytes, our
 outcome and Pillow's. A change of any outcome fails the test, so a behaviour change is a reviewed table diff.
-Regenerate it with ``SPDL_TORCH_UPDATE_HOSTILE=1 pytest tests/test_hostile_inputs.py`` (notes are kept).
+Regenerate it with ``SPDL_TORCH_UPDATE_HOSTILE=1 pytest tests/reliability/test_hostile_inputs.py`` (notes are kept).
 
 Inputs: the corpus's ``corrupt`` category (gdk-pixbuf's fail/ and randomly-modified/ sets and its truncated
 files), PngSuite's corrupted ``x*.png``, plus inputs synthesized here from corpus files: truncated JPEG/PNG/
 GIF/WebP/BMP, wrong file extensions, zero-length and random bytes, format magic followed by garbage,
 headers declaring 65535 x 65535 / 2^31 / 2^64 pixels, and hostile EXIF (64 KB, self-referencing IFDs, deep
 nesting, out-of-range offsets, 200 APP1 segments). The decodes run in a subprocess
-(``tests/_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
+(``tests/reliability/_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
 """
 
 import hashlib
@@ -28,7 +28,7 @@ import pytest
 import spdl_torch
 from spdl_torch.io import decode_image
 
-from .media import REPO, files, require_corpus, short_name
+from ..media import REPO, files, require_corpus, short_name
 
 TABLE = Path(__file__).parent / "data" / "hostile_outcomes.tsv"
 UPDATE = os.environ.get("SPDL_TORCH_UPDATE_HOSTILE") == "1"
@@ -196,8 +196,8 @@ def _read_table() -> dict[str, dict]:
 
 
 def _write_table(rows: list[dict]) -> None:
-    header = ("# Hostile-input outcomes, pinned by tests/test_hostile_inputs.py. Regenerate with\n"
-              "#   SPDL_TORCH_UPDATE_HOSTILE=1 .venv/bin/python -m pytest tests/test_hostile_inputs.py\n"
+    header = ("# Hostile-input outcomes, pinned by tests/reliability/test_hostile_inputs.py. Regenerate with\n"
+              "#   SPDL_TORCH_UPDATE_HOSTILE=1 .venv/bin/python -m pytest tests/reliability/test_hostile_inputs.py\n"
               "# outcome: ours in RGB mode - decoded-equal (Pillow's pixels), decoded-close (<= 2 levels, JPEG),\n"
               "#   DecodeError, or (needing a note) decoded-differs / decoded-shape-differs / decoded (Pillow fails).\n"
               "# reference: Pillow - decoded, or error:<exception type>.\n"
@@ -219,7 +219,7 @@ def probe(tmp_path_factory):
     cases = _cases(tmp)
     manifest = tmp / "manifest.json"
     manifest.write_text(json.dumps(cases))
-    proc = subprocess.run([sys.executable, "-m", "tests._hostile_probe", str(manifest)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "tests.reliability._hostile_probe", str(manifest)], cwd=REPO,
                           capture_output=True, text=True, timeout=900)
     results = {}
     for line in proc.stdout.splitlines():

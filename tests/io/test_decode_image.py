@@ -11,7 +11,7 @@ import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image
 
-from .media import files, params, short_name
+from ..media import files, params, short_name
 
 
 

@@ -12,7 +12,7 @@ from PIL import Image
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_images, random_resized_crop_params
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
 needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is absent (make demo prepares it)")
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]

@@ -13,7 +13,7 @@ import torch.utils.data as tud
 
 from spdl_torch.dataloader import DataLoader
 
-from .waiting import wait_until
+from ..waiting import wait_until
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TOLERANCE_MB = 10

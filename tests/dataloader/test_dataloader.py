@@ -419,7 +419,7 @@ def test_interpreter_exit_with_live_workers_is_clean(tmp_path):
 
     script = tmp_path / "exit_script.py"
     script.write_text(_EXIT_SCRIPT)
-    repo_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo_root, os.environ.get("PYTHONPATH")])))
     for _ in range(5):  # the abort this guards against ("terminate called ...") was intermittent
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)

@@ -19,7 +19,7 @@ import torch.utils.data as tud
 import spdl_torch.dataloader as dl
 from spdl_torch.dataloader import DataLoader, get_worker_info
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def flat(batches):

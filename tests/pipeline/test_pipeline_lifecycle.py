@@ -11,9 +11,9 @@ import pytest
 
 from spdl_torch.pipeline import PipelineBuilder
 
-from .waiting import WAIT, wait_until
+from ..waiting import WAIT, wait_until
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _call_in_thread(fn):

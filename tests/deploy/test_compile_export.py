@@ -2,7 +2,7 @@
 (``spdl_torch.deploy``): the compiled / exported / scripted program equals eager, and graph breaks happen
 exactly where documented (README: "Use in compiled and deployed models").
 
-Models are tiny seeded CNNs, so Inductor's CPU compile stays at seconds; the C++ side is tests/test_deploy.py.
+Models are tiny seeded CNNs, so Inductor's CPU compile stays at seconds; the C++ side is tests/deploy/test_deploy.py.
 """
 
 import io

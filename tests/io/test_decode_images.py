@@ -18,7 +18,7 @@ import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
 needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is absent (make demo prepares it)")
 MIN_PSNR = 40.0

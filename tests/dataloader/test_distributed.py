@@ -14,7 +14,7 @@ from torch.utils.data.distributed import DistributedSampler
 from spdl_torch.dataloader import DataLoader
 from spdl_torch.distributed import DistributedShard, rank_and_world_size, shard_by_rank
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _RANK_SCRIPT = r"""
 import json, sys

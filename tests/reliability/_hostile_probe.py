@@ -1,6 +1,6 @@
-"""Subprocess half of tests/test_hostile_inputs.py: decodes each listed file with spdl_torch and Pillow.
+"""Subprocess half of tests/reliability/test_hostile_inputs.py: decodes each listed file with spdl_torch and Pillow.
 
-    python -m tests._hostile_probe MANIFEST.json
+    python -m tests.reliability._hostile_probe MANIFEST.json
 MANIFEST.json is a list of {"name", "path"}. Prints one JSON line per file: our outcome, Pillow's, the peak
 RSS growth of our decode alone (VmHWM, reset through /proc/self/clear_refs before each decode), and the
 seconds it took. Runs apart from pytest so a crash or a hang costs this process, with the file it was on
