@@ -42,11 +42,29 @@ class FusedBatchMixin:
         from ..transforms import fuse
 
         self.plan = fuse(self.transform) if fusable else None
+        self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
         self.epoch = 0
 
+    def _seed_and_epoch(self) -> tuple[int, int]:
+        """(base seed, epoch) of the per-sample random streams. In a ``spdl_torch.DataLoader`` fetch: the
+        iterator's own epoch, and its ``base_seed`` (drawn from the loader's ``generator``) unless ``seed`` was
+        given. In a worker process of ``torch.utils.data.DataLoader`` without ``seed``: that loader's base seed
+        (``worker_info.seed - worker_info.id``). Otherwise ``seed`` (drawn once when not given) and
+        :meth:`set_epoch`'s epoch."""
+        from ..dataloader import ThreadWorkerInfo, loader_context
+
+        ctx = loader_context()
+        if ctx is not None:
+            return (self.seed if self._seed_given else ctx.base_seed), ctx.epoch
+        info = torch.utils.data.get_worker_info()
+        if info is not None and not self._seed_given and not isinstance(info, ThreadWorkerInfo):
+            return info.seed - info.id, self.epoch
+        return self.seed, self.epoch
+
     def set_epoch(self, epoch: int) -> None:
-        """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably)."""
+        """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably) when
+        the dataset is used outside ``spdl_torch.DataLoader`` (whose iterators pass their own epoch)."""
         self.epoch = int(epoch)
 
     def state_dict(self) -> dict[str, int]:
@@ -95,7 +113,7 @@ class FusedBatchMixin:
 
         paths = [self._path(i) for i in indices]
         datas = [read_file(p) for p in paths]
-        seeds = sample_seeds(self.seed, self.epoch, indices) if self.plan.random else None
+        seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
         try:
             images = self.plan(datas, seeds)
         except DecodeError as e:

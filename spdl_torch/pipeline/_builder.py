@@ -70,6 +70,7 @@ class PipelineBuilder:
         output_order: str = "input",
         name: str | None = None,
         max_failures: int | float | None = None,
+        thread_affinity: Callable[[Any], int] | None = None,
     ) -> PipelineBuilder:
         """Adds a stage applying ``fn`` to every item.
 
@@ -86,6 +87,10 @@ class PipelineBuilder:
             max_failures: this stage's failure budget: an int count (fail when failures > count) or a
                 float rate in (0, 1) (see :data:`~spdl_torch.pipeline.MIN_ITEMS_FOR_RATE`). Default:
                 the ``max_failures`` given to :meth:`build`, else 0 (the first failure raises).
+            thread_affinity: for sync and generator functions, ``thread_affinity(item)`` is the index of
+                the pool thread (in ``[0, num_threads)``) that must run ``fn(item)``; items of one thread
+                run there one after another, in the order they reach the stage (e.g. one worker's
+                iterator, or a handle opened on that thread). ``None``: any free thread.
 
         Raises:
             RuntimeError: no source yet, or after ``add_sink``.
@@ -97,7 +102,10 @@ class PipelineBuilder:
             raise ValueError(f'output_order must be "input" or "completion", got {output_order!r}')
         validate_max_failures(max_failures, "pipe")
         stage_name = name if name is not None else getattr(fn, "__name__", None) or type(fn).__name__
-        self._stages.append(PipeStage(fn, concurrency, output_order, self._unique(stage_name, name is not None), max_failures))
+        if thread_affinity is not None and not callable(thread_affinity):
+            raise TypeError(f"thread_affinity must be callable, got {thread_affinity!r}")
+        self._stages.append(PipeStage(fn, concurrency, output_order, self._unique(stage_name, name is not None),
+                                      max_failures, thread_affinity))
         return self
 
     def aggregate(self, n: int, /, *, drop_last: bool = False) -> PipelineBuilder:
@@ -131,6 +139,7 @@ class PipelineBuilder:
         thread_initializer: Callable[[int], None] | None = None,
         thread_name: str | None = None,
         persistent_threads: bool = False,
+        max_in_flight: int | None = None,
     ) -> Pipeline:
         """Builds the pipeline (nothing runs until it is iterated or started).
 
@@ -155,6 +164,9 @@ class PipelineBuilder:
             persistent_threads: keep the pool threads across runs (epochs) instead of starting new
                 ones per run, so ``thread_initializer`` runs once per thread for the pipeline's life;
                 they end with :meth:`Pipeline.close` or when the pipeline is collected.
+            max_in_flight: if set (>= 1), at most this many items are taken from the source and not yet
+                returned to the consumer: the source waits for a credit, which the consumer gives back
+                with each item it gets (torch's ``prefetch_factor * num_workers`` bound of a DataLoader).
 
         Raises:
             RuntimeError: no source.
@@ -167,6 +179,8 @@ class PipelineBuilder:
         if num_threads is None:
             num_threads = default_num_threads(stages)
         _check_int(num_threads, "num_threads", 1)
+        if max_in_flight is not None:
+            _check_int(max_in_flight, "max_in_flight", 1)
         if report_stats_interval is not None and not report_stats_interval > 0:
             raise ValueError(f"report_stats_interval must be > 0 seconds, got {report_stats_interval}")
         return Pipeline(
@@ -182,6 +196,7 @@ class PipelineBuilder:
                 thread_initializer=thread_initializer,
                 thread_name=thread_name,
                 persistent_threads=bool(persistent_threads),
+                max_in_flight=max_in_flight,
             )
         )
 

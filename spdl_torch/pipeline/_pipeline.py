@@ -61,6 +61,7 @@ class PipelineSpec:
     thread_initializer: Callable[[int], None] | None = None
     thread_name: str | None = None
     persistent_threads: bool = False
+    max_in_flight: int | None = None
 
 
 class _Run:
@@ -84,8 +85,11 @@ class _Run:
         self.queues.append(self.sink)
         for st, q in zip(all_stats, self.queues):
             st.queue = q.stats
+        # max_in_flight: the source takes a credit per item, get() gives one back per item returned
+        self.credits = asyncio.Semaphore(spec.max_in_flight) if spec.max_in_flight is not None else None
         self._waiting = False
         self._stop_requested = False
+        self._detached = False
         self.t_start = time.perf_counter()
         self.t_end: float | None = None
         self._main_task = self.loop.create_task(self._main())
@@ -182,7 +186,10 @@ class _Run:
     # -- any thread ---------------------------------------------------------------------------------
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stops the run: buffered items are discarded, tasks cancelled, the scheduler thread joined
-        for at most ``timeout`` seconds (then abandoned, it is a daemon). Idempotent."""
+        for at most ``timeout`` seconds (then abandoned, it is a daemon; ``0``: not joined, now or by a
+        later call). Idempotent."""
+        if timeout <= 0:
+            self._detached = True
         if not self.sink.eof:  # else every stage already finished: nothing to cancel
             if self.t_end is None:
                 self._stop_requested = True
@@ -191,7 +198,7 @@ class _Run:
                 self.loop.call_soon_threadsafe(self._cancel_main)
             except RuntimeError:  # loop already closed: the run is over
                 pass
-        if threading.current_thread() is not self.thread:
+        if threading.current_thread() is not self.thread and not self._detached:
             self.thread.join(timeout)
         _LIVE_RUNS.discard(self)
 
@@ -201,6 +208,11 @@ class _Run:
         item = self.sink.get(self.thread.is_alive, timeout)
         if item is not EOF:
             self.consumed += 1
+            if self.credits is not None:
+                try:
+                    self.loop.call_soon_threadsafe(self.credits.release)
+                except RuntimeError:  # the loop is closed: the run is over
+                    pass
         return item
 
     def stats(self) -> dict[str, Any]:
@@ -257,15 +269,16 @@ class Pipeline:
             self._run = self._new_run()
             self._prefetched = True
 
-    def stop(self) -> None:
-        """Stops the current run, if any (see the class docstring); returns within about 1 s.
+    def stop(self, *, wait: bool = True) -> None:
+        """Stops the current run, if any (see the class docstring); returns within about 1 s, or at
+        once with ``wait=False`` (the scheduler thread then ends by itself; e.g. from ``__del__``).
         A consumer iterating the run sees its iterator end."""
         with self._lock:
-            self._stop_locked()
+            self._stop_locked(wait)
 
-    def _stop_locked(self) -> None:
+    def _stop_locked(self, wait: bool = True) -> None:
         if self._run is not None:
-            self._run.stop()
+            self._run.stop() if wait else self._run.stop(timeout=0)
         self._prefetched = False
 
     @contextlib.contextmanager
@@ -326,11 +339,12 @@ class Pipeline:
         finally:
             run.stop()
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
         """Stops the current run and, with ``persistent_threads``, ends the pool threads (they exit
-        once their current call returns). A later ``iter()`` starts new threads."""
+        once their current call returns). A later ``iter()`` starts new threads. ``wait=False``: see
+        :meth:`stop`."""
         with self._lock:
-            self._stop_locked()
+            self._stop_locked(wait)
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown()
@@ -383,7 +397,7 @@ class Pipeline:
         pool = getattr(self, "_pool", None)
         try:
             if run is not None:
-                run.stop()
+                run.stop(timeout=0)  # never block in __del__ (it may run on any thread, e.g. another loop's)
             if pool is not None:
                 pool.shutdown()
         except Exception:  # pragma: no cover - interpreter shutdown

@@ -9,7 +9,7 @@ finishes the call, discards its result (or exception) and exits if the pool was 
 from __future__ import annotations
 
 import asyncio
-import queue
+import collections
 import threading
 import time
 from collections.abc import Callable
@@ -28,7 +28,12 @@ def _set_future(fut: asyncio.Future, result: Any, exc: BaseException | None) -> 
 
 
 class ThreadPool:
-    """``num_threads`` daemon threads fed by one FIFO queue.
+    """``num_threads`` daemon threads fed by one shared FIFO queue and one FIFO queue per thread.
+
+    A job submitted with ``thread=i`` runs on thread ``i`` only (after the jobs already queued for it), so
+    state bound to a thread (a worker's iterator, a file or database handle opened there) is only ever
+    used by that thread; a job without ``thread`` runs on the first free thread. A thread runs its own
+    jobs before shared ones.
 
     Args:
         num_threads: number of threads (>= 1).
@@ -50,7 +55,10 @@ class ThreadPool:
     ) -> None:
         if num_threads < 1:
             raise ValueError(f"num_threads must be >= 1, got {num_threads}")
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._cond = threading.Condition()
+        self._shared: collections.deque = collections.deque()
+        self._own: list[collections.deque] = [collections.deque() for _ in range(num_threads)]
+        self._shut = False
         self._initializer = initializer
         prefix = thread_name if thread_name is not None else f"{name}-worker"
         self._threads = [
@@ -64,23 +72,49 @@ class ThreadPool:
     def threads(self) -> list[threading.Thread]:
         return list(self._threads)
 
-    def submit(self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-        """Schedules ``fn(*args)`` on a pool thread; must be called from ``loop``'s thread.
+    def submit(
+        self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any, thread: int | None = None
+    ) -> asyncio.Future:
+        """Schedules ``fn(*args)`` on a pool thread (thread ``thread`` if given); must be called from
+        ``loop``'s thread.
 
         Returns:
             A future of ``loop`` holding the result, or the exception ``fn`` raised.
+
+        Raises:
+            IndexError: ``thread`` is not in ``[0, num_threads)``.
         """
+        if thread is not None and not 0 <= thread < len(self._own):
+            raise IndexError(f"thread={thread} is not in [0, {len(self._own)})")
         fut = loop.create_future()
-        self._jobs.put((loop, fut, fn, args))
+        with self._cond:
+            if thread is None:
+                self._shared.append((loop, fut, fn, args))
+                self._cond.notify()
+            else:
+                self._own[thread].append((loop, fut, fn, args))
+                self._cond.notify_all()  # the one thread that may run it must wake
         return fut
 
     def shutdown(self) -> None:
-        """Asks the threads to exit after their current call; does not wait. Idempotent."""
-        if getattr(self, "_shut", False):
-            return
-        self._shut = True
-        for _ in self._threads:
-            self._jobs.put(None)
+        """Asks the threads to exit after their current call (queued jobs are dropped); does not wait.
+        Idempotent."""
+        with self._cond:
+            self._shut = True
+            self._cond.notify_all()
+
+    def _next_job(self, index: int) -> Any:
+        """The thread's next job (its own first), or ``None`` once the pool is shut down."""
+        own = self._own[index]
+        with self._cond:
+            while not (own or self._shared or self._shut):
+                self._cond.wait()
+            if self._shut:
+                return None
+            job = own.popleft() if own else self._shared.popleft()
+            if self._shared:
+                self._cond.notify()  # a shared job is left: another idle thread may take it
+            return job
 
     def join(self, timeout: float | None = None) -> None:
         """Waits for the threads to exit, at most ``timeout`` seconds in all."""
@@ -89,7 +123,6 @@ class ThreadPool:
             t.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _work(self, index: int) -> None:
-        jobs = self._jobs
         init_error: BaseException | None = None
         if self._initializer is not None:
             try:
@@ -97,7 +130,7 @@ class ThreadPool:
             except BaseException as e:  # noqa: BLE001 - raised by every job of this thread
                 init_error = e
         while True:
-            job = jobs.get()
+            job = self._next_job(index)
             if job is None:
                 return
             loop, fut, fn, args = job

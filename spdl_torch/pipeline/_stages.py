@@ -51,6 +51,7 @@ class PipeStage:
     output_order: str
     name: str
     max_failures: int | float | None
+    thread_affinity: Callable[[Any], int] | None = None
     kind: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -90,13 +91,14 @@ def _next_or_stop(it: Any) -> Any:
 class StageRunner:
     """What a running stage needs from its run: the loop, the thread pool and the failure tracker."""
 
-    def __init__(self, ctx: Any, stats: StageStats, budget: Budget) -> None:
+    def __init__(self, ctx: Any, stats: StageStats, budget: Budget, affinity: Callable[[Any], int] | None = None) -> None:
         self.ctx = ctx
         self.stats = stats
         self.budget = budget
+        self.affinity = affinity
 
-    def offload(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-        return self.ctx.pool.submit(self.ctx.loop, fn, *args)
+    def offload(self, fn: Callable[..., Any], *args: Any, thread: int | None = None) -> asyncio.Future:
+        return self.ctx.pool.submit(self.ctx.loop, fn, *args, thread=thread)
 
 
 async def run_source(ctx: Any, source: Iterable | AsyncIterable, stats: StageStats, out_q: Any) -> None:
@@ -107,10 +109,13 @@ async def run_source(ctx: Any, source: Iterable | AsyncIterable, stats: StageSta
         PipelineFailure: the source raised (chained); there is no failure budget for the source.
     """
     item: Any = None
+    credits = ctx.credits  # max_in_flight: one credit per item taken, returned when the consumer gets one
     try:
         if isinstance(source, AsyncIterable) or hasattr(source, "__aiter__"):
             ait = source.__aiter__()
             while True:
+                if credits is not None:
+                    await credits.acquire()
                 t0 = time.perf_counter()
                 try:
                     item = await ait.__anext__()
@@ -123,6 +128,8 @@ async def run_source(ctx: Any, source: Iterable | AsyncIterable, stats: StageSta
         else:
             it = await ctx.pool.submit(ctx.loop, iter, source)
             while True:
+                if credits is not None:
+                    await credits.acquire()
                 t0 = time.perf_counter()
                 item = await ctx.pool.submit(ctx.loop, _next_or_stop, it)
                 if item is _STOP:
@@ -147,7 +154,8 @@ async def run_stage(ctx: Any, stage: Any, stats: StageStats, in_q: Any, out_q: A
     elif isinstance(stage, DisaggregateStage):
         await _run_disaggregate(stats, in_q, out_q)
     else:
-        await _run_pipe(StageRunner(ctx, stats, Budget(_effective_budget(stage, ctx))), stage, in_q, out_q)
+        runner = StageRunner(ctx, stats, Budget(_effective_budget(stage, ctx)), stage.thread_affinity)
+        await _run_pipe(runner, stage, in_q, out_q)
     await out_q.put(EOF)
 
 
@@ -187,9 +195,10 @@ async def _process(r: StageRunner, fn: Callable[..., Any], kind: str, item: Any,
     stats = r.stats
     busy = 0.0
     try:
+        thread = r.affinity(item) if r.affinity is not None and kind in ("sync", "gen") else None
         if kind == "sync":
             t0 = time.perf_counter()
-            out = await r.offload(fn, item)
+            out = await r.offload(fn, item, thread=thread)
             busy = time.perf_counter() - t0
             stats.outputs += 1
             await emit(out)
@@ -201,9 +210,9 @@ async def _process(r: StageRunner, fn: Callable[..., Any], kind: str, item: Any,
             await emit(out)
         elif kind == "gen":
             t0 = time.perf_counter()
-            gen = await r.offload(fn, item)
+            gen = await r.offload(fn, item, thread=thread)
             while True:
-                out = await r.offload(_next_or_stop, gen)
+                out = await r.offload(_next_or_stop, gen, thread=thread)
                 busy += time.perf_counter() - t0
                 if out is _STOP:
                     break

@@ -255,26 +255,26 @@ class CountingDataset(RangeDataset):
 
     def __init__(self, n):
         super().__init__(n)
-        self.fetched = 0
+        self.counter = [0]  # a member: shared by the workers' copies of the dataset
         self.changed = threading.Condition()
 
     def __getitem__(self, i):
         with self.changed:
-            self.fetched += 1
+            self.counter[0] += 1
             self.changed.notify_all()
         return super().__getitem__(i)
 
     def wait_until(self, count, limit_s=10.0):
         with self.changed:
-            self.changed.wait_for(lambda: self.fetched >= count, timeout=limit_s)
-            return self.fetched
+            self.changed.wait_for(lambda: self.counter[0] >= count, timeout=limit_s)
+            return self.counter[0]
 
     def count_after_idle(self, idle_s=0.2):
         """The count once nothing was fetched for ``idle_s`` (gives a runaway prefetch time to show)."""
         with self.changed:
             while self.changed.wait(idle_s):
                 pass
-            return self.fetched
+            return self.counter[0]
 
 
 @pytest.mark.parametrize("num_workers,prefetch_factor", [(1, 1), (2, 2), (3, 1)])
@@ -388,6 +388,8 @@ def test_pin_memory_without_accelerator_warns():
 
 
 _EXIT_SCRIPT = """
+import warnings
+warnings.filterwarnings("ignore", "This DataLoader will create")  # torch's warning: more workers than cores
 import sys, torch
 from spdl_torch.dataloader import DataLoader
 

@@ -172,7 +172,7 @@ def test_attributes_frozen_after_init_like_torch():
 
 
 def test_multiprocessing_context_warns_once_and_uses_threads(monkeypatch):
-    monkeypatch.setattr(dl, "_warned_mp_context", False)
+    monkeypatch.setattr(dl._loader, "_warned_mp_context", False)
     with pytest.warns(UserWarning, match="threads"):
         loader = DataLoader(list(range(4)), num_workers=2, multiprocessing_context="spawn")
     with warnings.catch_warnings():
@@ -303,6 +303,8 @@ def test_timeout_blocked_forever_raises_and_process_exits_cleanly(tmp_path):
 
 
 _EXIT_PERSISTENT_SCRIPT = """
+import warnings
+warnings.filterwarnings("ignore", "This DataLoader will create")  # torch's warning: more workers than cores
 import torch, torch.utils.data as tud
 from spdl_torch.dataloader import DataLoader, get_worker_info
 

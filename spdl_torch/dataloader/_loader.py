@@ -1,0 +1,274 @@
+"""``spdl_torch.DataLoader``: a subclass of :class:`torch.utils.data.DataLoader` whose workers are threads."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import torch
+import torch.utils.data
+from torch.utils.data import Sampler
+from torch.utils.data.dataloader import _DatasetKind
+
+from ..datasets._fused import collate as _fused_collate
+from ._iterator import DataLoaderIter
+from ._state import LoaderState, describe_loader, stateful_map_dataset
+from ._worker import WORKER_RNG_MODES, install_torch_hooks
+
+__all__ = ["DataLoader"]
+
+T_co = TypeVar("T_co", covariant=True)
+_warned_mp_context = False
+
+
+def _check_device(device: Any) -> torch.device | None:
+    if device is None:
+        return None
+    dev = torch.device(device)
+    if dev.type == "cpu":
+        return None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={str(device)!r}: no CUDA device is available (torch.cuda.is_available() is False)")
+    return dev
+
+
+class DataLoader(torch.utils.data.DataLoader[T_co]):
+    """Iterate over a dataset in batches, loading on worker *threads*: a subclass of
+    :class:`torch.utils.data.DataLoader` with its constructor, checks and behaviour, where ``num_workers`` counts
+    threads of this process.
+
+    Each worker thread behaves like one of torch's worker processes to the code it runs:
+    ``torch.utils.data.get_worker_info()`` returns its info (``id``, ``num_workers``, ``seed = base_seed + id``,
+    ``dataset``), ``torch.initial_seed()`` returns its ``seed``, ``info.dataset`` is the worker's own shallow copy
+    of the dataset (attributes set on it, e.g. by ``worker_init_fn``, stay with that worker; members such as a big
+    list are shared, not copied; the loader's own ``dataset`` is not changed), and worker ``k`` is always the same
+    thread. The global RNGs (``torch``, ``random``, ``numpy.random``) are process-wide: see ``worker_rng``.
+
+    Args:
+        dataset (Dataset or IterableDataset): map-style (``__getitem__``/``__len__``; ``__getitems__`` fetches a
+            whole batch when defined, also through ``Subset`` and ``ConcatDataset``) or iterable-style.
+        batch_size (int or None): samples per batch (default ``1``); ``None`` disables automatic batching
+            (``collate_fn`` then defaults to ``default_convert``).
+        shuffle (bool): reshuffle every epoch with a ``RandomSampler`` drawing from ``generator``.
+        sampler (Sampler or Iterable): the indices to load, in order (map-style only).
+        batch_sampler (Sampler or Iterable): lists of indices, one per batch. Mutually exclusive with
+            ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``.
+        num_workers (int): worker threads; ``0`` loads in the calling thread.
+        collate_fn (Callable): merges a list of samples into a batch. The default is torch's ``default_collate``,
+            except that a batch decoded by one fused call of spdl_torch's datasets
+            (:func:`spdl_torch.datasets.collate`) is returned as that batch tensor, without a copy.
+        pin_memory (bool): pin the batch's tensors (torch's ``pin_memory``) on the worker thread. Without an
+            accelerator it warns like torch and does nothing.
+        drop_last (bool): drop the last incomplete batch (for an ``IterableDataset``: of each worker).
+        timeout (float): if positive, seconds to wait for a batch before raising
+            ``RuntimeError("DataLoader timed out after {timeout} seconds")``; the epoch then ends. Ignored when
+            ``num_workers=0``.
+        worker_init_fn (Callable[[int], None]): called once on each worker thread with its id before it loads
+            anything (once for the loader's life with ``persistent_workers``); ``iter()`` returns once every
+            worker ran it. If it raises, ``next()`` re-raises that error (naming the thread), then the epoch ends.
+        multiprocessing_context: validated like torch, then ignored with a one-time warning.
+        generator (torch.Generator): RNG of the default ``RandomSampler`` and of the per-epoch ``base_seed``
+            (``None``: torch's global RNG, as in torch).
+        prefetch_factor (int): batches requested ahead per worker (default ``2`` with workers): at most
+            ``prefetch_factor * num_workers`` batches are loaded ahead of the consumer.
+        persistent_workers (bool): keep the threads (and their dataset copies, ``worker_init_fn`` state, RNGs
+            and ``base_seed``) across epochs.
+        pin_memory_device (str): deprecated in torch; warns and is ignored.
+        in_order (bool): ``False`` returns batches as they complete: a slow batch, or a slow worker of an
+            ``IterableDataset``, holds only its own slots.
+        device (str or torch.device, keyword-only, beyond torch): if a CUDA device, batches are pinned and copied
+            to it on a side CUDA stream (the consumer's stream waits for the copy). ``"cpu"`` / ``None``: no copy.
+        on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's exception
+            in the consumer. ``"skip"`` (map-style datasets with automatic batching only): when a batch fails, its
+            samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming the index
+            and the reason, and the batch is collated from the rest (an all-bad batch is skipped). Every good
+            sample is still returned exactly once. Dropped samples are listed, across epochs, in
+            :attr:`skipped_samples` as ``(index, "ExceptionType: message")``.
+        worker_rng (str, keyword-only, beyond torch): ``"shared"`` (default): the workers share the process's
+            global RNGs; ``worker_init_fn`` runs with the consumer's global RNG state saved and restored (a
+            ``UserWarning`` says so when it changed it), so seeding there cannot re-seed the training loop. Draw
+            per-sample randomness from ``get_worker_info().sample_generator(index)`` (the same for any number of
+            threads) or ``get_worker_info().rng``. ``"per_worker"``: every worker has its own global RNG state,
+            seeded as torch seeds its worker processes (``base_seed + id``; numpy as torch does) and swapped in
+            around each of its fetches, and batch ``i`` goes to worker ``i % num_workers``: transforms that draw
+            from ``torch.rand``, ``random`` or ``numpy.random`` give exactly what torch's DataLoader gives with the
+            same ``generator`` and ``num_workers``. The cost: fetches run one at a time (a process-wide lock), and
+            draws that other threads make from the global RNGs while a fetch runs (e.g. the training loop's, on
+            the CPU) come from that worker's stream.
+        dataset_per_worker (bool, keyword-only, beyond torch): ``True`` (default): each worker has its own
+            shallow copy of ``dataset``. ``False``: every worker uses ``dataset`` itself (for datasets that must
+            be shared, or cannot be copied).
+
+    Raises:
+        ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
+            without CUDA, ``on_error="skip"`` with an iterable dataset or without automatic batching.
+        TypeError: invalid ``multiprocessing_context`` (as torch).
+
+    Iteration re-raises the dataset's / ``collate_fn``'s exception: directly with ``num_workers=0``; from a thread
+    with the same type (``RuntimeError`` if it cannot be rebuilt) and the message ``"Caught <Type> in DataLoader
+    worker thread <id> while loading sample indices [...]"`` plus the original traceback; the iterator can go on
+    with the next batch, as in torch.
+
+    **Resuming** (beyond torch; the contract of torchdata's ``StatefulDataLoader``): :meth:`state_dict`
+    describes the position of the latest iterator; :meth:`load_state_dict` makes the next ``iter()`` continue
+    from there: the remaining batches, in the same order, with the same ``base_seed`` and epoch. Map-style: the
+    RNG states at the start of the epoch are saved, and the sampler is fast-forwarded past the batches already
+    returned (no data is loaded for them); a map-style dataset with ``state_dict()`` / ``load_state_dict()`` has
+    its state saved with the loader's. An ``IterableDataset`` with them has ``state_dict()`` called on the worker
+    thread after each batch (with that worker's info set: key the state by ``get_worker_info().id``), and
+    ``load_state_dict()`` before the worker's ``iter()``; one without is fast-forwarded by loading and
+    discarding the batches already returned.
+    """
+
+    def __init__(
+        self,
+        dataset,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable | None = None,
+        batch_sampler: Sampler | Iterable | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable[[list], Any] | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        multiprocessing_context=None,
+        generator: torch.Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+        device: str | torch.device | None = None,
+        on_error: str = "raise",
+        worker_rng: str = "shared",
+        dataset_per_worker: bool = True,
+    ) -> None:
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error should be 'raise' or 'skip', got {on_error!r}")
+        if worker_rng not in WORKER_RNG_MODES:
+            raise ValueError(f"worker_rng should be one of {WORKER_RNG_MODES}, got {worker_rng!r}")
+        self.device = _check_device(device)
+        self.on_error = on_error
+        self.worker_rng = worker_rng
+        self.dataset_per_worker = bool(dataset_per_worker)
+        self.skipped_samples: list[tuple[Any, str]] = []
+        self._skipped_lock = threading.Lock()
+        super().__init__(
+            dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last,
+            timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor=prefetch_factor,
+            persistent_workers=persistent_workers, pin_memory_device=pin_memory_device, in_order=in_order,
+        )
+        if collate_fn is None and self._auto_collation:
+            self.collate_fn = _fused_collate
+        if on_error == "skip" and (self._is_iterable or not self._auto_collation):
+            raise ValueError(
+                "on_error='skip' needs a map-style dataset with automatic batching (batch_size or batch_sampler): "
+                "it re-fetches a failed batch's samples one by one"
+                + (" (got an IterableDataset)" if self._is_iterable else " (got batch_size=None)"))
+        install_torch_hooks()
+        self._last_iter: weakref.ref | None = None  # for state_dict()
+        self._epoch = -1  # epoch of the latest iterator
+        self._resume: LoaderState | None = None  # set by load_state_dict, used by the next iter()
+
+    @property
+    def _is_iterable(self) -> bool:
+        return self._dataset_kind == _DatasetKind.Iterable
+
+    # -- torch compatibility -----------------------------------------------------------------------
+    @property
+    def multiprocessing_context(self):
+        return torch.utils.data.DataLoader.multiprocessing_context.fget(self)
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, multiprocessing_context) -> None:
+        global _warned_mp_context
+        torch.utils.data.DataLoader.multiprocessing_context.fset(self, multiprocessing_context)
+        if multiprocessing_context is not None and not _warned_mp_context:
+            _warned_mp_context = True
+            warnings.warn(
+                "spdl_torch.DataLoader loads with threads of this process, not worker processes: "
+                "multiprocessing_context is ignored.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def check_worker_number_rationality(self) -> None:
+        """torch's warning when ``num_workers`` exceeds the CPUs this process may use (threads running native
+        code oversubscribe the cores just as processes do)."""
+        if not self.num_workers:
+            return
+        suggest = torch._utils.cpu_count()
+        if suggest is None or self.num_workers > suggest:
+            cpuset = "" if hasattr(os, "sched_getaffinity") else " (`cpuset` is not taken into account)"
+            suggested = (
+                f"Our suggested max number of worker in current system is {suggest}{cpuset}, which is smaller "
+                "than what this DataLoader is going to create."
+                if suggest is not None
+                else "DataLoader is not able to compute a suggested max number of worker in current system."
+            )
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker threads in total. {suggested} "
+                "Please be aware that excessive worker creation might get DataLoader running slow or even freeze, "
+                "lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=2,
+            )
+
+    def _get_iterator(self) -> DataLoaderIter:
+        return DataLoaderIter(self, None)
+
+    def __iter__(self) -> DataLoaderIter:
+        resume, self._resume = self._resume, None
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = DataLoaderIter(self, resume)
+            else:
+                self._iterator._reset(self, resume)
+            it = self._iterator
+        else:
+            it = DataLoaderIter(self, resume)
+        self._last_iter = weakref.ref(it)
+        return it
+
+    def __del__(self) -> None:
+        it = self.__dict__.get("_iterator")
+        if it is not None:
+            it.shutdown(wait=False)
+
+    # -- resumption --------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The position of the latest iterator, to resume with :meth:`load_state_dict` (a dict of plain Python
+        values and tensors; ``torch.save``-able). Before any iteration, after an epoch ended, or when the latest
+        iterator was dropped, it describes the start of the next epoch."""
+        if self._resume is not None:  # loaded and not iterated yet
+            return self._resume.to_dict()
+        it = self._last_iter() if self._last_iter is not None else None
+        if it is not None and not it._finished:
+            state = it.state()
+        else:
+            state = describe_loader(self)
+            state.epoch = self._epoch
+            state.generator_state = self.generator.get_state() if self.generator is not None else None
+            state.base_seed = self._iterator.persistent_base_seed() if self._iterator is not None else None
+        if stateful_map_dataset(self.dataset):
+            state.dataset_state = self.dataset.state_dict()
+        return state.to_dict()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Makes the next ``iter()`` continue from ``state_dict`` (from :meth:`state_dict` of a loader built with
+        the same arguments).
+
+        Raises:
+            ValueError: not a state of ``spdl_torch.DataLoader``, or saved by a loader with another batch size,
+                dataset length or sampler type (resuming would skip or repeat samples).
+        """
+        state = LoaderState.from_dict(state_dict)
+        state.check_compatible(describe_loader(self))
+        if state.dataset_state is not None and stateful_map_dataset(self.dataset):
+            self.dataset.load_state_dict(state.dataset_state)
+        self._resume = state

@@ -1,0 +1,121 @@
+"""Map-style fetching: the epoch's requests from the sampler (resumed past the batches already returned), batched
+``__getitems__`` calls (also through ``Subset`` and ``ConcatDataset``), ``on_error="skip"``."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from torch.utils.data import ConcatDataset, Subset
+
+from ._fetch import EpochFetch
+from ._messages import EMPTY, Failure, Request, Result, Stopped, describe_indices
+
+__all__ = ["MapFetch", "getitems", "map_requests"]
+
+END = object()
+
+
+def _plain_int_indices(indices: Any, n: int) -> bool:
+    return all(type(i) is int and -n <= i < n for i in indices)
+
+
+def getitems(dataset: Any, indices: list, check_stopped: Any = None) -> list:
+    """The samples ``indices`` of ``dataset``, as torch's fetcher gets them (``__getitems__`` when the dataset
+    has it, else one ``dataset[i]`` each), except that a ``Subset`` or ``ConcatDataset`` (not overriding
+    ``__getitem__``) passes batched calls on to the datasets it wraps, in runs of consecutive indices of one
+    dataset. ``check_stopped()`` runs between single-sample calls."""
+    kind = type(dataset)
+    if isinstance(dataset, Subset) and kind.__getitem__ is Subset.__getitem__ and kind.__getitems__ is Subset.__getitems__:
+        return getitems(dataset.dataset, [dataset.indices[i] for i in indices], check_stopped)
+    if (isinstance(dataset, ConcatDataset) and kind.__getitem__ is ConcatDataset.__getitem__
+            and not hasattr(dataset, "__getitems__") and _plain_int_indices(indices, len(dataset))):
+        sizes = dataset.cumulative_sizes
+        out: list = []
+        located = []
+        for i in indices:
+            i = i + len(dataset) if i < 0 else i
+            d = bisect.bisect_right(sizes, i)
+            located.append((d, i - (sizes[d - 1] if d > 0 else 0)))
+        for d, run in itertools.groupby(located, key=lambda x: x[0]):
+            out.extend(getitems(dataset.datasets[d], [j for _, j in run], check_stopped))
+        return out
+    getitems_fn = getattr(dataset, "__getitems__", None)
+    if getitems_fn:
+        return getitems_fn(indices)
+    out = []
+    for i in indices:
+        if check_stopped is not None:
+            check_stopped()
+        out.append(dataset[i])
+    return out
+
+
+def map_requests(first: Any, sampler_iter: Iterator, seq: int, skip: set[int], num_workers: int,
+                 bind_workers: bool) -> Iterator[Request]:
+    """The epoch's requests from position ``seq`` on (``first`` already drawn), without the positions in ``skip``
+    (returned out of order before a resume). ``bind_workers``: request ``seq`` goes to worker
+    ``seq % num_workers``, as torch assigns batches to its worker processes."""
+    if first is END:
+        return
+    for indices in itertools.chain((first,), sampler_iter):
+        if seq not in skip:
+            yield Request(seq, indices, seq % num_workers if bind_workers else None)
+        seq += 1
+
+
+def draw_first(sampler_iter: Iterator, prefix: int) -> Any:
+    """Fast-forwards past ``prefix`` index batches (no data is loaded for them) and draws the next one now, in
+    the consumer thread (as torch's multi-worker iterator does when it prefetches)."""
+    for _ in range(prefix):
+        if next(sampler_iter, END) is END:
+            return END
+    return next(sampler_iter, END)
+
+
+class MapFetch(EpochFetch):
+    """Loads a map-style batch (``dataset[i]`` / ``__getitems__``, then ``collate_fn``)."""
+
+    def __init__(self, loader: Any, *args: Any) -> None:
+        super().__init__(loader, *args)
+        self.skip_errors = loader.on_error == "skip"
+        self.skipped: list = loader.skipped_samples
+        self.skipped_lock: threading.Lock = loader._skipped_lock
+
+    def fetch(self, dataset: Any, indices: Any) -> Any:
+        """The collated (and pinned) batch of ``indices``; under ``on_error="skip"`` without the samples that
+        raise (:data:`EMPTY` when none is left)."""
+        if not self.auto_collation:
+            return self.finish(self.collate_fn(dataset[indices]))
+        if not self.skip_errors:
+            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped)))
+        try:
+            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped)))
+        except Exception:  # find the failing samples one by one
+            pass
+        good = []
+        for index in indices:
+            self.check_stopped()
+            try:
+                good.append(dataset[index])
+            except Exception as e:
+                reason = f"{type(e).__name__}: {e}"
+                with self.skipped_lock:
+                    self.skipped.append((index, reason))
+                warnings.warn(f"DataLoader skipped sample index {index}: {reason}", stacklevel=2)
+        return self.finish(self.collate_fn(good)) if good else EMPTY
+
+    def load(self, request: Request, worker: int | None) -> Result:
+        if worker is None:  # num_workers=0: the original exception reaches the consumer, as in torch
+            return Result(request.seq, self.fetch(self.main_dataset, request.indices))
+        try:
+            return Result(request.seq, self.fetch(self.dataset(worker), request.indices))
+        except Stopped:
+            raise
+        except BaseException as e:
+            where = f"in DataLoader worker thread {worker} while loading {describe_indices(request.indices)}"
+            return Result(request.seq, Failure(e, where))

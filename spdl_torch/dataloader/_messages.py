@@ -1,0 +1,74 @@
+"""What travels between the consumer, the request source and the worker threads of one epoch."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from torch._utils import ExceptionWrapper
+
+__all__ = ["EMPTY", "Exhausted", "Failure", "Fatal", "Request", "Result", "Stopped", "describe_indices"]
+
+EMPTY = object()  # a batch all of whose samples were skipped under on_error="skip"
+
+
+class Stopped(Exception):
+    """Raised inside a fetch whose epoch was stopped (between two samples): its result is discarded."""
+
+
+@dataclasses.dataclass(slots=True)
+class Request:
+    """One batch (or sample) to load: position ``seq`` in the epoch; map-style: ``indices`` from the sampler;
+    iterable or ``worker_rng="per_worker"``: the ``worker`` (= pool thread) that must load it."""
+
+    seq: int
+    indices: Any = None
+    worker: int | None = None
+
+
+class Failure:
+    """An exception raised while loading, carried to the consumer with where it happened. The traceback is
+    formatted there (formatting in a worker thread can hit a parser race of Python 3.11)."""
+
+    __slots__ = ("exc", "where")
+
+    def __init__(self, exc: BaseException, where: str) -> None:
+        self.exc = exc
+        self.where = where
+
+    def reraise(self) -> None:
+        exc, self.exc = self.exc, None
+        wrapper = ExceptionWrapper(exc_info=(type(exc), exc, exc.__traceback__), where=self.where)
+        del exc
+        wrapper.reraise()
+
+
+class Fatal:
+    """``worker_init_fn`` failed on a thread: the epoch ends after the consumer raises it."""
+
+    __slots__ = ("wrapper",)
+
+    def __init__(self, wrapper: ExceptionWrapper) -> None:
+        self.wrapper = wrapper
+
+
+@dataclasses.dataclass(slots=True)
+class Exhausted:
+    """An ``IterableDataset`` worker's iterator is exhausted."""
+
+    seq: int
+    worker: int
+
+
+@dataclasses.dataclass(slots=True)
+class Result:
+    seq: int  # position of the request in the epoch
+    data: Any  # the batch, EMPTY or a Failure
+    worker: int = -1  # iterable datasets: the worker whose iterator produced it
+    state: Any = None  # iterable datasets: dataset.state_dict() right after producing it
+
+
+def describe_indices(indices: Any) -> str:
+    if isinstance(indices, (list, tuple)):
+        return f"sample indices {list(indices)}"
+    return f"sample index {indices}"
