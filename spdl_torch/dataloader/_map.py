@@ -113,9 +113,9 @@ class MapFetch(EpochFetch):
         if worker is None:  # num_workers=0: the original exception reaches the consumer, as in torch
             return Result(request.seq, self.fetch(self.main_dataset, request.indices))
         try:
-            return Result(request.seq, self.fetch(self.dataset(worker), request.indices))
+            return Result(request.seq, self.fetch(self.dataset(worker), request.indices), worker)
         except Stopped:
             raise
         except BaseException as e:
             where = f"in DataLoader worker thread {worker} while loading {describe_indices(request.indices)}"
-            return Result(request.seq, Failure(e, where))
+            return Result(request.seq, Failure(e, where), worker)

@@ -64,7 +64,7 @@ class Exhausted:
 class Result:
     seq: int  # position of the request in the epoch
     data: Any  # the batch, EMPTY or a Failure
-    worker: int = -1  # iterable datasets: the worker whose iterator produced it
+    worker: int = -1  # the worker that loaded it (num_workers=0: -1)
     state: Any = None  # iterable datasets: dataset.state_dict() right after producing it
 
 
