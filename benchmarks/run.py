@@ -338,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             paths, _, classes = C.list_images(roots[data])
         except (FileNotFoundError, OSError) as e:
-            hint = ("python -m spdl_torch.datasets.prepare --out data/imagenet_hires --variant hires" if data == "hires"
-                    else "python -m spdl_torch.datasets.prepare --out data/imagenet_like")
+            hint = ("python -m tools.prepare_data --out data/imagenet_hires --variant hires" if data == "hires"
+                    else "python -m tools.prepare_data --out data/imagenet_like")
             print(f"skipping workload {w}: no images under {roots[data]!r} ({e}); build them with: {hint}",
                   file=sys.stderr)
             workloads.remove(w)
