@@ -2,26 +2,19 @@
 warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
 writes no pixels: it used to come back as uninitialized memory)."""
 
-import io
-
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images
+
+from .. import images
 
 SOS = b"\xff\xda"
 
 
 def _progressive_jpeg() -> bytes:
-    rng = np.random.default_rng(3)
-    small = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
-    img = Image.fromarray(small).resize((160, 120), Image.BICUBIC)
-    buf = io.BytesIO()
-    img.save(buf, "JPEG", quality=90, progressive=True)
-    return buf.getvalue()
+    return images.encode(images.upsampled_noise(120, 160, seed=3, cell=10), "JPEG", quality=90, progressive=True)
 
 
 def _nth(data: bytes, marker: bytes, n: int) -> int:
@@ -38,8 +31,7 @@ def _with_junk_before_second_scan(data: bytes) -> bytes:
     return data[:pos] + b"\x12\x34" + data[pos:]
 
 
-def _tensor(data: bytes) -> torch.Tensor:
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+_tensor = images.as_tensor
 
 
 def test_harmless_warning_decodes_to_the_clean_pixels():

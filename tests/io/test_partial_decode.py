@@ -1,16 +1,16 @@
 """The partial JPEG decode of decode_images (only the rows and columns the crop's resize reads, nothing
 below them) gives the same bytes as the whole-image decode; damage below the crop is not read."""
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_images, random_resized_crop_params
+
+from .. import images
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -28,15 +28,12 @@ CONFIGS = {
 
 
 def _jpeg(array: np.ndarray, **kwargs) -> torch.Tensor:
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, "JPEG", **kwargs)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(array, "JPEG", **kwargs)
 
 
 def _photo_like(h: int, w: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (max(h // 8, 2), max(w // 8, 2), 3), dtype=np.uint8)
-    img = np.asarray(Image.fromarray(small).resize((w, h), Image.BICUBIC)).astype(np.int32)
+    img = images.upsampled_noise(h, w, rng).astype(np.int32)
     img += rng.integers(-20, 21, (h, w, 3))  # fine detail, so every block has AC coefficients
     return np.clip(img, 0, 255).astype(np.uint8)
 
@@ -89,7 +86,7 @@ def test_tiny_images_use_one_dct_scale(subsampling):
     # largest factor that fits), the partial decode the planned 1/2, with other pixels (found by an
     # adversarial sweep). The plan now uses TurboJPEG's factor, so both decode at the same scale.
     rng = np.random.default_rng(subsampling)
-    data = [_jpeg(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), quality=95, subsampling=subsampling)
+    data = [_jpeg(images.noise((h, w, 3), rng), quality=95, subsampling=subsampling)
             for h in range(1, 9) for w in range(1, 9)]
     for height, width in [(1, 1), (2, 2), (2, 3)]:
         for ratio in (2.0, 1.0, 0.5):
