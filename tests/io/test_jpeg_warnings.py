@@ -1,6 +1,6 @@
 """JPEG streams with libjpeg warnings: a harmless warning decodes to the clean file's pixels; a harmless
 warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
-writes no pixels: it used to come back as uninitialized memory)."""
+writes no pixels: RELIABILITY.md, bugs 3 and 4)."""
 
 import pytest
 import torch
@@ -67,8 +67,8 @@ def _without_huffman_tables(data: bytes) -> bytes:
 
 
 def test_no_tables_carry_over_from_the_previous_image_on_the_thread():
-    # libjpeg keeps the tables of earlier streams in a reused decompression object and decodes a stream
-    # without its own tables with them: the result depended on the image decoded before on that thread.
+    # A reused libjpeg decompression object keeps earlier streams' tables and decodes a stream without
+    # tables of its own with them: the result must not depend on the image decoded before on the thread.
     clean = _progressive_jpeg()
     stripped = _tensor(_without_huffman_tables(clean))
     for before in (None, clean):
