@@ -22,7 +22,7 @@ def image_folder(tmp_path):
     ``image_folder(classes, per_class, make, name="{k}.jpg", seed=0, root=".", **pillow_options)``
     returns the paths written (``images.write_folder``); ``tmp_path / root`` is the tree's root."""
 
-    def make(classes, per_class, make, name="{k}.jpg", seed=0, root=".", **save):
+    def build(classes, per_class, make, name="{k}.jpg", seed=0, root=".", **save):
         return images.write_folder(tmp_path / root, classes, per_class, make, name, seed, **save)
 
-    return make
+    return build
