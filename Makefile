@@ -52,7 +52,7 @@ test: build
 	$(PY) -m pytest -q tests
 
 demo: build
-	$(PY) -m spdl_torch.datasets.prepare --out $(DATA_DIR)
+	$(PY) -m tools.prepare_data --out $(DATA_DIR)
 	$(PY) examples/main_job.py --root $(DATA_DIR)
 
 clean:
@@ -139,6 +139,6 @@ $(STAMPS)/bench-deps: $(STAMPS)/venv
 	@touch $@
 
 bench: build $(STAMPS)/bench-deps
-	$(PY) -m spdl_torch.datasets.prepare --out $(DATA_DIR)
-	$(PY) -m spdl_torch.datasets.prepare --out $(HIRES_DIR) --variant hires
+	$(PY) -m tools.prepare_data --out $(DATA_DIR)
+	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)

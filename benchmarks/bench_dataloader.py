@@ -10,9 +10,9 @@ center crop 224 / ToDtype(float32) / Normalize: batches of 32x3x224x224 float32,
 (resize 256 / center crop 224 only, normalization left to the GPU: 4.6 MiB batches). Reported, medians of
 ``--reps`` passes run interleaved (torch, spdl_torch, torch, ...): images/s, CPU seconds per image
 (process tree: workers included) and time to first batch from passes with nothing else running; loader
-memory overhead from separate passes sampled every 50 ms (a sample costs ~17 ms of CPU per process, which
-would take a third of a core from spdl_torch and a whole one from torch's three processes if it ran during
-the timed passes): peak (peak PSS of the tree
+memory overhead from separate passes sampled every 50 ms (reading PSS is slow enough that a sampler running
+during the timed passes would take a third of a core from spdl_torch and a whole one from torch's three
+processes; its cost is in ``benchmarks/RESULTS.md``): peak (peak PSS of the tree
 minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), the same over anonymous
 and shared memory only (``anon+shm``: without the shared libraries' file pages, whose PSS moves with other
 programs on the machine, and with torch's batches in transit from a worker to the consumer, which live in
@@ -98,8 +98,8 @@ def _iterate(dataset, name: str, workers: int, batch_size: int) -> tuple[int, fl
 
 def time_images(dataset, name: str, workers: int, batch_size: int) -> dict:
     """images/s, CPU per image and time to first batch of one pass, with no sampler running: reading PSS
-    costs ~17 ms of CPU per process per sample, so a sampler takes far more of a 2-core machine from the
-    3-process torch loader than from the 1-process spdl_torch loader."""
+    costs CPU per process and sample, so a sampler takes far more of a 2-core machine from the 3-process
+    torch loader than from the 1-process spdl_torch loader."""
     _empty_batch_memory_pool()
     gc.collect()
     c0, t0 = _cpu_s(), time.perf_counter()

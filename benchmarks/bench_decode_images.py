@@ -44,7 +44,7 @@ def main() -> None:
 
     paths = sorted(glob.glob(os.path.join(args.root, "**", "*.JPEG"), recursive=True))[: args.images]
     if not paths:
-        raise SystemExit(f"no *.JPEG under {args.root}; run `make demo` (or spdl_torch.datasets.prepare) first")
+        raise SystemExit(f"no *.JPEG under {args.root}; run `make demo` (or `python -m tools.prepare_data`) first")
     blobs = [open(path, "rb").read() for path in paths]
     tensors = [torch.frombuffer(bytearray(b), dtype=torch.uint8) for b in blobs]
     torch.set_num_threads(args.torch_threads)

@@ -117,7 +117,7 @@ def main() -> None:
     paths = list_images(args.data) if os.path.isdir(args.data) else []
     if not paths:
         print(f"\nNo JPEGs under {args.data!r}; create them with:\n"
-              "  .venv/bin/python -m spdl_torch.datasets.prepare --out data/imagenet_like\n")
+              "  .venv/bin/python -m tools.prepare_data --out data/imagenet_like\n")
     else:
         if args.max_images:
             paths = paths[: args.max_images]

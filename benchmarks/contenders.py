@@ -107,14 +107,21 @@ def classic_transform(mode: str):
 # ---------------------------------------------------------------------------------------------------------
 
 
-class PilDataset(torch.utils.data.Dataset):
-    """What ``torchvision.datasets.ImageFolder`` does per sample: Pillow open + RGB, then the transform."""
+class _FileDataset(torch.utils.data.Dataset):
+    """Files and labels with the transform of a workload ``mode``; subclasses decode in ``__getitem__``."""
 
-    def __init__(self, paths: Sequence[str], labels: Sequence[int], mode: str) -> None:
-        self.paths, self.labels, self.transform = list(paths), list(labels), classic_transform(mode)
+    def __init__(self, paths: Sequence[str], labels: Sequence[int], transform: Callable) -> None:
+        self.paths, self.labels, self.transform = list(paths), list(labels), transform
 
     def __len__(self) -> int:
         return len(self.paths)
+
+
+class PilDataset(_FileDataset):
+    """What ``torchvision.datasets.ImageFolder`` does per sample: Pillow open + RGB, then the transform."""
+
+    def __init__(self, paths: Sequence[str], labels: Sequence[int], mode: str) -> None:
+        super().__init__(paths, labels, classic_transform(mode))
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         from PIL import Image
@@ -124,14 +131,11 @@ class PilDataset(torch.utils.data.Dataset):
         return self.transform(img), self.labels[i]
 
 
-class TvioDataset(torch.utils.data.Dataset):
+class TvioDataset(_FileDataset):
     """``torchvision.io.read_file`` + ``decode_jpeg`` (RGB) + v2 transforms on the uint8 tensor."""
 
     def __init__(self, paths: Sequence[str], labels: Sequence[int], mode: str) -> None:
-        self.paths, self.labels, self.transform = list(paths), list(labels), v2_transform(mode)
-
-    def __len__(self) -> int:
-        return len(self.paths)
+        super().__init__(paths, labels, v2_transform(mode))
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         from torchvision.io import ImageReadMode, decode_jpeg, read_file

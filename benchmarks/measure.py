@@ -78,9 +78,9 @@ class ResourceMonitor:
 
     CPU seconds of descendants that exit inside the window are taken from the kernel's accounting of
     reaped children (``cpu_times().children_*``), so short-lived worker processes are counted in full.
-    The sampling itself is not the loader's work and is left out of ``cpu_s``: reading one process's
-    ``smaps_rollup`` takes ~17 ms of CPU with torch loaded (this machine), i.e. a third of a core per
-    process at a 50 ms interval. It is reported as ``monitor_cpu_s``.
+    The sampling itself is not the loader's work and is left out of ``cpu_s``: reading a process's
+    ``smaps_rollup`` with torch loaded is slow (a third of a core per process at a 50 ms interval on this
+    project's machine; ``benchmarks/RESULTS.md``). It is reported as ``monitor_cpu_s``.
     """
 
     def __init__(self, interval_s: float = 0.05) -> None:

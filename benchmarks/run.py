@@ -17,7 +17,7 @@ Per run (see ``benchmarks/measure.py``):
   x ``workers`` (cores).
 * ``cpu_s_per_image``: user + system CPU seconds of the process tree (consumer + worker processes or
   threads), from creating the loader to its shutdown, per image. The CPU time of the monitor's sampling
-  thread (reading PSS from ``/proc`` costs ~15 ms per process per sample here) is measured with the
+  thread (reading PSS from ``/proc`` is costly: ``benchmarks/RESULTS.md``, "Method") is measured with the
   thread's own CPU clock and subtracted (``cpu_s_monitor`` in the JSON).
 * ``mem_overhead_mb``: peak PSS summed over the process tree minus the consumer's PSS before the loader
   was created (the dataset object is built before, so it counts as the consumer's).
@@ -338,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             paths, _, classes = C.list_images(roots[data])
         except (FileNotFoundError, OSError) as e:
-            hint = ("python -m spdl_torch.datasets.prepare --out data/imagenet_hires --variant hires" if data == "hires"
-                    else "python -m spdl_torch.datasets.prepare --out data/imagenet_like")
+            hint = ("python -m tools.prepare_data --out data/imagenet_hires --variant hires" if data == "hires"
+                    else "python -m tools.prepare_data --out data/imagenet_like")
             print(f"skipping workload {w}: no images under {roots[data]!r} ({e}); build them with: {hint}",
                   file=sys.stderr)
             workloads.remove(w)

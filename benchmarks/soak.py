@@ -40,7 +40,7 @@ def main() -> int:
     args = parser.parse_args()
     if not os.path.isdir(args.root):
         print(f"soak: skipped: {args.root} is absent (build it with `make demo` or "
-              f"`python -m spdl_torch.datasets.prepare --out {os.path.dirname(args.root)}`)")
+              f"`python -m tools.prepare_data --out {os.path.dirname(args.root)}`)")
         return 0
     transform = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
                             v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])

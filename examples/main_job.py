@@ -3,7 +3,7 @@
     python examples/main_job.py --root data/imagenet_like [--batch-size 32] [--num-workers 2]
         [--limit N] [--passes 1]
 
-``--root`` is the folder written by ``python -m spdl_torch.datasets.prepare`` (its ``train``
+``--root`` is the folder written by ``python -m tools.prepare_data`` (its ``train``
 sub-folder is used when present) or any torchvision ``ImageFolder`` root. Both loaders produce the
 same batches: ``float32`` tensors ``[B, 3, 224, 224]``, resized so that the shorter side is 256 px,
 center-cropped to 224 x 224 px and normalized with the ImageNet mean and standard deviation.

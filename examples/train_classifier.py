@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if not os.path.isdir(args.root):
-        raise SystemExit(f"{args.root} not found: run `python -m spdl_torch.datasets.prepare` (or make demo) first")
+        raise SystemExit(f"{args.root} not found: run `python -m tools.prepare_data` (or make demo) first")
 
     transform = v2.Compose([
         v2.RandomResizedCrop(args.size, antialias=True),

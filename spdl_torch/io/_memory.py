@@ -52,8 +52,11 @@ def set_batch_memory_capacity(nbytes: int) -> None:
     The default, 40 MiB, keeps two float32 batches of 32x3x224x224: with 2 loader workers every batch
     then reuses a freed buffer. ``0`` returns every freed buffer to the OS at once: each batch maps fresh
     memory, which keeps resident memory at the batches alive (~1-1.5 batches less at a loader's peak) but
-    costs CPU for the page faults: measured 1-10 ms per float32 batch of 32 with transparent huge pages
-    (more where their defrag setting stalls in compaction), 11-12 ms without them.
+    costs CPU for the page faults of every batch, several times more without transparent huge pages
+    (measured in ``benchmarks/RESULTS.md``, "bench_dataloader.py: memory overhead of the two loaders").
+
+    Args:
+        nbytes: the capacity in bytes (``0``: keep nothing).
 
     Raises:
         ValueError: ``nbytes`` is negative or not an int.

@@ -10,26 +10,18 @@ from PIL import Image
 
 from spdl_torch.datasets import ImageFolder
 
+from .. import images
 
-def _write_png(path, size, mode, seed):
-    rng = np.random.default_rng(seed)
+
+def _noise_image(size, mode, seed) -> Image.Image:
     w, h = size
-    if mode == "RGB":
-        img = Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB")
-    elif mode == "RGBA":
-        img = Image.fromarray(rng.integers(0, 256, (h, w, 4), dtype=np.uint8), "RGBA")
-    elif mode == "L":
-        img = Image.fromarray(rng.integers(0, 256, (h, w), dtype=np.uint8), "L")
-    elif mode == "P":
-        img = Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), "RGB").quantize(16)
-    else:
-        raise ValueError(mode)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    img.save(path)
+    channels = {"RGB": (3,), "RGBA": (4,), "L": (), "P": (3,)}[mode]
+    img = Image.fromarray(images.noise((h, w, *channels), seed))
+    return img.quantize(16) if mode == "P" else img
 
 
 @pytest.fixture
-def tree(tmp_path):
+def tree(tmp_path, image_file):
     """root/{bird,cat,dog}/... PNGs (RGB, RGBA, L, P; nested dir; upper-case extension), plus a
     non-image file, a file directly under root, and an empty class directory ``empty``."""
     root = tmp_path / "root"
@@ -42,7 +34,7 @@ def tree(tmp_path):
         ("bird/b0.png", (3, 5), "RGB"),
     ]
     for i, (rel, size, mode) in enumerate(files):
-        _write_png(str(root / rel), size, mode, seed=i)
+        image_file(f"root/{rel}", _noise_image(size, mode, seed=i))
     (root / "dog" / "notes.txt").write_text("not an image")
     (root / "stray.png").write_bytes((root / "bird" / "b0.png").read_bytes())
     (root / "empty").mkdir()

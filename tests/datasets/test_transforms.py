@@ -1,19 +1,18 @@
 """spdl_torch.transforms (fused plans from torchvision v2 pipelines) and the datasets' fused __getitems__."""
 
-import io
 import math
 
-import numpy as np
 import pytest
 import torch
 import torch.utils.data
-from PIL import Image
 from torchvision.transforms import v2
 
 import spdl_torch
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
 from spdl_torch.io import decode_image
 from spdl_torch.transforms import fuse, sample_seeds
+
+from .. import images
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
@@ -28,18 +27,10 @@ def psnr(a, b, peak=255.0):
 @pytest.fixture(scope="module")
 def image_tree(tmp_path_factory):
     root = tmp_path_factory.mktemp("tree")
-    rng = np.random.default_rng(0)
-    paths = []
-    for c in ("a", "b"):
-        (root / c).mkdir()
-        for k in range(5):
-            h, w = 50 + 7 * k, 70 - 3 * k
-            small = rng.integers(0, 256, (h // 8, w // 8, 3), dtype=np.uint8)
-            img = Image.fromarray(small).resize((w, h), Image.BICUBIC)
-            path = root / c / f"{k}.jpg"
-            img.save(path, quality=95)
-            paths.append(str(path))
-    return root, paths
+    paths = images.write_folder(
+        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
+    )
+    return root, [str(p) for p in paths]
 
 
 # --- fuse() ----------------------------------------------------------------------------------------

@@ -5,15 +5,14 @@ exactly where documented (README: "Use in compiled and deployed models").
 Models are tiny seeded CNNs, so Inductor's CPU compile stays at seconds; the C++ side is tests/deploy/test_deploy.py.
 """
 
-import io
-
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 from torch._dynamo.testing import CompileCounterWithBackend
 
 from spdl_torch.deploy import BatchClassifier, BatchDecode, Classifier, DecodeResize
+
+from ..images import encode_tensor
 
 SIZE = 32
 
@@ -24,9 +23,7 @@ def _encoded(width: int, height: int, fmt: str, seed: int) -> torch.Tensor:
     yy, xx = np.mgrid[0:height, 0:width]
     base = np.stack([xx * 255 // max(width - 1, 1), yy * 255 // max(height - 1, 1), (xx + yy) % 256], -1)
     pixels = np.clip(base + rng.integers(-20, 21, base.shape), 0, 255).astype(np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(pixels, "RGB").save(buf, fmt)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return encode_tensor(pixels, fmt)
 
 
 def tiny_cnn(num_classes: int = 10, seed: int = 0) -> torch.nn.Module:

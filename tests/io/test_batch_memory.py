@@ -3,14 +3,12 @@ pool's capacity and unmapped past it, tensors valid however long they live, thre
 memory that stays bounded over many batches."""
 
 import gc
-import io
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from PIL import Image
@@ -26,18 +24,15 @@ from spdl_torch.io import (
 )
 from torchvision.transforms import v2
 
+from .. import images
+
 MIB = 2**20
 SIZE = 128  # 8 float32 images of 3x128x128: a 1.5 MiB batch, above the pool's 1 MiB threshold
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def jpeg(seed: int, h: int = 96, w: int = 120) -> torch.Tensor:
-    rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (h // 8, w // 8, 3), dtype=np.uint8)
-    array = np.asarray(Image.fromarray(small).resize((w, h), Image.BILINEAR))
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, "JPEG", quality=90)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(images.upsampled_noise(h, w, seed, resample=Image.BILINEAR), "JPEG", quality=90)
 
 
 DATAS = [jpeg(i) for i in range(8)]

@@ -5,10 +5,8 @@ many threads all finish. The turn's mechanics (order, hand-over at the last clai
 exceptions) are tested deterministically in csrc/tests/core_test.cc (``make test-sanitize``)."""
 
 import gc
-import io
 import threading
 
-import numpy as np
 import pytest
 import torch
 from PIL import Image
@@ -24,16 +22,14 @@ from spdl_torch.io import (
     set_num_threads,
 )
 
+from .. import images
+
 JOIN_S = 120.0  # generous: only a deadlock (a turn never passed on) reaches it
 SIZE = 128  # 8 float32 images of 3x128x128: 1.5 MiB, a batch the memory pool counts (>= 1 MiB)
 
 
 def jpeg(seed: int, h: int, w: int) -> torch.Tensor:
-    rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (max(h // 8, 2), max(w // 8, 2), 3), dtype=np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(np.asarray(Image.fromarray(small).resize((w, h), Image.BILINEAR))).save(buf, "JPEG", quality=90)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(images.upsampled_noise(h, w, seed, resample=Image.BILINEAR), "JPEG", quality=90)
 
 
 # Batches of different contents and sizes (1: the single-sample call, which runs on the calling thread).

@@ -11,8 +11,8 @@ import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image
 
+from .. import images
 from ..media import files, params, short_name
-
 
 
 def _pillow_reads(path) -> bool:
@@ -137,12 +137,11 @@ def test_files_pillow_rejects_raise_decode_error(path, request):
 
 def test_unchanged_16bit_png_keeps_16_bits():
     im = Image.fromarray(np.arange(0, 65536, 257, dtype=np.uint16)[:256].reshape(16, 16))
-    buf = io.BytesIO()
-    im.save(buf, "PNG")
-    out = decode_image(buf.getvalue(), mode="UNCHANGED")
+    data = images.encode(im, "PNG")
+    out = decode_image(data, mode="UNCHANGED")
     assert out.dtype == torch.uint16 and out.shape == (1, 16, 16)
     np.testing.assert_array_equal(out[0].numpy(), np.asarray(im))
-    rgb = decode_image(buf.getvalue(), mode="RGB")
+    rgb = decode_image(data, mode="RGB")
     np.testing.assert_array_equal(rgb[0].numpy(), (np.asarray(im) >> 8).astype(np.uint8))
 
 
@@ -183,14 +182,11 @@ def _jpeg_bytes(width=64, height=48, exif_orientation=None, **kw) -> bytes:
     rgb = np.stack([x * 255 // width, y * 255 // height, (x + y) % 256], -1).astype(np.uint8)
     rgb[:8, :8] = (255, 0, 0)
     rgb = (rgb.astype(int) + rng.integers(0, 2, rgb.shape)).clip(0, 255).astype(np.uint8)
-    im = Image.fromarray(rgb)
-    buf = io.BytesIO()
     if exif_orientation is not None:
         exif = Image.Exif()
         exif[0x0112] = exif_orientation
         kw["exif"] = exif
-    im.save(buf, "JPEG", quality=95, **kw)
-    return buf.getvalue()
+    return images.encode(rgb, "JPEG", quality=95, **kw)
 
 
 @pytest.mark.parametrize("orientation", range(1, 9))
@@ -221,9 +217,7 @@ def test_sources_path_bytes_tensor_agree(tmp_path):
 
 
 def _png_bytes(width=8, height=8) -> bytes:
-    buf = io.BytesIO()
-    Image.new("RGB", (width, height), (1, 2, 3)).save(buf, "PNG")
-    return buf.getvalue()
+    return images.encode(Image.new("RGB", (width, height), (1, 2, 3)), "PNG")
 
 
 def _with_jpeg_size(data: bytes, width: int, height: int) -> bytes:
@@ -305,12 +299,10 @@ def test_missing_file_and_bad_arguments(tmp_path):
 
 
 @pytest.mark.parametrize("mode,pil_mode", [("P6", "RGB"), ("P5", "L"), ("P4", "1")])
-def test_binary_netpbm_equals_pillow(tmp_path, mode, pil_mode):
+def test_binary_netpbm_equals_pillow(image_file, mode, pil_mode):
     # torchvision's ImageFolder lists .ppm/.pgm files, so the loader must decode them.
-    rng = np.random.default_rng(3)
-    im = Image.fromarray(rng.integers(0, 256, (7, 9, 3), dtype=np.uint8)).convert(pil_mode)
-    path = tmp_path / f"a.{ {'P6': 'ppm', 'P5': 'pgm', 'P4': 'pbm'}[mode] }"
-    im.save(path)
+    im = Image.fromarray(images.noise((7, 9, 3), seed=3)).convert(pil_mode)
+    path = image_file(f"a.{ {'P6': 'ppm', 'P5': 'pgm', 'P4': 'pbm'}[mode] }", im)
     assert path.read_bytes()[:2] == mode.encode()
     np.testing.assert_array_equal(_ours(path, "RGB"), np.asarray(im.convert("RGB")))
 

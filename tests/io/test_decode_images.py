@@ -1,7 +1,6 @@
 """decode_images (the fused batch op) against torchvision v2 functional transforms: crop boxes, pixels
 (PSNR), determinism over thread counts, errors, dtypes/layouts, opcheck and torch.compile."""
 
-import io
 import math
 import types
 from pathlib import Path
@@ -18,6 +17,8 @@ import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 
+from .. import images
+
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
 needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is absent (make demo prepares it)")
@@ -30,16 +31,12 @@ def psnr(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def encode(array: np.ndarray, fmt: str = "PNG", quality: int = 95) -> torch.Tensor:
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, fmt, **({"quality": quality} if fmt == "JPEG" else {}))
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(array, fmt, **({"quality": quality} if fmt == "JPEG" else {}))
 
 
 def smooth_image(h: int, w: int, seed: int) -> np.ndarray:
     """A natural-looking synthetic RGB image: upsampled noise (smooth) plus gradients."""
-    rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (max(h // 16, 2), max(w // 16, 2), 3), dtype=np.uint8)
-    img = np.asarray(Image.fromarray(small).resize((w, h), Image.BICUBIC)).astype(np.int32)
+    img = images.upsampled_noise(h, w, seed, cell=16).astype(np.int32)
     img += (np.arange(w)[None, :, None] * 64 // max(w, 1)).astype(np.int32)
     return np.clip(img, 0, 255).astype(np.uint8)
 
@@ -183,9 +180,7 @@ def test_exif_orientation_applied():
     im = Image.fromarray(arr)
     exif = im.getexif()
     exif[0x0112] = 6
-    buf = io.BytesIO()
-    im.save(buf, "JPEG", quality=95, exif=exif)
-    data = torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    data = images.encode_tensor(im, "JPEG", quality=95, exif=exif)
     full = decode_image(data)  # applies the orientation: 90 x 60
     assert full.shape == (3, 90, 60)
     out = decode_images([data], height=40, width=30, mode="resize")[0]
@@ -350,9 +345,7 @@ def test_num_threads_from_environment():
 @pytest.mark.parametrize("mode,fmt", [("L", "JPEG"), ("CMYK", "JPEG"), ("RGBA", "PNG"), ("P", "PNG"), ("RGB", "WEBP")])
 def test_other_colour_layouts_and_formats(mode, fmt):
     im = Image.fromarray(smooth_image(60, 80, seed=9)).convert(mode)
-    buf = io.BytesIO()
-    im.save(buf, fmt, **({"lossless": True} if fmt == "WEBP" else {}))
-    data = torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    data = images.encode_tensor(im, fmt, **({"lossless": True} if fmt == "WEBP" else {}))
     out = decode_images([data], height=30, width=40, mode="resize")[0]
     ref = F.resize(decode_image(data), [30, 40], antialias=True)
     assert (out.int() - ref.int()).abs().max() <= 1

@@ -1,24 +1,22 @@
 """The decode op releases the GIL, and failing decodes leak nothing."""
 
-import io
 import sys
 import threading
 import time
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image
+
+from .. import images
 
 
 def _large_jpeg() -> bytes:
     y, x = np.mgrid[0:2400, 0:3200]
     rgb = np.stack([x % 256, y % 256, (x * y) % 256], -1).astype(np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, "JPEG", quality=95)
-    return buf.getvalue()
+    return images.encode(rgb, "JPEG", quality=95)
 
 
 def _progress_while(call) -> int:
@@ -75,10 +73,8 @@ def _rss_bytes() -> int:
 @pytest.mark.parametrize("kind", ["truncated JPEG", "truncated PNG", "random bytes"])
 def test_thousand_bad_decodes_keep_rss_flat(kind):
     rng = np.random.default_rng(0)
-    image = Image.fromarray(rng.integers(0, 256, (256, 256, 3), dtype=np.uint8))
-    buf = io.BytesIO()
-    image.save(buf, "JPEG" if "JPEG" in kind else "PNG")
-    data = {"truncated JPEG": buf.getvalue()[:5000], "truncated PNG": buf.getvalue()[:-100]}.get(
+    encoded = images.encode(images.noise((256, 256, 3), rng), "JPEG" if "JPEG" in kind else "PNG")
+    data = {"truncated JPEG": encoded[:5000], "truncated PNG": encoded[:-100]}.get(
         kind, rng.integers(0, 256, 5000, dtype=np.uint8).tobytes()
     )
 

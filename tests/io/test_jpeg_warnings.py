@@ -1,27 +1,20 @@
 """JPEG streams with libjpeg warnings: a harmless warning decodes to the clean file's pixels; a harmless
 warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
-writes no pixels: it used to come back as uninitialized memory)."""
+writes no pixels: RELIABILITY.md, bugs 3 and 4)."""
 
-import io
-
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images
+
+from .. import images
 
 SOS = b"\xff\xda"
 
 
 def _progressive_jpeg() -> bytes:
-    rng = np.random.default_rng(3)
-    small = rng.integers(0, 256, (12, 16, 3), dtype=np.uint8)
-    img = Image.fromarray(small).resize((160, 120), Image.BICUBIC)
-    buf = io.BytesIO()
-    img.save(buf, "JPEG", quality=90, progressive=True)
-    return buf.getvalue()
+    return images.encode(images.upsampled_noise(120, 160, seed=3, cell=10), "JPEG", quality=90, progressive=True)
 
 
 def _nth(data: bytes, marker: bytes, n: int) -> int:
@@ -38,8 +31,7 @@ def _with_junk_before_second_scan(data: bytes) -> bytes:
     return data[:pos] + b"\x12\x34" + data[pos:]
 
 
-def _tensor(data: bytes) -> torch.Tensor:
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
+_tensor = images.as_tensor
 
 
 def test_harmless_warning_decodes_to_the_clean_pixels():
@@ -75,8 +67,8 @@ def _without_huffman_tables(data: bytes) -> bytes:
 
 
 def test_no_tables_carry_over_from_the_previous_image_on_the_thread():
-    # libjpeg keeps the tables of earlier streams in a reused decompression object and decodes a stream
-    # without its own tables with them: the result depended on the image decoded before on that thread.
+    # A reused libjpeg decompression object keeps earlier streams' tables and decodes a stream without
+    # tables of its own with them: the result must not depend on the image decoded before on the thread.
     clean = _progressive_jpeg()
     stripped = _tensor(_without_huffman_tables(clean))
     for before in (None, clean):

@@ -1,22 +1,16 @@
 """The ops' registration contract: schemas, fake kernels and dispatch, checked by torch.library.opcheck."""
 
-import io
-
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 import spdl_torch  # noqa: F401  (registers the ops)
 
+from .. import images
+
 
 def _encoded(fmt: str, mode: str = "RGB", size=(24, 16)) -> torch.Tensor:
-    rng = np.random.default_rng(0)
-    channels = {"RGB": 3, "RGBA": 4, "L": 1}[mode]
-    pixels = rng.integers(0, 256, (size[1], size[0], channels), dtype=np.uint8).squeeze(-1 if channels == 1 else ())
-    buf = io.BytesIO()
-    Image.fromarray(pixels, mode).save(buf, fmt)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    channels = {"RGB": (3,), "RGBA": (4,), "L": ()}[mode]
+    return images.encode_tensor(images.noise((size[1], size[0], *channels)), fmt)
 
 
 @pytest.mark.parametrize(

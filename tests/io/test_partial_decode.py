@@ -1,16 +1,16 @@
 """The partial JPEG decode of decode_images (only the rows and columns the crop's resize reads, nothing
 below them) gives the same bytes as the whole-image decode; damage below the crop is not read."""
 
-import io
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_images, random_resized_crop_params
+
+from .. import images
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -28,15 +28,12 @@ CONFIGS = {
 
 
 def _jpeg(array: np.ndarray, **kwargs) -> torch.Tensor:
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, "JPEG", **kwargs)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(array, "JPEG", **kwargs)
 
 
 def _photo_like(h: int, w: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    small = rng.integers(0, 256, (max(h // 8, 2), max(w // 8, 2), 3), dtype=np.uint8)
-    img = np.asarray(Image.fromarray(small).resize((w, h), Image.BICUBIC)).astype(np.int32)
+    img = images.upsampled_noise(h, w, rng).astype(np.int32)
     img += rng.integers(-20, 21, (h, w, 3))  # fine detail, so every block has AC coefficients
     return np.clip(img, 0, 255).astype(np.uint8)
 
@@ -85,11 +82,10 @@ def test_greyscale_partial_equals_full():
 
 @pytest.mark.parametrize("subsampling", [0, 2])
 def test_tiny_images_use_one_dct_scale(subsampling):
-    # A 3x3 image at 1/2 and at 5/8 both come out 2x2: TurboJPEG's whole-image decode picked 5/8 (the
-    # largest factor that fits), the partial decode the planned 1/2, with other pixels (found by an
-    # adversarial sweep). The plan now uses TurboJPEG's factor, so both decode at the same scale.
+    # A 3x3 image at 1/2 and at 5/8 both come out 2x2, with other pixels: TurboJPEG's whole-image decode
+    # takes the largest factor that fits, so the plan uses TurboJPEG's factor (RELIABILITY.md, bug 7).
     rng = np.random.default_rng(subsampling)
-    data = [_jpeg(rng.integers(0, 256, (h, w, 3), dtype=np.uint8), quality=95, subsampling=subsampling)
+    data = [_jpeg(images.noise((h, w, 3), rng), quality=95, subsampling=subsampling)
             for h in range(1, 9) for w in range(1, 9)]
     for height, width in [(1, 1), (2, 2), (2, 3)]:
         for ratio in (2.0, 1.0, 0.5):
@@ -152,8 +148,8 @@ def _restart_damage_case(trial: int):
     return data, damaged
 
 
-# Trials where the partial decode returned damaged pixels as ok before it read on to the next restart
-# marker (found by searching trials 0-413 against the old code).
+# Trials whose damage lies in a restart interval the crop ends in, so that only the interval's closing
+# marker reveals it (RELIABILITY.md, bug 5).
 @pytest.mark.parametrize("trial", [83, 406, 413])
 def test_damage_inside_the_crop_is_found_at_the_next_restart_marker(trial):
     # Damaged bytes inside a restart interval often decode without complaint; the decoder notices only at

@@ -13,12 +13,12 @@ import os
 import threading
 import time
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 import spdl_torch
+
+from .. import images
 
 
 def _drain(loader) -> tuple[list, list[Exception]]:
@@ -114,12 +114,8 @@ def test_blocked_sample_times_out_and_threads_exit_once_released():
     assert len(os.listdir("/proc/self/task")) <= threads_before, "worker threads outlived the loader"
 
 
-def test_file_deleted_mid_epoch(tmp_path):
-    rng = np.random.default_rng(0)
-    for c in ("cat", "dog"):
-        (tmp_path / c).mkdir()
-        for k in range(20):
-            Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(tmp_path / c / f"{k:02d}.png")
+def test_file_deleted_mid_epoch(tmp_path, image_folder):
+    image_folder(("cat", "dog"), 20, lambda rng, c, k: images.noise((8, 8, 3), rng, high=255), name="{k:02d}.png")
     ds = spdl_torch.datasets.ImageFolder(str(tmp_path))
     victim_index = 31
     victim = ds.samples[victim_index][0]

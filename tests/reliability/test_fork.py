@@ -1,20 +1,18 @@
 """The native thread pool survives fork(): torch.utils.data.DataLoader forks its worker processes."""
 
-import io
 import multiprocessing
 import threading
 
 import numpy as np
 import torch
-from PIL import Image
 
 import spdl_torch
 
+from .. import images
+
 
 def _jpeg(seed: int) -> torch.Tensor:
-    buf = io.BytesIO()
-    Image.fromarray(np.random.default_rng(seed).integers(0, 256, (40, 60, 3), dtype=np.uint8)).save(buf, "JPEG")
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    return images.encode_tensor(images.noise((40, 60, 3), seed), "JPEG")
 
 
 def _decode_batch() -> torch.Tensor:
@@ -40,12 +38,7 @@ def test_decode_images_in_a_forked_child_after_the_pool_started():
 
 def _big_batch() -> list[torch.Tensor]:
     rng = np.random.default_rng(7)
-    out = []
-    for _ in range(16):
-        buf = io.BytesIO()
-        Image.fromarray(rng.integers(0, 256, (480, 640, 3), dtype=np.uint8)).save(buf, "JPEG")
-        out.append(torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8))
-    return out
+    return [images.encode_tensor(images.noise((480, 640, 3), rng), "JPEG") for _ in range(16)]
 
 
 def test_fork_while_threads_hold_and_wait_for_batch_turns():

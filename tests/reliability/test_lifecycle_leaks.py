@@ -7,17 +7,17 @@ native decode pool reach steady state before the baseline is taken.
 """
 
 import gc
-import io
 import os
 import time
 
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 import spdl_torch
 from spdl_torch.io import decode_image
+
+from .. import images
 
 CYCLES = 1000
 WARMUP = 50
@@ -83,11 +83,7 @@ class _Decoding(torch.utils.data.Dataset):
 
     def __init__(self) -> None:
         rng = np.random.default_rng(0)
-        self.blobs = []
-        for fmt in ("JPEG", "PNG"):
-            buf = io.BytesIO()
-            Image.fromarray(rng.integers(0, 255, (40, 48, 3), dtype=np.uint8)).save(buf, fmt)
-            self.blobs.append(buf.getvalue())
+        self.blobs = [images.encode(images.noise((40, 48, 3), rng, high=255), fmt) for fmt in ("JPEG", "PNG")]
 
     def __len__(self) -> int:
         return 32

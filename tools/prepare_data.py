@@ -2,9 +2,9 @@
 
 Usage::
 
-    python -m spdl_torch.datasets.prepare --out data/imagenet_like [--num-images 2000] [--seed 0]
+    python -m tools.prepare_data --out data/imagenet_like [--num-images 2000] [--seed 0]
         [--quality 90] [--cache data/.debs]
-    python -m spdl_torch.datasets.prepare --out data/imagenet_hires --variant hires   # 320 images, >= 1500 px
+    python -m tools.prepare_data --out data/imagenet_hires --variant hires   # 320 images, >= 1500 px
 
 The packages are fetched with ``apt-get download`` into a cache folder and unpacked there with
 ``dpkg-deb -x``; nothing is installed. Packages the running Debian release lacks are skipped with a note.
