@@ -278,10 +278,10 @@ def build(contender: str, paths: Sequence[str], labels: Sequence[int], mode: str
 def is_fused_batch(images: torch.Tensor) -> bool | None:
     """Whether ``images`` is the very tensor a fused ``__getitems__`` made (no collate copy); diagnostic."""
     try:
-        from spdl_torch.datasets import _fused
+        from spdl_torch.datasets import _collate
     except Exception:  # noqa: BLE001
         return None
-    return _fused._FUSED_BATCHES.get(id(images)) is images
+    return _collate._FUSED_BATCHES.get(id(images)) is images
 
 
 def list_images(root: str) -> tuple[list[str], list[int], list[str]]:

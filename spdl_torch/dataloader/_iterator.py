@@ -26,7 +26,7 @@ from ._iterable import IterableFetch, WorkerBoundSource
 from ._map import END, MapFetch, draw_first, map_requests
 from ._messages import EMPTY, Exhausted, Failure, Fatal, Request, Result, describe_indices
 from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
-from ._worker import WorkerSet, fetch_scope
+from ._worker import WorkerSet
 
 __all__ = ["DataLoaderIter"]
 

@@ -14,7 +14,7 @@ import torch.utils.data
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
-from ..datasets._fused import collate as _fused_collate
+from ..datasets._collate import collate as _fused_collate
 from ._iterator import DataLoaderIter
 from ._state import LoaderState, describe_loader, stateful_map_dataset
 from ._worker import WORKER_RNG_MODES, install_torch_hooks

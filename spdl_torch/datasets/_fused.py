@@ -12,23 +12,17 @@ also works, at the cost of one ``torch.stack`` copy. Pass ``collate_fn=spdl_torc
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from torch.utils.data import Dataset, default_collate
+from torch.utils.data import Dataset
 
 from .._errors import name_sample
 from ..errors import DecodeError
+from ._collate import collate, register_fused_batch
 
-__all__ = ["FileListDataset", "FusedBatchMixin", "collate"]
-
-# Batch tensors made by __getitems__: only their rows collate without a copy (a dataset that returns rows
-# of its own storage keeps default_collate's copy, so a batch never aliases dataset memory).
-# Keyed by id() (a WeakSet would compare tensors with ==, elementwise).
-_FUSED_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
-
+__all__ = ["FileListDataset", "FusedBatchMixin", "collate"]  # collate: re-exported from ._collate
 
 class FusedBatchMixin:
     """Shared by the datasets whose transform may be fused. Subclasses set ``transform``,
@@ -119,7 +113,7 @@ class FusedBatchMixin:
         except DecodeError as e:
             raise name_sample(e, paths) from None
         if isinstance(images, torch.Tensor):
-            _FUSED_BATCHES[id(images)] = images
+            register_fused_batch(images)
         out = []
         for k, i in enumerate(indices):
             out.append((images[k], self._transformed_target(i)))
@@ -133,35 +127,6 @@ class FusedBatchMixin:
         if self.plan is None or not indices:
             return [self[i] for i in indices]
         return self._fused_items(indices)
-
-
-def _batch_base(images: list[Any]) -> torch.Tensor | None:
-    """The tensor whose rows the images are, in order and covering it exactly; else None."""
-    if not images or not all(isinstance(x, torch.Tensor) for x in images):
-        return None
-    base = images[0]._base
-    if base is None or _FUSED_BATCHES.get(id(base)) is not base or base.dim() != images[0].dim() + 1 or base.shape[0] != len(images):
-        return None
-    for k, img in enumerate(images):
-        if (
-            img._base is not base
-            or img.storage_offset() != base.storage_offset() + k * base.stride(0)
-            or img.shape != base.shape[1:]
-            or img.stride() != base.stride()[1:]
-        ):
-            return None
-    return base
-
-
-def collate(batch: list[Any]) -> Any:
-    """``default_collate``, except that ``(image, target)`` samples whose images are, in order, all the rows
-    of one batch tensor made by a fused ``__getitems__`` collate to ``[batch_tensor, targets]`` without a
-    copy. Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or ``torch.utils.data.DataLoader``."""
-    if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
-        base = _batch_base([s[0] for s in batch])
-        if base is not None:
-            return [base, default_collate([s[1] for s in batch])]
-    return default_collate(batch)
 
 
 class FileListDataset(FusedBatchMixin, Dataset):

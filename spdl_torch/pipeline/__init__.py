@@ -25,9 +25,9 @@ Example::
 """
 
 from ._builder import PipelineBuilder
-from ._dataset import PipelineDataset
 from ._failures import MIN_ITEMS_FOR_RATE, PipelineFailure
-from ._pipeline import STOP_TIMEOUT_S, Pipeline
+from ._pipeline import Pipeline, PipelineDataset
+from ._run import STOP_TIMEOUT_S
 from ._stats import format_stats
 
 __all__ = [

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterable, Callable, Iterable
 from typing import Any
 
 from ._failures import validate_max_failures
-from ._pipeline import Pipeline, PipelineSpec, default_num_threads
+from ._pipeline import Pipeline
+from ._run import PipelineSpec, default_num_threads
 from ._stages import AggregateStage, DisaggregateStage, PipeStage
 
 __all__ = ["PipelineBuilder"]
