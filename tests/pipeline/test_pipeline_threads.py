@@ -76,3 +76,73 @@ def test_iterate_timeout_raises_and_stops_run():
         next(it)
     with pytest.raises(ValueError, match="timeout must be"):
         p.iterate(timeout=0)
+
+
+def _on_thread(item):
+    return item, getattr(_local, "index", None)
+
+
+def test_thread_affinity_runs_each_item_on_its_thread_in_order():
+    def init(i):
+        _local.index = i
+
+    seen = {0: [], 1: [], 2: []}
+    lock = threading.Lock()
+
+    def record(item):
+        worker, k = item
+        with lock:
+            seen[_local.index].append(item)
+        if worker == 1 and k == 0:
+            time.sleep(0.3)  # thread 1 is slow: the other threads' items must not wait for it
+        return item, _local.index
+
+    items = [(k % 3, k // 3) for k in range(30)]
+    p = (PipelineBuilder().add_source(items)
+         .pipe(record, concurrency=30, output_order="completion", thread_affinity=lambda it: it[0])
+         .build(num_threads=3, thread_initializer=init))
+    out = list(p)
+    assert all(item[0] == thread for item, thread in out)
+    assert sorted(item for item, _ in out) == sorted(items)
+    for thread, got in seen.items():  # each thread ran its own items, in source order
+        assert got == [it for it in items if it[0] == thread]
+    first_of_1 = [item for item, _ in out].index((1, 0))
+    assert first_of_1 >= 10, "items of threads 0 and 2 arrive while thread 1 is busy"
+
+
+def test_thread_affinity_out_of_range_fails_the_item():
+    p = (PipelineBuilder().add_source([5]).pipe(lambda x: x, thread_affinity=lambda x: x)
+         .build(num_threads=2))
+    with pytest.raises(Exception, match="thread=5 is not in"):
+        list(p)
+
+
+def test_thread_affinity_must_be_callable():
+    with pytest.raises(TypeError, match="thread_affinity must be callable"):
+        PipelineBuilder().add_source([1]).pipe(lambda x: x, thread_affinity=3)
+
+
+def test_max_in_flight_bounds_items_taken_ahead_of_the_consumer():
+    taken = []
+
+    def source():
+        for i in range(100):
+            taken.append(i)
+            yield i
+
+    p = (PipelineBuilder(queue_size=8).add_source(source()).pipe(lambda x: x, concurrency=4)
+         .add_sink(16).build(num_threads=4, max_in_flight=3))
+    it = iter(p)
+    for consumed in range(5):
+        deadline = time.monotonic() + 5
+        while len(taken) < consumed + 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # a runaway source would take more meanwhile
+        assert len(taken) == consumed + 3  # queues and sink have room for far more
+        assert next(it) == consumed
+    it.close()
+
+
+def test_max_in_flight_must_be_positive():
+    with pytest.raises(ValueError, match="max_in_flight must be >= 1"):
+        PipelineBuilder().add_source([1]).build(max_in_flight=0)
