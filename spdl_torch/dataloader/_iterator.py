@@ -68,6 +68,8 @@ class DataLoaderIter:
                 "then device pinned memory won't be used.",
                 stacklevel=3,
             )
+        if loader.num_workers == 0 and loader.timeout != 0:  # torch's _SingleProcessDataLoaderIter
+            raise AssertionError("DataLoader with num_workers=0 requires timeout == 0")
         self._device = loader.device
         self._pin = (loader.pin_memory and accelerator) or (self._device is not None and self._device.type == "cuda")
         self._num_workers = loader.num_workers

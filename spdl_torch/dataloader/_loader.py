@@ -65,8 +65,8 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
             accelerator it warns like torch and does nothing.
         drop_last (bool): drop the last incomplete batch (for an ``IterableDataset``: of each worker).
         timeout (float): if positive, seconds to wait for a batch before raising
-            ``RuntimeError("DataLoader timed out after {timeout} seconds")``; the epoch then ends. Ignored when
-            ``num_workers=0``.
+            ``RuntimeError("DataLoader timed out after {timeout} seconds")``; the epoch then ends. With
+            ``num_workers=0``, ``iter()`` raises ``AssertionError`` (as torch).
         worker_init_fn (Callable[[int], None]): called once on each worker thread with its id before it loads
             anything (once for the loader's life with ``persistent_workers``); ``iter()`` returns once every
             worker ran it. If it raises, ``next()`` re-raises that error (naming the thread), then the epoch ends.

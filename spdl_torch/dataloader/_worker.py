@@ -22,6 +22,7 @@ import dataclasses
 import random
 import sys
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -225,6 +226,11 @@ class WorkerSet:
             with contextlib.suppress(ImportError):  # seeded per worker as torch does: capture it from the start
                 import numpy  # noqa: F401
         self.datasets = [copy_dataset(dataset) if dataset_per_worker else dataset for _ in range(num_workers)]
+        # a worker_init_fn that is a method of the dataset runs on the worker's copy (as in a forked worker,
+        # where the method's dataset and the worker's dataset are one object)
+        self._init_fns = [
+            types.MethodType(init_fn.__func__, ds) if isinstance(init_fn, types.MethodType) and init_fn.__self__ is dataset
+            else init_fn for ds in self.datasets]
         self.init_failures: list[ExceptionWrapper | None] = [None] * num_workers
         self.rng_states: list[tuple | None] = [None] * num_workers  # "per_worker": each worker's global RNGs
         self._rngs: dict[int, _RNG] = {}
@@ -263,8 +269,8 @@ class WorkerSet:
                     seed_globals_like_torch(self.base_seed, index)
                     _local.rng_swapped = True
                 try:
-                    if self.init_fn is not None:
-                        self.init_fn(index)
+                    if self._init_fns[index] is not None:
+                        self._init_fns[index](index)
                 except BaseException as e:
                     self.init_failures[index] = ExceptionWrapper(
                         exc_info=(type(e), e, e.__traceback__),
