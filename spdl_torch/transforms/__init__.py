@@ -13,6 +13,7 @@ zero padding, as CenterCrop)
 ``Resize((H, W))``                                                 ``mode="resize"``
 ``RandomResizedCrop((H, W), scale, ratio)``                        ``mode="train", scale, ratio``
 ``RandomHorizontalFlip(p)`` (anywhere after the geometry)          ``hflip_prob=p``
+``RandomApply([RandomHorizontalFlip(q)], p)``                      ``hflip_prob=p * q``
 ``ToTensor()`` (v1, of a PIL image: float32 in [0, 1])             ``dtype=torch.float32``
 ``ToDtype(float32 | bfloat16, scale=True)``,                       ``dtype``
 ``ConvertImageDtype(float32 | bfloat16)`` (of a uint8 image)

@@ -155,6 +155,11 @@ def analyse(transform: Callable | None) -> Analysis:
             kw["hflip_prob"] = float(t.p)
             random = random or t.p > 0
             flipped = True
+        elif typ in (T1.RandomApply, v2.RandomApply) and not flipped and len(t.transforms) == 1 \
+                and type(t.transforms[0]) in _FLIPS:  # flip with probability p * q
+            kw["hflip_prob"] = float(t.p) * float(t.transforms[0].p)
+            random = random or kw["hflip_prob"] > 0
+            flipped = True
         elif pil and typ in _TO_TENSOR_FLOAT:  # PIL -> float32 in [0, 1]
             dtype, pil = torch.float32, False
         elif pil and typ in _TO_TENSOR_UINT8:  # PIL -> uint8 tensor
