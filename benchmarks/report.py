@@ -79,6 +79,11 @@ def check_targets(summary: dict) -> dict:
             met = None if value is None else (value >= threshold if op == ">=" else
                                               value <= threshold if op == "<=" else value < threshold)
             rows.append({"key": key, "what": what, "value": value, "target": f"{op} {threshold}", "met": met})
+        v1 = by_c.get("spdl_torch_v1")
+        if v1 is not None:  # the classic recipe against the v2 one, both fused
+            value = _ratio(v1.get("images_per_s"), ours.get("images_per_s") if ours else None)
+            rows.append({"key": "v1_vs_v2", "what": "images/s, spdl_torch v1 recipe / v2 recipe", "value": value,
+                         "target": ">= 0.9", "met": None if value is None else value >= 0.9})
         for key, what, other, threshold in CPU_TARGETS:
             value = _ratio(by_c.get(other, {}).get("cpu_s_per_image"), ours.get("cpu_s_per_image") if ours else None)
             rows.append({"key": key, "what": what, "value": value, "target": f">= {threshold}",
