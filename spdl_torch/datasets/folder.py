@@ -46,6 +46,10 @@ class ImageFolder(FusedBatchMixin, Dataset):
             returns a ``torch.uint8`` tensor of shape ``[3, H, W]`` in RGB channel order (grayscale,
             palette and alpha images are converted to RGB; the tensor may be a channels-last view, as
             torchvision's decoders return) and raises :class:`spdl_torch.DecodeError` on a corrupt file.
+            With the default loader, a classic ``torchvision.transforms`` (v1) pipeline that does not fuse
+            gets the decoded image as a ``PIL.Image`` (mode ``"RGB"``) instead, as torchvision's loader
+            gives it; ``max_pixels`` / ``max_bytes`` apply. A loader of your own (even torchvision's) turns
+            fusion off and is used as it is.
         is_valid_file (callable, optional): ``is_valid_file(path) -> bool`` used instead of the extension
             check to select files.
         allow_empty (bool): if ``True``, class directories without any valid file are kept as classes
