@@ -30,9 +30,10 @@ conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and roun
 computes in bfloat16: within a few bfloat16 steps). The fused output is a plain ``torch.Tensor`` (a fused
 ``ToImage()`` does not wrap it in ``tv_tensors.Image``).
 
-Input of a pipeline (:func:`input_kind`): a pipeline with any classic ``torchvision.transforms`` (v1)
-transform expects a ``PIL.Image``, as torchvision's ``ImageFolder`` gives it; everything else (v2
-transforms, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
+Input of a pipeline (:func:`input_kind`): a pipeline that starts with a classic ``torchvision.transforms``
+(v1) transform, or contains v1's ``ToTensor``/``PILToTensor``, expects a ``PIL.Image``, as torchvision's
+``ImageFolder`` gives it; everything else (v2 transforms, v2 pipelines ending in v1 transforms that accept
+tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
 (antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
 the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
 ImageFolder runs unchanged on ours.

@@ -40,11 +40,15 @@ def _is_v1(t: Any) -> bool:
 
 def input_kind(transform: Callable | None) -> str:
     """What our datasets feed ``transform``: ``"pil"`` (a ``PIL.Image`` in RGB mode, as torchvision's
-    ImageFolder does) when it contains a classic ``torchvision.transforms`` (v1) transform, ``"tensor"``
-    (a uint8 Tensor[3, H, W]) otherwise (v2 transforms, plain callables, ``None``)."""
+    ImageFolder does) when it starts with a classic ``torchvision.transforms`` (v1) transform or contains
+    v1's ``ToTensor`` / ``PILToTensor`` (which refuse tensors); ``"tensor"`` (a uint8 Tensor[3, H, W])
+    otherwise (v2 transforms, v2 pipelines with v1 transforms that accept tensors, plain callables,
+    ``None``)."""
     if transform is None:
         return "tensor"
-    return "pil" if any(_is_v1(t) for t in _flatten(transform)) else "tensor"
+    ts = _flatten(transform)
+    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) for t in ts)
+    return "pil" if pil else "tensor"
 
 
 def _interpolation(t: Any, pil: bool) -> str | None:

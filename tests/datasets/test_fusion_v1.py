@@ -91,6 +91,17 @@ def test_classic_recipes_fuse_completely():
     assert input_kind(v1_eval()) == "pil" and input_kind(torchvision.transforms.v2.Resize(3)) == "tensor"
 
 
+def test_input_kind_of_mixed_pipelines():
+    v2 = torchvision.transforms.v2
+    # v2 first, a v1 transform that takes tensors later: tensors (as before v1 support), fused as far as it goes.
+    t = v2.Compose([v2.RandomResizedCrop(24), v2.ToDtype(torch.float32, scale=True), T.Normalize(MEAN, STD)])
+    assert input_kind(t) == "tensor" and fuse(t).rest is None
+    # v1 ToTensor anywhere refuses tensors: PIL, as torchvision's ImageFolder would give it.
+    t = v2.Compose([v2.RandomResizedCrop(24), v2.RandomHorizontalFlip(), T.ToTensor()])
+    assert input_kind(t) == "pil" and fuse(t).rest is None and fuse(t).op_kwargs["dtype"] == torch.float32
+    assert input_kind(lambda x: x) == "tensor" and input_kind(None) == "tensor"
+
+
 def test_v1_variants_fuse():
     # PILToTensor + ConvertImageDtype instead of ToTensor; Resize((h, w)); bicubic; Resize([S]); flip after ToTensor.
     t = T.Compose([T.Resize((30, 40), interpolation=BICUBIC), T.PILToTensor(), T.ConvertImageDtype(torch.float32),
