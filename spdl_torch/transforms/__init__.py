@@ -39,12 +39,13 @@ the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that r
 ImageFolder runs unchanged on ours.
 
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
-it) runs after the op, split in three (:class:`FusedPlan`): a head of deterministic transforms that give
+it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
 the same values on the batch Tensor[N, C, H, W] as per sample (``Normalize``, ``ToDtype``,
-``ConvertImageDtype``, ``Grayscale``, ``CenterCrop``, ``Pad``, ...) runs once per batch; from the first
-random transform on (``ColorJitter``, ``RandAugment``, ``RandomErasing``, ...: torchvision v2 draws one set
-of parameters per call, so a batched call would give every sample the same draw) it runs per sample, as in
-torchvision; a deterministic tail after that runs once on the stacked results. A v1 remainder that starts
+``ConvertImageDtype``, ``Grayscale``, ``CenterCrop``, ``Pad``, ...) runs once per batch (the result stays
+one batch tensor); from the first transform that is not of that kind on (random ones such as
+``ColorJitter``, ``RandAugment``, ``RandomErasing``: torchvision v2 draws one set of parameters per call,
+so a batched call would give every sample the same draw) it runs per sample, as in torchvision. A v1
+remainder that starts
 while the image is still a PIL image (e.g. ``ColorJitter`` before ``ToTensor``) gets each sample as a
 ``PIL.Image``.
 

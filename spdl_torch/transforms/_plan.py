@@ -18,16 +18,6 @@ def _to_pil(image: torch.Tensor):
     return Image.fromarray(image.permute(1, 2, 0).contiguous().numpy(), "RGB")
 
 
-def _stack(results: list[Any]) -> torch.Tensor | None:
-    """The per-sample results as one batch tensor when they are plain tensors of one shape and dtype."""
-    if not results or not all(type(r) is torch.Tensor for r in results):
-        return None
-    first = results[0]
-    if any(r.shape != first.shape or r.dtype != first.dtype for r in results):
-        return None
-    return torch.stack(results)
-
-
 @dataclasses.dataclass
 class FusedPlan:
     """The op arguments of a fused prefix, plus the transforms left to run after it.
@@ -41,8 +31,6 @@ class FusedPlan:
             (e.g. ``Normalize``, ``ToDtype``): the same values as per sample, one Python call per batch.
         per_sample: the part of ``rest`` that runs on each sample (random transforms draw their own
             parameters per sample, as in torchvision), or ``None``.
-        batched_tail: deterministic transforms after ``per_sample``, run once on the stacked per-sample
-            results when those are tensors of one shape (else per sample).
         rest_input: ``"tensor"`` (``per_sample`` gets uint8/float Tensor[C, H, W] rows of the batch) or
             ``"pil"`` (a classic ``torchvision.transforms`` pipeline whose image is still a PIL image at
             that point: ``per_sample`` gets ``PIL.Image`` RGB images, as from torchvision's ImageFolder).
@@ -56,13 +44,12 @@ class FusedPlan:
     random: bool
     batched: Callable | None = None
     per_sample: Callable | None = None
-    batched_tail: Callable | None = None
     rest_input: str = "tensor"
     unfused: Any = None
     unfused_reason: str = ""
 
     def __post_init__(self) -> None:
-        if self.rest is not None and self.batched is None and self.per_sample is None and self.batched_tail is None:
+        if self.rest is not None and self.batched is None and self.per_sample is None:
             self.per_sample = self.rest
 
     def __call__(
@@ -76,8 +63,7 @@ class FusedPlan:
     ) -> Any:
         """Decodes ``srcs`` with the fused op and runs the remainder.
 
-        Returns the batch Tensor[N, C, H, W] when nothing runs per sample, or when the per-sample results
-        are tensors of one shape and a batched tail follows (then stacked); else the list of per-sample
+        Returns the batch Tensor[N, C, H, W] when nothing runs per sample, else the list of per-sample
         results. With ``strict=False``: ``(result, ok)``, ``ok`` a bool Tensor[N] (bad slots zero-filled
         before the remainder). ``max_pixels`` goes to :func:`~spdl_torch.io.decode_images`.
 
@@ -98,11 +84,6 @@ class FusedPlan:
         if self.per_sample is not None:
             samples = [_to_pil(img) for img in batch] if self.rest_input == "pil" else list(batch)
             batch = [self.per_sample(img) for img in samples]
-            if self.batched_tail is not None:
-                stacked = _stack(batch)
-                batch = [self.batched_tail(x) for x in batch] if stacked is None else self.batched_tail(stacked)
-        elif self.batched_tail is not None:
-            batch = self.batched_tail(batch)
         return batch if strict else (batch, ok)
 
     def describe(self) -> str:
@@ -114,8 +95,6 @@ class FusedPlan:
         if self.per_sample is not None:
             kind = "PIL images" if self.rest_input == "pil" else "tensors"
             lines.append(f"then per sample in Python (on {kind}): {_names(_parts(self.per_sample))}")
-        if self.batched_tail is not None:
-            lines.append(f"then once per batch: {_names(_parts(self.batched_tail))}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -176,18 +176,19 @@ def test_unfused_v1_gets_pil_images_like_torchvision(small_tree):
 
 
 def test_remainder_before_to_tensor_gets_pil_images(small_tree):
-    # Fused CenterCrop; the PIL-only Lambda and ToTensor run per sample on PIL images; Normalize on the batch.
+    # Fused CenterCrop; the PIL-only Lambda, ToTensor and Normalize run per sample, on PIL images first.
     gray = T.Lambda(lambda im: im.convert("L").convert("RGB"))
     t = T.Compose([T.CenterCrop(40), gray, T.ToTensor(), T.Normalize(MEAN, STD)])
     with pytest.warns(UserWarning, match=r"only partly fused: Lambda.* runs per sample in Python"):
         ours = ImageFolder(small_tree, transform=t)
     plan = ours.plan
-    assert plan.rest_input == "pil" and [type(x) for x in plan.per_sample.transforms] == [T.Lambda, T.ToTensor]
-    assert [type(x) for x in plan.batched_tail.transforms] == [T.Normalize]
+    assert plan.rest_input == "pil" and plan.batched is None
+    assert [type(x) for x in plan.per_sample.transforms] == [T.Lambda, T.ToTensor, T.Normalize]
     ref = torchvision.datasets.ImageFolder(small_tree, transform=t)
     batch = collate(ours.__getitems__(list(range(len(ours)))))[0]
     for i in range(len(ref)):
         torch.testing.assert_close(batch[i], ref[i][0])  # PNG, crop only: the same pixels
+    assert isinstance(ours.__getitems__([0])[0][0], torch.Tensor)
     assert torch.equal(ours[2][0], batch[2])
 
 
