@@ -47,6 +47,8 @@ def input_kind(transform: Callable | None) -> str:
     if transform is None:
         return "tensor"
     ts = _flatten(transform)
+    if not ts:  # an empty Compose: the identity
+        return "tensor"
     pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) for t in ts)
     return "pil" if pil else "tensor"
 
@@ -139,6 +141,8 @@ def analyse(transform: Callable | None) -> Analysis:
     if transform is None:
         return Analysis(None, None, "", kind)
     ts = _flatten(transform)
+    if not ts:
+        return Analysis(None, transform, "an empty Compose", kind)
     pil = kind == "pil"
     k = 0
     dtype = torch.uint8

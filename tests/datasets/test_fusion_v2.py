@@ -85,6 +85,12 @@ def test_fused_pipeline_matches_torchvision(paths, name):
         assert psnr(a, b, peak) >= (40 if dtype != torch.bfloat16 else 38), name
 
 
+def test_empty_compose_is_not_fused():
+    import torchvision.transforms as T
+
+    assert fuse(T.Compose([])) is None and fuse(torch.nn.Sequential()) is None  # (v2.Compose refuses [])
+
+
 def test_random_apply_probability_multiplies():
     plan = fuse(v2.Compose([v2.CenterCrop(8), v2.RandomApply([v2.RandomHorizontalFlip(0.5)], p=0.5)]))
     assert plan.op_kwargs["hflip_prob"] == 0.25 and plan.random and plan.rest is None
