@@ -94,8 +94,8 @@ class ImageFolder(FusedBatchMixin, Dataset):
         TypeError: a non-integer ``max_pixels`` / ``max_bytes``.
 
     ``ds[i]`` returns ``(image, target)``: ``image = transform(loader(path))`` (a ``uint8`` tensor
-    ``[3, H, W]`` with the default loader and no transform; a PIL image for a v1 transform that fuses nothing) and ``target = target_transform(class_index)``
-    (an ``int`` by default).
+    ``[3, H, W]`` with the default loader and no transform; a PIL image for a v1 transform that fuses
+    nothing) and ``target = target_transform(class_index)`` (an ``int`` by default).
     """
 
     def __init__(
@@ -142,5 +142,5 @@ class ImageFolder(FusedBatchMixin, Dataset):
 
     def __repr__(self) -> str:
         plan = self._plan_text().replace("\n", "\n    ")
-        return (f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, num_samples={len(self)},"
-                f"\n    {plan}\n)")
+        return (f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, "
+                f"num_samples={len(self)},\n    {plan}\n)")
