@@ -118,8 +118,8 @@ class ImageFolder(FusedBatchMixin, Dataset):
         self.target_transform = target_transform
         self.loader = default_loader if loader is None else loader
         self.extensions = IMG_EXTENSIONS if is_valid_file is None else None
-        self.classes, self.class_to_idx = find_classes(self.root)
-        self.samples = make_dataset(
+        self.classes, self.class_to_idx = self.find_classes(self.root)
+        self.samples = self.make_dataset(
             self.root, self.class_to_idx, self.extensions, is_valid_file, allow_empty=allow_empty
         )
         self.imgs = self.samples
@@ -127,6 +127,23 @@ class ImageFolder(FusedBatchMixin, Dataset):
         fusable = loader is None or loader is default_loader
         self._init_fused(seed, fusable=fusable)
         self._init_fusion(warn_unfused, require_fused, fusable, max_pixels, max_bytes)
+
+    def find_classes(self, directory: str | Path) -> tuple[list[str], dict[str, int]]:
+        """``(classes, class_to_idx)`` of ``directory``: torchvision's ``find_classes``. Override it in a
+        subclass to change the classes, as with torchvision's ``DatasetFolder``."""
+        return find_classes(directory)
+
+    @staticmethod
+    def make_dataset(
+        directory: str | Path,
+        class_to_idx: dict[str, int],
+        extensions: tuple[str, ...] | None = None,
+        is_valid_file: Callable[[str], bool] | None = None,
+        allow_empty: bool = False,
+    ) -> list[tuple[str, int]]:
+        """The ``(path, class_index)`` samples: torchvision's ``make_dataset`` (overridable, as in
+        torchvision's ``DatasetFolder``)."""
+        return make_dataset(directory, class_to_idx, extensions, is_valid_file, allow_empty=allow_empty)
 
     def __len__(self) -> int:
         return len(self.samples)
