@@ -30,6 +30,9 @@ Contenders:
 4. ``spdl_torch``: ``spdl_torch.DataLoader`` (worker threads) over ``spdl_torch.datasets.FileListDataset``
    with the torchvision v2 transform, which ``spdl_torch.transforms.fuse`` maps onto one
    ``decode_images`` call per batch; ``collate_fn=spdl_torch.datasets.collate`` (no copy).
+4'. ``spdl_torch_v1``: the same as 4 with the classic ``torchvision.transforms`` recipe of contender 1
+   (``Resize/CenterCrop`` or ``RandomResizedCrop/RandomHorizontalFlip``, ``ToTensor``, ``Normalize``), which
+   ``fuse`` maps onto the same op call: what a user switching from 1 gets without touching the transform.
 5. ``bound``: no loader: the same ``decode_images`` call (same op arguments as 4, same files read with
    ``read_file``) on whole batches in a loop in one thread, with the native pool set to one thread;
    ``images/s x cores`` is the decode bound for ``cores`` threads with perfect scaling.
@@ -52,15 +55,17 @@ RESIZE = 256
 SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
-CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "bound")
+CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "spdl_torch_v1", "bound")
 LABELS = {
     "torch_pil": "1 torch DataLoader + Pillow + transforms",
     "torch_tvio": "2 torch DataLoader + decode_jpeg + v2",
     "spdl08": "3 spdl 0.8 (pipeline + load_image_batch)",
     "spdl_torch": "4 spdl_torch.DataLoader + fused dataset",
+    "spdl_torch_v1": "4' the same, classic (v1) transforms",
     "bound": "5 bound: decode_images, 1 thread x cores",
 }
 SHORT = {"torch_pil": "torch+PIL", "torch_tvio": "torch+tvio", "spdl08": "spdl 0.8", "spdl_torch": "spdl_torch",
+         "spdl_torch_v1": "spdl_torch v1",
          "bound": "bound"}
 
 
@@ -211,10 +216,11 @@ class _SpdlLoader:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def spdl_torch_dataset(paths: Sequence[str], labels: Sequence[int], mode: str):
+def spdl_torch_dataset(paths: Sequence[str], labels: Sequence[int], mode: str, classic: bool = False):
     import spdl_torch.datasets
 
-    ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=v2_transform(mode), seed=0)
+    transform = classic_transform(mode) if classic else v2_transform(mode)
+    ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=transform, seed=0)
     if ds.plan is None or ds.plan.rest is not None:
         raise RuntimeError(f"spdl_torch: the {mode} transform is not fully fused: plan={ds.plan}")
     return ds
@@ -263,11 +269,11 @@ def build(contender: str, paths: Sequence[str], labels: Sequence[int], mode: str
         return ds, lambda: torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=workers)
     if contender == "spdl08":
         return None, lambda: _SpdlLoader(paths, labels, mode, batch_size, workers)
-    if contender == "spdl_torch":
+    if contender in ("spdl_torch", "spdl_torch_v1"):
         import spdl_torch
         import spdl_torch.datasets
 
-        ds = spdl_torch_dataset(paths, labels, mode)
+        ds = spdl_torch_dataset(paths, labels, mode, classic=contender == "spdl_torch_v1")
         return ds, lambda: spdl_torch.DataLoader(ds, batch_size=batch_size, num_workers=workers,
                                                  collate_fn=spdl_torch.datasets.collate)
     if contender == "bound":

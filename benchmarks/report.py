@@ -79,6 +79,11 @@ def check_targets(summary: dict) -> dict:
             met = None if value is None else (value >= threshold if op == ">=" else
                                               value <= threshold if op == "<=" else value < threshold)
             rows.append({"key": key, "what": what, "value": value, "target": f"{op} {threshold}", "met": met})
+        v1 = by_c.get("spdl_torch_v1")
+        if v1 is not None:  # the classic recipe against the v2 one, both fused
+            value = _ratio(v1.get("images_per_s"), ours.get("images_per_s") if ours else None)
+            rows.append({"key": "v1_vs_v2", "what": "images/s, spdl_torch v1 recipe / v2 recipe", "value": value,
+                         "target": ">= 0.9", "met": None if value is None else value >= 0.9, "v1": True})
         for key, what, other, threshold in CPU_TARGETS:
             value = _ratio(by_c.get(other, {}).get("cpu_s_per_image"), ours.get("cpu_s_per_image") if ours else None)
             rows.append({"key": key, "what": what, "value": value, "target": f">= {threshold}",
@@ -139,15 +144,22 @@ def markdown(results: dict) -> str:
     table2 = ["", "The images/s targets normalized by CPU time (images per CPU second; steadier under load):", "",
               "| workload | " + " | ".join(t[1] for t in CPU_TARGETS) + " |",
               "|---|" + "---:|" * len(CPU_TARGETS)]
+    table3 = ["", "The classic torchvision.transforms (v1) recipe on the same fused dataset:", "",
+              "| workload | images/s, spdl_torch v1 recipe / v2 recipe |", "|---|---:|"]
     for w, rows in results["targets"].items():
-        for table, sel in ((lines, [t for t in rows if not t.get("cpu_normalized")]),
-                           (table2, [t for t in rows if t.get("cpu_normalized")])):
+        for table, sel in ((lines, [t for t in rows if not t.get("cpu_normalized") and not t.get("v1")]),
+                           (table2, [t for t in rows if t.get("cpu_normalized")]),
+                           (table3, [t for t in rows if t.get("v1")])):
+            if not sel and table is table3:
+                continue
             cells = []
             for t in sel:
                 mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
                 cells.append(f"{_f(t['value'], '.2f')} ({t['target']}){mark}")
             table.append(f"| {w} | " + " | ".join(cells) + " |")
     lines += table2
+    if len(table3) > 5:
+        lines += table3
     return "\n".join(lines) + "\n"
 
 

@@ -90,7 +90,7 @@ def _child(spec: dict) -> dict:
         t1 = time.perf_counter()
         if tuple(images.shape[1:]) != (3, C.SIZE, C.SIZE) or images.dtype != torch.float32:
             raise RuntimeError(f"{contender}: unexpected batch {tuple(images.shape)} {images.dtype}")
-        if contender == "spdl_torch":
+        if contender in ("spdl_torch", "spdl_torch_v1"):
             fused = C.is_fused_batch(images)
         n_first = n = len(targets)
         batches = 1

@@ -65,6 +65,7 @@ def test_bench_quick_writes_every_field(tmp_path):
             assert r[field] is not None, (c, field)
         assert r["images"] == 64 and r["images_per_s"] > 0 and r["cpu_s_per_image"] > 0
     assert runs["spdl_torch"]["fused_batch_no_copy"] is True
+    assert runs["spdl_torch_v1"]["fused_batch_no_copy"] is True  # the classic recipe fuses too
     for c in expected:
         s = res["summary"]["eval"][c]
         for field in ("images_per_s", "cpu_s_per_image", "mem_overhead_mb", "first_batch_s", "step_slowdown"):

@@ -1,6 +1,6 @@
 """Datasets whose samples are decoded by spdl_torch's native (GIL-releasing) decoders."""
 
-from ._fused import FileListDataset, collate
+from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
 from .folder import ImageFolder
 
-__all__ = ["FileListDataset", "ImageFolder", "collate"]
+__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "collate"]

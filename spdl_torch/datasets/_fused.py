@@ -11,7 +11,9 @@ also works, at the cost of one ``torch.stack`` copy. Pass ``collate_fn=spdl_torc
 
 from __future__ import annotations
 
+import operator
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +24,14 @@ from .._errors import name_sample
 from ..errors import DecodeError
 from ._collate import collate, register_fused_batch
 
-__all__ = ["FileListDataset", "FusedBatchMixin", "collate"]  # collate: re-exported from ._collate
+__all__ = ["FileListDataset", "FusedBatchMixin", "MAX_IMAGE_BYTES", "collate"]  # collate: from ._collate
+
+#: Default file-size limit (bytes) of the datasets' ``max_bytes=None``: files larger than this raise
+#: ``OSError`` (errno ``EFBIG``) before they are read; 0 or less: no limit. Set
+#: ``spdl_torch.datasets.MAX_IMAGE_BYTES`` to change it for every dataset (read at each fetch, like
+#: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` for ``max_pixels=None``).
+MAX_IMAGE_BYTES = 0
+
 
 class FusedBatchMixin:
     """Shared by the datasets whose transform may be fused. Subclasses set ``transform``,
@@ -55,6 +64,81 @@ class FusedBatchMixin:
         if info is not None and not self._seed_given and not isinstance(info, ThreadWorkerInfo):
             return info.seed - info.id, self.epoch
         return self.seed, self.epoch
+
+    def _init_fusion(
+        self, warn_unfused: bool, require_fused: bool, fusable: bool, max_pixels: int | None, max_bytes: int | None
+    ) -> None:
+        """After ``_init_fused``: the size limits, the input the transform expects, and the warning (or
+        error) about a transform that is not fully fused."""
+        from ..transforms import analyse
+
+        self.max_pixels = _limit("max_pixels", max_pixels)
+        self.max_bytes = _limit("max_bytes", max_bytes)
+        self.warn_unfused, self.require_fused = bool(warn_unfused), bool(require_fused)
+        analysis = analyse(self.transform)
+        self._pil_input = analysis.input == "pil"
+        name = type(self).__name__
+        if not fusable:
+            self._unfused_note = "not fused: a custom loader"
+            if require_fused:
+                raise ValueError(f"{name}: require_fused=True, but a custom loader rules out fusion (pass loader=None)")
+            return
+        if self.transform is None:
+            self._unfused_note = "no transform"
+            if require_fused:
+                raise ValueError(f"{name}: require_fused=True, but there is no transform to fuse")
+            return
+        plan = self.plan
+        if plan is not None and plan.rest is None:
+            self._unfused_note = ""
+            return
+        first = _short_repr(analysis.unfused)
+        if plan is None:
+            msg = (f"{name}: the transform is not fused: {first} does not map onto decode_images ({analysis.reason}); "
+                   f"every sample is decoded and the whole transform runs per sample in Python")
+            self._unfused_note = f"not fused ({first}: {analysis.reason}); per sample in Python"
+        else:
+            n = len(plan.rest.transforms) - 1
+            after = f" and the {n} transform{'s' if n != 1 else ''} after it" if n else ""
+            cost = ("runs once per batch in Python on the batch tensor (deterministic, not fused)"
+                    if plan.per_sample is None else
+                    "runs per sample in Python after the native decode" if plan.batched is None else
+                    "runs once per batch in Python, the transforms from the first random one on per sample")
+            msg = f"{name}: the transform is only partly fused: {first}{after} {cost}"
+            if plan.unfused_reason:
+                msg += f" ({first.split('(')[0]}: {plan.unfused_reason})"
+            self._unfused_note = ""
+        if require_fused:
+            raise ValueError(f"{name}: require_fused=True, but {first} is not fused; the plan:\n{self._plan_text()}")
+        if warn_unfused:
+            warnings.warn(msg + ". Pass warn_unfused=False to silence this, require_fused=True to make it an error.",
+                          UserWarning, stacklevel=3)
+
+    def _plan_text(self) -> str:
+        """What runs where, for ``repr``: the fused plan and the remainder, or why nothing is fused."""
+        if self.plan is not None:
+            return self.plan.describe()
+        note = getattr(self, "_unfused_note", "")
+        return note if self.transform is None else f"{note}: {_short_repr(self.transform, 400)}"
+
+    def _max_pixels(self) -> int:
+        from .. import io
+
+        return io.MAX_IMAGE_PIXELS if self.max_pixels is None else self.max_pixels
+
+    def _max_bytes(self) -> int:
+        from .. import datasets
+
+        return datasets.MAX_IMAGE_BYTES if self.max_bytes is None else self.max_bytes
+
+    def _decode(self, path: str) -> Any:
+        """The unfused default load: ``decode_image`` under the limits; a PIL RGB image for a pipeline of
+        classic ``torchvision.transforms`` (what torchvision's ImageFolder feeds it)."""
+        from ..io import decode_image
+        from ..transforms._plan import _to_pil
+
+        image = decode_image(path, max_pixels=self._max_pixels(), max_bytes=self._max_bytes())
+        return _to_pil(image) if getattr(self, "_pil_input", False) else image
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably) when
@@ -106,10 +190,11 @@ class FusedBatchMixin:
         from ..transforms import sample_seeds
 
         paths = [self._path(i) for i in indices]
-        datas = [read_file(p) for p in paths]
+        max_bytes = self._max_bytes()
+        datas = [read_file(p, max_bytes=max_bytes) for p in paths]
         seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
         try:
-            images = self.plan(datas, seeds)
+            images = self.plan(datas, seeds, max_pixels=self._max_pixels())
         except DecodeError as e:
             raise name_sample(e, paths) from None
         if isinstance(images, torch.Tensor):
@@ -129,19 +214,48 @@ class FusedBatchMixin:
         return self._fused_items(indices)
 
 
+def _limit(name: str, value: int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"expected an int or None {name}, got {value!r} ({type(value).__name__})") from None
+
+
+def _short_repr(t: Any, limit: int = 160) -> str:
+    text = " ".join(repr(t).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class FileListDataset(FusedBatchMixin, Dataset):
     """Images from a list of files, with optional labels, decoded by spdl_torch's native decoders.
 
     Args:
         paths: image files (any format :func:`spdl_torch.io.decode_image` reads).
         labels: one label per path (``None``: the targets are the indices).
-        transform: a ``torchvision.transforms.v2`` transform of a uint8 Tensor[3, H, W]; its fusable prefix
-            (see :mod:`spdl_torch.transforms`) runs inside one native ``decode_images`` call per batch.
+        transform: a ``torchvision.transforms.v2`` transform of a uint8 Tensor[3, H, W], or a classic
+            ``torchvision.transforms`` (v1) pipeline of a PIL image (see :func:`spdl_torch.transforms.input_kind`);
+            its fusable prefix (see :mod:`spdl_torch.transforms`) runs inside one native ``decode_images``
+            call per batch.
         target_transform: applied to the label.
         seed: base seed of the per-sample random streams (``None``: drawn from torch's global RNG once).
+        max_pixels: decode no image with more than this many pixels (``spdl_torch.DecodeError``);
+            ``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` at each fetch; 0 or less: no limit.
+        max_bytes: read no file larger than this many bytes (``OSError``, errno ``EFBIG``, checked before
+            reading); ``None``: :data:`spdl_torch.datasets.MAX_IMAGE_BYTES` (0: no limit) at each fetch.
+        warn_unfused: warn (``UserWarning``, once, here) when the transform is not fully fused, naming the
+            first transform that is not and what it costs.
+        require_fused: raise ``ValueError`` instead unless the whole transform is fused.
 
     ``ds[i]`` is ``(image, target)``; ``ds.__getitems__(indices)`` the list of them, decoded in one call
-    (images are views of one batch tensor: use :func:`collate` to get it back without a copy).
+    (images are views of one batch tensor: use :func:`collate` to get it back without a copy). ``repr(ds)``
+    shows the fused plan and the remainder.
+
+    Raises:
+        ValueError: ``labels`` and ``paths`` differ in length; ``require_fused=True`` and the transform is
+            not fully fused.
+        TypeError: a non-integer ``max_pixels`` / ``max_bytes``.
     """
 
     def __init__(
@@ -151,6 +265,11 @@ class FileListDataset(FusedBatchMixin, Dataset):
         transform: Callable | None = None,
         target_transform: Callable | None = None,
         seed: int | None = None,
+        *,
+        max_pixels: int | None = None,
+        max_bytes: int | None = None,
+        warn_unfused: bool = True,
+        require_fused: bool = False,
     ) -> None:
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
@@ -159,6 +278,7 @@ class FileListDataset(FusedBatchMixin, Dataset):
         self.transform = transform
         self.target_transform = target_transform
         self._init_fused(seed)
+        self._init_fusion(warn_unfused, require_fused, True, max_pixels, max_bytes)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -170,9 +290,8 @@ class FileListDataset(FusedBatchMixin, Dataset):
         return index if self.labels is None else self.labels[index]
 
     def _load(self, path: str) -> Any:
-        from ..io import decode_image
-
-        return decode_image(path)
+        return self._decode(path)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(num_samples={len(self)}, fused={self.plan is not None})"
+        plan = self._plan_text().replace("\n", "\n    ")
+        return f"{type(self).__name__}(num_samples={len(self)}, fused={self.plan is not None},\n    {plan}\n)"

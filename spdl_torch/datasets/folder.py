@@ -37,13 +37,19 @@ class ImageFolder(FusedBatchMixin, Dataset):
 
     Args:
         root (str or pathlib.Path): root directory.
-        transform (callable, optional): applied to the loaded image, e.g. a ``torchvision.transforms.v2``
-            transform that accepts a ``uint8`` ``[3, H, W]`` tensor.
+        transform (callable, optional): applied to the loaded image: a ``torchvision.transforms.v2``
+            transform (or any callable) of a ``uint8`` ``[3, H, W]`` tensor, or a classic
+            ``torchvision.transforms`` (v1) recipe, which gets a ``PIL.Image`` in RGB mode, as from
+            torchvision's ImageFolder (:func:`spdl_torch.transforms.input_kind` tells which).
         target_transform (callable, optional): applied to the class index.
         loader (callable, optional): ``loader(path) -> image``. Default: :func:`default_loader`, which
             returns a ``torch.uint8`` tensor of shape ``[3, H, W]`` in RGB channel order (grayscale,
             palette and alpha images are converted to RGB; the tensor may be a channels-last view, as
             torchvision's decoders return) and raises :class:`spdl_torch.DecodeError` on a corrupt file.
+            With the default loader, a classic ``torchvision.transforms`` (v1) pipeline that does not fuse
+            gets the decoded image as a ``PIL.Image`` (mode ``"RGB"``) instead, as torchvision's loader
+            gives it; ``max_pixels`` / ``max_bytes`` apply. A loader of your own (even torchvision's) turns
+            fusion off and is used as it is.
         is_valid_file (callable, optional): ``is_valid_file(path) -> bool`` used instead of the extension
             check to select files.
         allow_empty (bool): if ``True``, class directories without any valid file are kept as classes
@@ -51,15 +57,28 @@ class ImageFolder(FusedBatchMixin, Dataset):
         seed (int, optional): base seed of the per-sample random streams of a fused transform (``None``:
             drawn from torch's global RNG once); with :meth:`set_epoch`, sample ``i`` of epoch ``e`` always
             gets the same random crop and flip.
+        max_pixels (int, optional, keyword): decode no image with more than this many pixels
+            (:class:`spdl_torch.DecodeError`); ``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` at each fetch
+            (set it to change the default, like Pillow's ``Image.MAX_IMAGE_PIXELS``); 0 or less: no limit.
+            Applies to the default loader only.
+        max_bytes (int, optional, keyword): read no file larger than this many bytes (``OSError`` with
+            errno ``EFBIG``, before reading); ``None``: :data:`spdl_torch.datasets.MAX_IMAGE_BYTES` at each
+            fetch (default 0: no limit). Applies to the default loader only.
+        warn_unfused (bool, keyword): warn (``UserWarning``, once, at construction) when the transform is
+            not fully fused, naming the first transform that is not and what it costs. Default ``True``.
+        require_fused (bool, keyword): raise ``ValueError`` (naming the first unfused transform) unless the
+            whole transform is fused. Default ``False``.
 
-    Fused batches: with the default loader and a ``torchvision.transforms.v2`` transform whose prefix
+    Fused batches: with the default loader and a torchvision (v2 or v1) transform whose prefix
     :func:`spdl_torch.transforms.fuse` maps onto :func:`spdl_torch.io.decode_images` (e.g. ``Resize(256),
-    CenterCrop(224), ToDtype(float32, scale=True), Normalize(...)`` or ``RandomResizedCrop(224),
-    RandomHorizontalFlip()``), ``__getitems__(indices)`` decodes a whole batch in one native call and returns
+    CenterCrop(224), ToDtype(float32, scale=True), Normalize(...)``, ``RandomResizedCrop(224),
+    RandomHorizontalFlip()``, or the classic ``Resize(256), CenterCrop(224), ToTensor(), Normalize(...)``),
+    ``__getitems__(indices)`` decodes a whole batch in one native call and returns
     ``(image, target)`` pairs whose images are views of one batch tensor; ``spdl_torch.datasets.collate``
     returns that tensor without a copy. ``ds[i]`` then runs the same op for one sample, so single and batched
     fetches give identical images. Random transforms draw from per-sample seeds (base seed, epoch, index),
-    not from torch's global RNG.
+    not from torch's global RNG. The unfused remainder runs after the op (see :mod:`spdl_torch.transforms`);
+    ``repr(ds)`` shows the fused plan and the remainder.
 
     Attributes:
         classes (list[str]): class names, sorted.
@@ -71,10 +90,12 @@ class ImageFolder(FusedBatchMixin, Dataset):
     Raises:
         FileNotFoundError: ``root`` has no class directory, or a class has no valid file and
             ``allow_empty`` is ``False``.
+        ValueError: ``require_fused=True`` and the transform is not fully fused (or a custom loader).
+        TypeError: a non-integer ``max_pixels`` / ``max_bytes``.
 
     ``ds[i]`` returns ``(image, target)``: ``image = transform(loader(path))`` (a ``uint8`` tensor
-    ``[3, H, W]`` with the default loader and no transform) and ``target = target_transform(class_index)``
-    (an ``int`` by default).
+    ``[3, H, W]`` with the default loader and no transform; a PIL image for a v1 transform that fuses
+    nothing) and ``target = target_transform(class_index)`` (an ``int`` by default).
     """
 
     def __init__(
@@ -86,19 +107,43 @@ class ImageFolder(FusedBatchMixin, Dataset):
         is_valid_file: Callable[[str], bool] | None = None,
         allow_empty: bool = False,
         seed: int | None = None,
+        *,
+        max_pixels: int | None = None,
+        max_bytes: int | None = None,
+        warn_unfused: bool = True,
+        require_fused: bool = False,
     ) -> None:
         self.root = os.path.expanduser(root) if isinstance(root, str) else root
         self.transform = transform
         self.target_transform = target_transform
         self.loader = default_loader if loader is None else loader
         self.extensions = IMG_EXTENSIONS if is_valid_file is None else None
-        self.classes, self.class_to_idx = find_classes(self.root)
-        self.samples = make_dataset(
+        self.classes, self.class_to_idx = self.find_classes(self.root)
+        self.samples = self.make_dataset(
             self.root, self.class_to_idx, self.extensions, is_valid_file, allow_empty=allow_empty
         )
         self.imgs = self.samples
         self.targets = [target for _, target in self.samples]
-        self._init_fused(seed, fusable=loader is None)
+        fusable = loader is None or loader is default_loader
+        self._init_fused(seed, fusable=fusable)
+        self._init_fusion(warn_unfused, require_fused, fusable, max_pixels, max_bytes)
+
+    def find_classes(self, directory: str | Path) -> tuple[list[str], dict[str, int]]:
+        """``(classes, class_to_idx)`` of ``directory``: torchvision's ``find_classes``. Override it in a
+        subclass to change the classes, as with torchvision's ``DatasetFolder``."""
+        return find_classes(directory)
+
+    @staticmethod
+    def make_dataset(
+        directory: str | Path,
+        class_to_idx: dict[str, int],
+        extensions: tuple[str, ...] | None = None,
+        is_valid_file: Callable[[str], bool] | None = None,
+        allow_empty: bool = False,
+    ) -> list[tuple[str, int]]:
+        """The ``(path, class_index)`` samples: torchvision's ``make_dataset`` (overridable, as in
+        torchvision's ``DatasetFolder``)."""
+        return make_dataset(directory, class_to_idx, extensions, is_valid_file, allow_empty=allow_empty)
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -110,7 +155,9 @@ class ImageFolder(FusedBatchMixin, Dataset):
         return self.samples[index][1]
 
     def _load(self, path: str) -> Any:
-        return self.loader(path)
+        return self._decode(path) if self.loader is default_loader else self.loader(path)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, num_samples={len(self)})"
+        plan = self._plan_text().replace("\n", "\n    ")
+        return (f"{type(self).__name__}(root={str(self.root)!r}, num_classes={len(self.classes)}, "
+                f"num_samples={len(self)},\n    {plan}\n)")

@@ -1,0 +1,62 @@
+"""Fused transform plans: a torchvision pipeline (``torchvision.transforms.v2`` or the classic
+``torchvision.transforms``, "v1") mapped onto one :func:`spdl_torch.io.decode_images` call per batch.
+
+:func:`fuse` reads the pipeline (a transform, a ``Compose`` or an ``nn.Sequential``, nested ones flattened)
+from its start and maps this prefix onto the op:
+
+=================================================================  ======================================
+torchvision (v2 or v1 class of the same name)                      decode_images
+=================================================================  ======================================
+``Resize(S)`` + ``CenterCrop((H, W))`` (any crop size; larger:     ``mode="eval", resize_shorter=S``
+zero padding, as CenterCrop)
+``CenterCrop((H, W))``                                             ``mode="eval", resize_shorter=0``
+``Resize((H, W))``                                                 ``mode="resize"``
+``RandomResizedCrop((H, W), scale, ratio)``                        ``mode="train", scale, ratio``
+``RandomHorizontalFlip(p)`` (anywhere after the geometry)          ``hflip_prob=p``
+``RandomApply([RandomHorizontalFlip(q)], p)``                      ``hflip_prob=p * q``
+``ToTensor()`` (v1, of a PIL image: float32 in [0, 1])             ``dtype=torch.float32``
+``ToDtype(float32 | bfloat16, scale=True)``,                       ``dtype``
+``ConvertImageDtype(float32 | bfloat16)`` (of a uint8 image)
+``Normalize(mean, std)`` (after a conversion to float)             ``mean, std``
+``PILToTensor()``, ``ToImage()``, ``ToPureTensor()``,              nothing (uint8 output is the default)
+``ToDtype(uint8, scale=True)``, ``ConvertImageDtype(uint8)``
+=================================================================  ======================================
+
+Resizes are bilinear or bicubic without ``max_size``; on tensors they must be antialiased (v2's default),
+on PIL images (v1 pipelines, below) they always are, as Pillow's. ``Resize(S)`` computes its output size
+as torchvision does (the longer side ``int(S * long / short)``, truncated; v1 and v2 share the rule).
+A float32 -> bfloat16 cast (``ToDtype(bfloat16)``, ``ConvertImageDtype(bfloat16)``) after the float
+conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and rounds once (torchvision
+computes in bfloat16: within a few bfloat16 steps). The fused output is a plain ``torch.Tensor`` (a fused
+``ToImage()`` does not wrap it in ``tv_tensors.Image``).
+
+Input of a pipeline (:func:`input_kind`): a pipeline that starts with a classic ``torchvision.transforms``
+(v1) transform, or contains v1's ``ToTensor``/``PILToTensor``, expects a ``PIL.Image``, as torchvision's
+``ImageFolder`` gives it; everything else (v2 transforms, v2 pipelines ending in v1 transforms that accept
+tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
+(antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
+the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
+ImageFolder runs unchanged on ours.
+
+The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
+it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
+the same values on the batch Tensor[N, C, H, W] as per sample (``Normalize``, ``ToDtype``,
+``ConvertImageDtype``, ``Grayscale``, ``CenterCrop``, ``Pad``, ...) runs once per batch (the result stays
+one batch tensor); from the first transform that is not of that kind on (random ones such as
+``ColorJitter``, ``RandAugment``, ``RandomErasing``: torchvision v2 draws one set of parameters per call,
+so a batched call would give every sample the same draw) it runs per sample, as in torchvision. A v1
+remainder that starts
+while the image is still a PIL image (e.g. ``ColorJitter`` before ``ToTensor``) gets each sample as a
+``PIL.Image``.
+
+Random fused transforms draw from per-sample seeds (see :func:`sample_seeds`), not from torch's global RNG,
+so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes follow torchvision's
+``RandomResizedCrop.get_params`` rule (the same in v1 and v2). Unfused random transforms use torch's
+global RNG, as in torchvision.
+"""
+
+from ._fuse import Analysis, analyse, fuse, input_kind
+from ._plan import FusedPlan
+from .._seeds import sample_seeds
+
+__all__ = ["Analysis", "FusedPlan", "analyse", "fuse", "input_kind", "sample_seeds"]

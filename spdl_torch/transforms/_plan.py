@@ -1,0 +1,116 @@
+"""``FusedPlan``: the op arguments of a fused prefix and how the unfused remainder runs after it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+__all__ = ["FusedPlan"]
+
+
+def _to_pil(image: torch.Tensor):
+    """A uint8 Tensor[3, H, W] (RGB) as a ``PIL.Image`` of mode ``"RGB"`` (what Pillow's loader gives)."""
+    from PIL import Image
+
+    return Image.fromarray(image.permute(1, 2, 0).contiguous().numpy(), "RGB")
+
+
+@dataclasses.dataclass
+class FusedPlan:
+    """The op arguments of a fused prefix, plus the transforms left to run after it.
+
+    Attributes:
+        op_kwargs: keyword arguments of :func:`spdl_torch.io.decode_images` (height, width, mode, ...).
+        fused: the torchvision transforms the op replaces, in order.
+        rest: the remaining transforms (a ``Compose``), or ``None`` when everything was fused.
+        random: whether the fused part draws random numbers (needs seeds).
+        batched: the deterministic head of ``rest`` that runs once on the batch Tensor[N, C, H, W]
+            (e.g. ``Normalize``, ``ToDtype``): the same values as per sample, one Python call per batch.
+        per_sample: the part of ``rest`` that runs on each sample (random transforms draw their own
+            parameters per sample, as in torchvision), or ``None``.
+        rest_input: ``"tensor"`` (``per_sample`` gets uint8/float Tensor[C, H, W] rows of the batch) or
+            ``"pil"`` (a classic ``torchvision.transforms`` pipeline whose image is still a PIL image at
+            that point: ``per_sample`` gets ``PIL.Image`` RGB images, as from torchvision's ImageFolder).
+        unfused: the first transform that is not fused (``None`` when everything was) and
+            ``unfused_reason``, why not.
+    """
+
+    op_kwargs: dict[str, Any]
+    fused: list[Any]
+    rest: Callable | None
+    random: bool
+    batched: Callable | None = None
+    per_sample: Callable | None = None
+    rest_input: str = "tensor"
+    unfused: Any = None
+    unfused_reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.rest is not None and self.batched is None and self.per_sample is None:
+            self.per_sample = self.rest
+
+    def __call__(
+        self,
+        srcs: Sequence[Any],
+        seeds: torch.Tensor | None = None,
+        *,
+        strict: bool = True,
+        pin_memory: bool = False,
+        max_pixels: int | None = None,
+    ) -> Any:
+        """Decodes ``srcs`` with the fused op and runs the remainder.
+
+        Returns the batch Tensor[N, C, H, W] when nothing runs per sample, else the list of per-sample
+        results. With ``strict=False``: ``(result, ok)``, ``ok`` a bool Tensor[N] (bad slots zero-filled
+        before the remainder). ``max_pixels`` goes to :func:`~spdl_torch.io.decode_images`.
+
+        Raises:
+            spdl_torch.DecodeError, OSError, TypeError, ValueError: as :func:`~spdl_torch.io.decode_images`;
+                whatever the unfused transforms raise.
+        """
+        from ..io import decode_images
+
+        if seeds is None and self.random:
+            seeds = torch.randint(-(2**63), 2**63 - 1, (len(srcs),), dtype=torch.int64)
+        extra = {"channels_last": True} if self.rest_input == "pil" else {}
+        result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
+                               **self.op_kwargs, **extra)
+        batch, ok = (result, None) if strict else result
+        if self.batched is not None:
+            batch = self.batched(batch)
+        if self.per_sample is not None:
+            samples = [_to_pil(img) for img in batch] if self.rest_input == "pil" else list(batch)
+            batch = [self.per_sample(img) for img in samples]
+        return batch if strict else (batch, ok)
+
+    def describe(self) -> str:
+        """Lines saying what runs where: the op call and the transforms it replaces, then the remainder."""
+        args = ", ".join(f"{k}={_short(v)}" for k, v in self.op_kwargs.items())
+        lines = [f"fused into decode_images({args}): {_names(self.fused)}"]
+        if self.batched is not None:
+            lines.append(f"then once per batch: {_names(_parts(self.batched))}")
+        if self.per_sample is not None:
+            kind = "PIL images" if self.rest_input == "pil" else "tensors"
+            lines.append(f"then per sample in Python (on {kind}): {_names(_parts(self.per_sample))}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        body = self.describe().replace("\n", "\n    ")
+        return f"FusedPlan(\n    {body}\n)"
+
+
+def _parts(t: Any) -> list[Any]:
+    return list(getattr(t, "transforms", [t]))
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, tuple):
+        return "(" + ", ".join(f"{x:.4g}" if isinstance(x, float) else repr(x) for x in v) + ")"
+    return repr(v)
+
+
+def _names(ts: Sequence[Any]) -> str:
+    return "[" + ", ".join(" ".join(repr(t).split()) for t in ts) + "]"

@@ -1,0 +1,185 @@
+"""Dataset options: loud partial fusion (warning, repr, require_fused), size limits (max_pixels, max_bytes and
+their module-level defaults), and torchvision.datasets.ImageFolder's signature."""
+
+import errno
+import inspect
+import os
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+from PIL import Image
+from torchvision.transforms import v2
+
+import spdl_torch
+import spdl_torch.datasets
+import spdl_torch.io
+from spdl_torch import DecodeError
+from spdl_torch.datasets import FileListDataset, ImageFolder
+
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
+JITTER = v2.Compose([v2.RandomResizedCrop(24), v2.ColorJitter(0.3), v2.ToDtype(torch.float32, scale=True)])
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("opts")
+    rng = np.random.default_rng(4)
+    for c in ("x", "y", "z"):
+        (root / c).mkdir()
+        for k in range(3):
+            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
+            Image.fromarray(arr).save(root / c / f"{k}.{'png' if k else 'jpg'}")
+    (root / "z" / "skip.txt").write_text("x")
+    return root
+
+
+def _paths(root):
+    return sorted(str(p) for p in root.glob("*/*.*") if p.suffix != ".txt")
+
+
+# --- loud partial fusion ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ["ImageFolder", "FileListDataset"])
+def test_partial_fusion_warns_once_naming_the_first_unfused(root, cls):
+    make = (lambda **kw: ImageFolder(root, **kw)) if cls == "ImageFolder" else (lambda **kw: FileListDataset(_paths(root), **kw))
+    with pytest.warns(UserWarning, match=rf"{cls}: the transform is only partly fused: ColorJitter\(.*\) and the 1 "
+                                         r"transform after it runs per sample in Python") as record:
+        ds = make(transform=JITTER)
+    assert len([w for w in record if issubclass(w.category, UserWarning)]) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds.__getitems__([0, 1])  # no warning per fetch
+        make(transform=JITTER, warn_unfused=False)  # silenced
+        make(transform=EVAL)  # fully fused: nothing to say
+        make(transform=None)
+    with pytest.raises(ValueError, match=rf"{cls}: require_fused=True, but ColorJitter\(.*\) is not fused"):
+        make(transform=JITTER, require_fused=True)
+    make(transform=EVAL, require_fused=True)
+    with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\].*no fixed output size"):
+        make(transform=v2.Resize(20))
+    with pytest.raises(ValueError, match=r"require_fused=True, but Resize\(size=\[20\]"):
+        make(transform=v2.Resize(20), require_fused=True)
+
+
+def test_batched_remainder_warning_says_once_per_batch(root):
+    t = v2.Compose([v2.CenterCrop(24), v2.ToDtype(torch.float32), v2.Normalize([120.0] * 3, [60.0] * 3)])
+    with pytest.warns(UserWarning, match=r"ToDtype\(.*\) and the 1 transform after it runs once per batch in Python"):
+        ImageFolder(root, transform=t)
+
+
+def test_custom_loader_and_require_fused(root):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = ImageFolder(root, transform=EVAL, loader=lambda p: spdl_torch.io.decode_image(p))
+    assert ds.plan is None and "custom loader" in repr(ds)
+    with pytest.raises(ValueError, match="a custom loader rules out fusion"):
+        ImageFolder(root, transform=EVAL, loader=lambda p: p, require_fused=True)
+
+
+def test_repr_shows_the_plan_and_the_remainder(root):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = repr(ImageFolder(root, transform=JITTER, seed=0))
+    assert text.startswith(f"ImageFolder(root={str(root)!r}, num_classes=3, num_samples=9,")
+    assert "fused into decode_images(mode='train', height=24, width=24" in text and "RandomResizedCrop(size=(24, 24)" in text
+    assert "then per sample in Python (on tensors): [ColorJitter(brightness=(0.7, 1.3)), ToDtype(scale=True)]" in text
+    text = repr(FileListDataset(_paths(root), transform=EVAL))
+    assert "fused=True" in text and "Normalize(mean=" in text and "per sample" not in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = repr(FileListDataset(_paths(root), transform=v2.Resize(20)))
+    assert "fused=False" in text and "not fused (Resize(size=[20]" in text
+
+
+# --- size limits -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transform", [EVAL, None], ids=["fused", "unfused"])
+def test_max_pixels(root, transform, monkeypatch):
+    ds = ImageFolder(root, transform=transform, max_pixels=40 * 50 - 1)
+    with pytest.raises(DecodeError):
+        ds[0]
+    assert ImageFolder(root, transform=transform, max_pixels=0)[0][0].shape[-1] in (32, 50)
+    ds = FileListDataset(_paths(root), transform=transform)
+    ds[0]
+    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_PIXELS", 100)  # the global default, read at each fetch
+    with pytest.raises(DecodeError):
+        ds[0]
+    FileListDataset(_paths(root), transform=transform, max_pixels=10**6)[0]  # the argument wins
+
+
+@pytest.mark.parametrize("transform", [EVAL, None], ids=["fused", "unfused"])
+def test_max_bytes(root, transform, monkeypatch):
+    path = _paths(root)[0]
+    size = os.path.getsize(path)
+    ds = FileListDataset([path], transform=transform, max_bytes=size - 1)
+    with pytest.raises(OSError) as info:
+        ds[0]
+    assert info.value.errno == errno.EFBIG
+    FileListDataset([path], transform=transform, max_bytes=size)[0]
+    assert spdl_torch.datasets.MAX_IMAGE_BYTES == 0
+    monkeypatch.setattr(spdl_torch.datasets, "MAX_IMAGE_BYTES", size - 1)
+    with pytest.raises(OSError, match=os.path.basename(path)):
+        ImageFolder(root, transform=transform)[0]
+
+
+def test_bad_limits_raise(root):
+    with pytest.raises(TypeError, match="expected an int or None max_pixels"):
+        ImageFolder(root, max_pixels=1.5)
+    with pytest.raises(TypeError, match="expected an int or None max_bytes"):
+        FileListDataset([], max_bytes="1")
+
+
+# --- torchvision's signature --------------------------------------------------------------------------
+
+
+def test_signature_starts_with_torchvisions():
+    ours = list(inspect.signature(ImageFolder).parameters.values())
+    theirs = list(inspect.signature(torchvision.datasets.ImageFolder).parameters.values())
+    assert [p.name for p in ours[: len(theirs)]] == [p.name for p in theirs]
+    for a, b in zip(ours, theirs):
+        if a.name != "loader":  # ours: None (the native decoder), theirs: their PIL loader
+            assert a.default == b.default and a.kind == b.kind, a.name
+
+
+def test_full_signature_matches_torchvision(root):
+    kw = dict(target_transform=lambda t: 10 * t, is_valid_file=lambda p: not p.endswith(("2.png", ".txt")),
+              allow_empty=True)
+    ours, ref = ImageFolder(root, **kw), torchvision.datasets.ImageFolder(root, **kw)
+    assert ours.classes == ref.classes and ours.class_to_idx == ref.class_to_idx
+    assert ours.samples == ref.samples and ours.targets == ref.targets and len(ours) == 6
+    assert [ours[i][1] for i in range(len(ours))] == [ref[i][1] for i in range(len(ref))]
+    def loader(p):
+        return os.path.basename(p)
+
+    ours = ImageFolder(root, transform=str.upper, loader=loader, **kw)
+    ref = torchvision.datasets.ImageFolder(root, transform=str.upper, loader=loader, **kw)
+    assert [ours[i] for i in range(len(ours))] == [ref[i] for i in range(len(ref))]
+
+
+def test_find_classes_is_overridable_as_in_torchvision(root):
+    class Two:
+        def find_classes(self, directory):
+            return ["x", "z"], {"x": 0, "z": 1}
+
+    ours = type("Ours", (Two, ImageFolder), {})(root)
+    ref = type("Ref", (Two, torchvision.datasets.ImageFolder), {})(root)
+    assert ours.classes == ref.classes == ["x", "z"] and ours.samples == ref.samples and len(ours) == 6
+
+
+@pytest.mark.parametrize("loader_cls", [torch.utils.data.DataLoader, spdl_torch.DataLoader])
+def test_v1_train_recipe_through_the_loaders(root, loader_cls):
+    import torchvision.transforms as T
+
+    t = T.Compose([T.RandomResizedCrop(24), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)])
+    ds = ImageFolder(root, transform=t, seed=1, require_fused=True)
+    batches = list(loader_cls(ds, batch_size=4, collate_fn=spdl_torch.datasets.collate))
+    assert [b[0].shape for b in batches] == [(4, 3, 24, 24), (4, 3, 24, 24), (1, 3, 24, 24)]
+    assert torch.cat([b[1] for b in batches]).tolist() == ds.targets
+    again = list(loader_cls(ds, batch_size=4, collate_fn=spdl_torch.datasets.collate))
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(batches, again))  # per-sample seeds: repeatable
