@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -127,9 +128,9 @@ class FusedBatchMixin:
         return io.MAX_IMAGE_PIXELS if self.max_pixels is None else self.max_pixels
 
     def _max_bytes(self) -> int:
-        from .. import datasets
-
-        return datasets.MAX_IMAGE_BYTES if self.max_bytes is None else self.max_bytes
+        # the value users set on the package (spdl_torch.datasets.MAX_IMAGE_BYTES), read at each fetch
+        default = getattr(sys.modules[__package__], "MAX_IMAGE_BYTES", MAX_IMAGE_BYTES)
+        return default if self.max_bytes is None else self.max_bytes
 
     def _decode(self, path: str) -> Any:
         """The unfused default load: ``decode_image`` under the limits; a PIL RGB image for a pipeline of
