@@ -159,10 +159,14 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         self.dataset_per_worker = bool(dataset_per_worker)
         self.skipped_samples: list[tuple[Any, str]] = []
         self._skipped_lock = threading.Lock()
+        # by keyword: frameworks that record the arguments of torch's __init__ to re-create the loader with
+        # another sampler (Lightning) must not see the sampler as a positional argument
         super().__init__(
-            dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last,
-            timeout, worker_init_fn, multiprocessing_context, generator, prefetch_factor=prefetch_factor,
-            persistent_workers=persistent_workers, pin_memory_device=pin_memory_device, in_order=in_order,
+            dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler, batch_sampler=batch_sampler,
+            num_workers=num_workers, collate_fn=collate_fn, pin_memory=pin_memory, drop_last=drop_last,
+            timeout=timeout, worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
+            generator=generator, prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
+            pin_memory_device=pin_memory_device, in_order=in_order,
         )
         if collate_fn is None and self._auto_collation:
             self.collate_fn = _fused_collate
