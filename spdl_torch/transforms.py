@@ -35,25 +35,19 @@ import torch
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 
+from ._seeding import MASK64, seed_chain_head, splitmix64
+
 __all__ = ["FusedPlan", "fuse", "sample_seeds"]
 
-_MASK64 = (1 << 64) - 1
-
-
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
 
 
 def sample_seeds(base_seed: int, epoch: int, indices: Sequence[int]) -> torch.Tensor:
     """Per-sample seeds: ``splitmix64(splitmix64(splitmix64(base_seed) ^ epoch) ^ index)`` as int64 [N].
     Depends only on (base_seed, epoch, index), never on batch composition or thread count."""
-    head = _splitmix64(_splitmix64(int(base_seed) & _MASK64) ^ (int(epoch) & _MASK64))
+    head = seed_chain_head(base_seed, epoch)
     out = []
     for i in indices:
-        v = _splitmix64(head ^ (int(i) & _MASK64))
+        v = splitmix64(head ^ (int(i) & MASK64))  # seed_chain(base_seed, epoch, i)
         out.append(v - (1 << 64) if v >= 1 << 63 else v)
     return torch.tensor(out, dtype=torch.int64)
 
@@ -83,7 +77,10 @@ class FusedPlan:
 
         if seeds is None and self.random:
             seeds = torch.randint(-(2**63), 2**63 - 1, (len(srcs),), dtype=torch.int64)
-        result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, **self.op_kwargs)
+        kwargs = dict(self.op_kwargs)
+        if "mode" in kwargs:  # op_kwargs keeps the deprecated name (its documented contents)
+            kwargs["geometry"] = kwargs.pop("mode")
+        result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, **kwargs)
         batch, ok = (result, None) if strict else result
         if self.rest is not None:
             batch = [self.rest(img) for img in batch]
