@@ -67,11 +67,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
 FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd
-CORE_SRCS    := $(addprefix csrc/core/,image_decoder.cpp jpeg_decoder.cpp ffmpeg_image_decoder.cpp jpeg_markers.cpp \
-                  tiff_ifd.cpp pixel_convert.cpp orientation.cpp file_reader.cpp image_format.cpp image_types.cpp \
-                  detail/ffmpeg_utils.cpp jpeg_region_decoder.cpp batch_decoder.cpp crop_geometry.cpp resample.cpp \
-                  thread_pool.cpp)
-CORE_HDRS    := $(wildcard csrc/core/*.h csrc/core/detail/*.h)
+# Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
+CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
+CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
 CORE_PC      := libavcodec libavutil libswscale libturbojpeg libjpeg
 SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -ffp-contract=off
 SAN_CXX      ?= g++

@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     files = sorted(glob.glob(os.path.join(args.root, "*", "*")))[:32]
     datas = [io.read_file(f) for f in files]
-    kw = dict(height=224, width=224, mode="eval", resize_shorter=256, dtype=getattr(torch, args.dtype))
+    kw = dict(height=224, width=224, geometry="eval", resize_shorter=256, dtype=getattr(torch, args.dtype))
     if args.dtype == "float32":
         kw.update(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
     nbytes = io.decode_images(datas, **kw).untyped_storage().nbytes()

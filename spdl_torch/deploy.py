@@ -15,6 +15,12 @@ Two shapes of op:
   plain ``torch.compile`` graph-breaks at the op (it runs eagerly between two graphs) unless
   ``torch._dynamo.config.capture_dynamic_output_shape_ops = True``. The resize after it sees symbolic H, W,
   so new image sizes do not recompile.
+
+Errors: the modules raise what the ops raise, a ``RuntimeError`` whose message starts with a tag,
+``[<Kind>( <key>=<value>)*] <reason>`` (``[DecodeError sample=2] JPEG: ...``, ``[DecodeError] PNG: ...``);
+:func:`spdl_torch.errors.from_op_error` converts one into the :class:`~spdl_torch.DecodeError` (with
+``sample_index``), ``OSError`` or :class:`~spdl_torch.errors.InternalError` that ``spdl_torch.io`` raises.
+Invalid arguments raise ``ValueError``.
 """
 
 from __future__ import annotations
@@ -107,7 +113,7 @@ class BatchDecode(nn.Module):
             data,
             height=self.height,
             width=self.width,
-            mode=self.mode,
+            geometry=self.mode,
             resize_shorter=self.resize_shorter,
             dtype=torch.float32,
             mean=self.mean,

@@ -1,13 +1,11 @@
-"""Exceptions raised by spdl_torch."""
+"""Exceptions raised by spdl_torch, and the conversion of a native op's error into one of them.
 
-__all__ = ["DecodeError"]
+Errors of ``torch.ops.spdl_torch.*`` called directly (and of the :mod:`spdl_torch.deploy` modules) are
+``RuntimeError`` exceptions whose message starts with a tag, ``[<Kind>( <key>=<value>)*] <reason>``;
+:func:`from_op_error` turns one into the :class:`DecodeError`, :class:`OSError` or :class:`InternalError`
+that the Python API (``spdl_torch.io``) raises for the same failure.
+"""
 
+from ._errors import DecodeError, InternalError, from_op_error
 
-class DecodeError(RuntimeError):
-    """An encoded sample could not be decoded.
-
-    Raised by every decode function and loader in spdl_torch. The message names the sample (its path or
-    index, when known), the detected format and the decoder's own reason (for example libjpeg's
-    ``"Premature end of JPEG file"`` or FFmpeg's ``av_strerror`` text). It is a :class:`RuntimeError`, so
-    code that catches ``RuntimeError`` keeps working.
-    """
+__all__ = ["DecodeError", "InternalError", "from_op_error"]

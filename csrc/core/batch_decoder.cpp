@@ -7,26 +7,20 @@
 
 #include "errors.h"
 #include "image_decoder.h"
-#include "image_format.h"
-#include "jpeg_decoder.h"
-#include "jpeg_markers.h"
-#include "jpeg_region_decoder.h"
-#include "orientation.h"
+#include "detail/image_format.h"
+#include "detail/jpeg_decoder.h"
+#include "detail/jpeg_markers.h"
+#include "detail/jpeg_region_decoder.h"
+#include "detail/pixel_limit.h"
+#include "detail/orientation.h"
 
 namespace spdl_torch::core {
-
-GeometryMode parse_geometry_mode(const std::string& mode) {
-  if (mode == "eval") return GeometryMode::Eval;
-  if (mode == "resize") return GeometryMode::Resize;
-  if (mode == "train") return GeometryMode::Train;
-  throw InvalidArgument("expected mode to be one of \"eval\", \"resize\", \"train\", got \"" + mode + "\"");
-}
 
 SampleGeometry sample_geometry(const BatchOptions& opt, int64_t h, int64_t w, int64_t seed) {
   SplitMix64 rng(seed);
   SampleGeometry g;
   g.box = {0, 0, h, w};
-  switch (opt.mode) {
+  switch (opt.geometry) {
     case GeometryMode::Eval:
       g.y = eval_axis(h, w, opt.resize_shorter, opt.height);
       g.x = eval_axis(w, h, opt.resize_shorter, opt.width);
@@ -36,13 +30,20 @@ SampleGeometry sample_geometry(const BatchOptions& opt, int64_t h, int64_t w, in
       g.x = resize_axis(w, opt.width);
       break;
     case GeometryMode::Train:
-      g.box = random_resized_crop_box(h, w, opt.scale_lo, opt.scale_hi, opt.ratio_lo, opt.ratio_hi, rng);
+      g.box = random_resized_crop_box(h, w, opt.scale[0], opt.scale[1], opt.ratio[0], opt.ratio[1], rng);
       g.y = crop_axis(h, g.box.top, g.box.height, opt.height);
       g.x = crop_axis(w, g.box.left, g.box.width, opt.width);
       break;
   }
   g.flip = opt.hflip_prob > 0 && rng.uniform() < opt.hflip_prob;
   return g;
+}
+
+SampleGeometry crop_params(const BatchOptions& opt, int64_t h, int64_t w, int64_t seed) {
+  if (h <= 0 || w <= 0) {
+    throw InvalidArgument("expected a positive image size, got " + std::to_string(h) + "x" + std::to_string(w));
+  }
+  return sample_geometry(opt, h, w, seed);
 }
 
 namespace {
@@ -53,17 +54,9 @@ struct SamplePlan {
   JpegHeader header;
   int orientation = 1;
   JpegScale scale;
+  SampleGeometry geometry;  // jpeg_fast: in full-size displayed (EXIF-oriented) coordinates
   double cost = 0;
-  std::string error;
 };
-
-void check_pixels(int64_t width, int64_t height, int64_t max_pixels) {
-  if (max_pixels > 0 && width * height > max_pixels) {
-    throw DecodeError("JPEG: image of " + std::to_string(width) + "x" + std::to_string(height) + " = " +
-                      std::to_string(width * height) + " pixels exceeds the limit of " +
-                      std::to_string(max_pixels) + " pixels (max_pixels)");
-  }
-}
 
 SamplePlan plan_sample(const SampleInput& in, const BatchOptions& opt) {
   SamplePlan plan;
@@ -71,16 +64,18 @@ SamplePlan plan_sample(const SampleInput& in, const BatchOptions& opt) {
   if (in.size == 0) throw DecodeError("empty data (0 bytes): nothing to decode");
   if (detect_image_format(in.data, in.size) != ImageFormat::JPEG) return plan;
   plan.header = read_jpeg_header(in.data, in.size);
-  check_pixels(plan.header.width, plan.header.height, opt.max_pixels);
+  detail::check_pixel_limit("JPEG", plan.header.width, plan.header.height, opt.max_pixels);
   if (plan.header.cmyk) return plan;
   plan.jpeg_fast = true;
   plan.orientation = opt.apply_exif_orientation ? jpeg_exif_orientation(in.data, in.size) : 1;
-  const bool swap = plan.orientation >= 5 && plan.orientation <= 8;
+  const bool swap = orientation_swaps_axes(plan.orientation);
   const int64_t h = swap ? plan.header.width : plan.header.height;
   const int64_t w = swap ? plan.header.height : plan.header.width;
-  const SampleGeometry g = sample_geometry(opt, h, w, in.seed);
-  // The smallest factor that keeps at least min_dct_ratio source pixels per output pixel on both axes.
-  const double need = opt.min_dct_ratio <= 0 ? 1.0 + 1e-9 : std::max(opt.min_dct_ratio / g.y.scale, opt.min_dct_ratio / g.x.scale);
+  plan.geometry = sample_geometry(opt, h, w, in.seed);
+  const SampleGeometry& g = plan.geometry;
+  // The smallest factor that keeps at least dct_min_ratio source pixels per output pixel on both axes.
+  const double need = opt.dct_min_ratio <= 0 ? 1.0 + 1e-9
+                                             : std::max(opt.dct_min_ratio / g.y.scale, opt.dct_min_ratio / g.x.scale);
   for (const JpegScale& s : jpeg_downscale_factors()) {
     plan.scale = s;
     if (s.value() >= need) break;
@@ -124,14 +119,14 @@ Image decode_full(const SampleInput& in, const BatchOptions& opt) {
   Image img;
   decode_image(in.data, in.size, d, [&](const ImageShape& s) {
     if (s.channels != 3 || s.type != ElemType::UInt8) {
-      throw DecodeError("decoder returned " + std::to_string(s.channels) + " channels for RGB (internal error)");
+      throw InternalError("decode_image returned " + std::to_string(s.channels) + " channels for RGB");
     }
     img.height = s.height;
     img.width = s.width;
     img.owned.resize(size_t(s.num_bytes()));
     return img.owned.data();
   });
-  if (img.owned.empty()) throw DecodeError("the decoder produced no image (internal error; this is a bug)");
+  if (img.owned.empty()) throw InternalError("decode_image produced no image");
   img.pixels = img.owned.data();
   return img;
 }
@@ -142,7 +137,7 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
                          const SlotWriter& out, ThreadBuffers& buffers) {
   const int64_t full_h = plan.header.height, full_w = plan.header.width;
   const int64_t h = jpeg_scaled_size(full_h, plan.scale), w = jpeg_scaled_size(full_w, plan.scale);
-  SampleGeometry g = sample_geometry(opt, full_h, full_w, in.seed);
+  SampleGeometry g = plan.geometry;  // orientation 1: displayed == stored
   g.y = scale_axis(g.y, full_h, h);
   g.x = scale_axis(g.x, full_w, w);
   AxisWeights wy(g.y, h, opt.height, opt.filter, false);
@@ -205,11 +200,11 @@ void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOp
     }
     img.height = shown.height;
     img.width = shown.width;
-    // Geometry in full-size displayed coordinates, then mapped onto the scaled image.
-    const bool swap = plan.orientation >= 5 && plan.orientation <= 8;
+    // The plan's geometry (full-size displayed coordinates), mapped onto the scaled image.
+    const bool swap = orientation_swaps_axes(plan.orientation);
     const int64_t full_h = swap ? plan.header.width : plan.header.height;
     const int64_t full_w = swap ? plan.header.height : plan.header.width;
-    g = sample_geometry(opt, full_h, full_w, in.seed);
+    g = plan.geometry;
     g.y = scale_axis(g.y, full_h, img.height);
     g.x = scale_axis(g.x, full_w, img.width);
   } else {
@@ -222,8 +217,6 @@ void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOp
   trim(buffers.decoded);
   trim(buffers.oriented);
 }
-
-std::string describe(const std::exception& e) { return e.what(); }
 
 }  // namespace
 
@@ -240,10 +233,13 @@ std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, c
   auto guarded = [&](int64_t i, auto&& fn) {
     try {
       fn();
+    } catch (const InternalError& e) {
+      if (e.sample() >= 0) throw;
+      throw InternalError(e.what(), i);  // a bug, not a bad sample: stops the batch (parallel_for rethrows)
     } catch (const std::bad_alloc&) {
       errors[size_t(i)] = "out of memory while decoding";
     } catch (const std::exception& e) {
-      errors[size_t(i)] = describe(e);
+      errors[size_t(i)] = e.what();
       if (errors[size_t(i)].empty()) errors[size_t(i)] = "unknown error";
     }
   };

@@ -1,6 +1,7 @@
 // Exceptions thrown by the core. Plain C++: the torch binding turns them into Python exceptions.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,19 @@ namespace spdl_torch::core {
 class DecodeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A broken invariant of the library itself ("this is a bug"), never a property of the input data. The
+// batch decoder re-raises it instead of reporting the sample as corrupt. `sample` is the index of the
+// batch input being processed when it happened (-1: none or unknown).
+class InternalError : public std::logic_error {
+ public:
+  explicit InternalError(const std::string& message, int64_t sample = -1)
+      : std::logic_error(message), sample_(sample) {}
+  int64_t sample() const { return sample_; }
+
+ private:
+  int64_t sample_;
 };
 
 // The caller passed an invalid argument (unknown mode, bad size, ...).

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "errors.h"
-#include "ffmpeg_image_decoder.h"
-#include "image_format.h"
-#include "jpeg_decoder.h"
+#include "detail/ffmpeg_image_decoder.h"
+#include "detail/image_format.h"
+#include "detail/jpeg_decoder.h"
 
 namespace spdl_torch::core {
 

@@ -4,7 +4,9 @@
 // source pixels with weights filter((x - centre + 0.5) / max(s, 1)) normalized to sum 1.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "crop_geometry.h"
@@ -64,7 +66,13 @@ void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_w
 // AVX2, and no SPDL_TORCH_DISABLE_AVX2 in the environment (read once).
 bool resample_avx2_available();
 
-// float -> bfloat16 bits, round to nearest even (as torch's conversion).
-uint16_t float_to_bfloat16_bits(float value);
+// float -> bfloat16 bits, round to nearest even (as torch's conversion). Inline: once per output value.
+inline uint16_t float_to_bfloat16_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if (std::isnan(value)) return 0x7FC0;
+  const uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
+  return uint16_t((bits + rounding) >> 16);
+}
 
 }  // namespace spdl_torch::core

@@ -129,30 +129,7 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t)>& fn)
   parallel_for(order, fn);
 }
 
-BatchTurn ThreadPool::wait_for_batch_turn() {
-  if (current_pool == this) return BatchTurn(nullptr);
-  std::unique_lock<std::mutex> lock(turn_mutex_);
-  const uint64_t ticket = turns_issued_++;
-  turn_changed_.wait(lock, [&] { return turn_serving_ == ticket; });
-  return BatchTurn(this);
-}
-
-void ThreadPool::pass_batch_turn() noexcept {
-  {
-    std::lock_guard<std::mutex> lock(turn_mutex_);
-    ++turn_serving_;
-  }
-  turn_changed_.notify_all();  // the waiters are the calls queued for a turn: a few loader threads
-}
-
-int64_t ThreadPool::batch_turns_pending() {
-  std::lock_guard<std::mutex> lock(turn_mutex_);
-  return int64_t(turns_issued_ - turn_serving_);
-}
-
-void BatchTurn::release() noexcept {
-  if (pool_ != nullptr && held_.exchange(false)) pool_->pass_batch_turn();
-}
+bool ThreadPool::on_worker_thread() const { return current_pool == this; }
 
 int available_cpus() {
   cpu_set_t set;

@@ -11,30 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "batch_turn.h"
+
 namespace spdl_torch::core {
-
-class ThreadPool;
-
-// One batch call's turn on a pool (ThreadPool::wait_for_batch_turn). Held from its creation until the
-// first release(), which any thread may call (a worker, as it starts the call's last item); later calls
-// and the destructor then do nothing, so the turn is passed on exactly once on every path out of the call.
-class BatchTurn {
- public:
-  ~BatchTurn() { release(); }
-  BatchTurn(const BatchTurn&) = delete;
-  BatchTurn& operator=(const BatchTurn&) = delete;
-
-  // Passes the turn to the next waiting call (if this one holds it). Thread-safe, idempotent.
-  void release() noexcept;
-  bool held() const noexcept { return held_.load(); }
-
- private:
-  friend class ThreadPool;
-  explicit BatchTurn(ThreadPool* pool) : pool_(pool), held_(pool != nullptr) {}
-
-  ThreadPool* pool_;  // nullptr: no turn was taken (a call from a worker of the pool)
-  std::atomic<bool> held_;
-};
 
 // A fixed set of worker threads taking tasks from one FIFO queue. RAII: the destructor lets the workers
 // finish the queued tasks, then joins them. Never uses torch's intra-op threads.
@@ -62,23 +41,15 @@ class ThreadPool {
   // parallel_for over 0..n-1 in increasing order.
   void parallel_for(int64_t n, const std::function<void(int64_t)>& fn);
 
-  // Batch turns: callers that each run a batch of work on this pool (decode_images) and take their output
-  // memory only once their turn comes, so that a call waiting behind another holds no memory yet. Waits
-  // until every call that asked before (first come, first served) has released its turn, then returns
-  // this call's; the caller releases it as soon as its last item has been claimed (parallel_for's
-  // on_last_claimed), so the next call's work queues up while this one's last items still run, and the
-  // workers never idle between batches. Called from a worker of this pool (where parallel_for runs inline
-  // and waiting could deadlock), it returns at once with a turn that holds nothing.
-  BatchTurn wait_for_batch_turn();
+  // Whether the calling thread is a worker of this pool (a nested call).
+  bool on_worker_thread() const;
 
-  // Calls that asked for a batch turn and have not released it: the holder plus those waiting.
-  int64_t batch_turns_pending();
+  // The batch turns of the calls that run their batches on this pool (batch_turn.h).
+  BatchTurns& batch_turns() { return turns_; }
 
  private:
-  friend class BatchTurn;
   void worker_loop();
   void submit(std::function<void()> task);
-  void pass_batch_turn() noexcept;  // BatchTurn::release
 
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -86,13 +57,7 @@ class ThreadPool {
   bool stop_ = false;
   std::vector<std::thread> threads_;
 
-  // Batch turns: a ticket lock. A caller takes ticket turns_issued_++ and holds the turn while
-  // turn_serving_ equals its ticket; releasing increments turn_serving_. A child process made by fork()
-  // never sees this pool's turns: it drops the parent's pool (global_thread_pool) and starts a fresh one.
-  std::mutex turn_mutex_;
-  std::condition_variable turn_changed_;
-  uint64_t turns_issued_ = 0;
-  uint64_t turn_serving_ = 0;
+  BatchTurns turns_;
 };
 
 // The number of CPUs this process may run on (sched_getaffinity), at least 1.

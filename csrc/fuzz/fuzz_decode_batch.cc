@@ -46,21 +46,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
   SampleInput in{data, size, int64_t(hash)};
   BatchOptions configs[3];
-  configs[0].mode = GeometryMode::Eval;
+  configs[0].geometry = GeometryMode::Eval;
   configs[0].resize_shorter = 40;
   configs[0].height = 24;
   configs[0].width = 32;
-  configs[1].mode = GeometryMode::Train;
+  configs[1].geometry = GeometryMode::Train;
   configs[1].height = 16;
   configs[1].width = 12;
   configs[1].hflip_prob = 0.5;
-  configs[1].min_dct_ratio = 1.0;
+  configs[1].dct_min_ratio = 1.0;
   configs[1].filter = ResampleFilter::Bicubic;
-  configs[2].mode = GeometryMode::Resize;
+  configs[2].geometry = GeometryMode::Resize;
   configs[2].height = 9;
   configs[2].width = 30;
   for (BatchOptions& opt : configs) {
     opt.max_pixels = kMaxPixels;
+    opt.validate();  // the checks the ops make
     std::string full_error, partial_error;
     const std::vector<uint8_t> full = run(in, opt, false, full_error);
     const std::vector<uint8_t> partial = run(in, opt, true, partial_error);

@@ -1,24 +1,13 @@
 // Batch output memory: one anonymous mapping per batch, recycled through a small capped pool.
 //
 // Why not at::empty (glibc malloc): a batch is allocated on a DataLoader worker thread and freed by the
-// consumer, so it lives in the worker thread's malloc arena. After the first mmap-ed batch is freed,
-// glibc raises its dynamic mmap threshold to the batch size (up to 32 MiB) and every later batch comes
-// from the arena; freed batches then stay resident there (trim threshold = 2x the mmap threshold per
-// arena). Measured (benchmarks/mem_probe.py, float32 32x3x224x224 = 18.4 MiB batches, 2 workers, fast
-// consumer): 3 batches alive (2 being decoded, 1 held by the consumer) and 45-80 MiB more free inside
-// the arenas (mallinfo2 fordblks) at the loader's peak PSS.
-//
-// Why not plain mmap/munmap per batch (MALLOC_MMAP_THRESHOLD_=1048576 does that, for every allocation):
-// every batch then page-faults and zero-fills 4.7k fresh 4 KiB pages. Measured on this machine per
-// 18.4 MiB batch (memset of the whole buffer included): fresh 4 KiB pages 11-12 ms, MAP_POPULATE 9 ms,
-// fresh 2 MiB-aligned MADV_HUGEPAGE mapping 1.0-2.6 ms, a recycled resident buffer 0.6-0.7 ms. At
-// ~1.7 ms of CPU per image (54 ms per batch) fresh 4 KiB pages cost ~20%.
-//
-// So: mappings start on a 2 MiB boundary and ask for transparent huge pages (a miss costs ~1-3 ms, not
-// 11), and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
-// mapped size (a hit costs nothing extra). Everything past the capacity is unmapped at once, so what a
-// loader holds beyond its live batches is bounded by the capacity, not by malloc's heuristics.
-// The default capacity is decided below (kDefaultCapacity).
+// consumer, so it lives in the worker thread's malloc arena, and glibc's dynamic mmap threshold then keeps
+// freed batches resident there. Why not plain mmap/munmap per batch: every batch would page-fault and
+// zero-fill thousands of fresh 4 KiB pages. So: mappings start on a 2 MiB boundary and ask for transparent
+// huge pages, and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
+// mapped size. Everything past the capacity is unmapped at once, so what a loader holds beyond its live
+// batches is bounded by the capacity, not by malloc's heuristics. The measurements behind this are in
+// benchmarks/RESULTS.md ("Design measurements: batch memory").
 #include "batch_memory.h"
 
 #include <ATen/EmptyTensor.h>
@@ -44,26 +33,10 @@ namespace {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 
-// Default pool capacity, decided from measurements (2 shared CPUs; benchmarks/RESULTS.md, section
-// "bench_dataloader.py: memory overhead"). Peak overhead in anonymous + shared PSS of ImageFolder, 640
-// photos, batch 32, 2 worker threads, float32 (benchmarks/mem_probe.py --pool-capacity-mib C
-// [--consumer-ms 100]); CPU per 18.4 MiB batch over a recycled buffer (benchmarks/bench_batch_memory.py):
-//   capacity            fast consumer   100 ms per batch   CPU per batch
-//   0                   50-68 MiB       104-106 MiB        +1.2 to +9.9 ms, median +2.6 ms (~5%); uint8 +1.0-1.9 ms
-//   19 MiB (1 batch)    76-86 MiB       121-122 MiB        half the batches map fresh
-//   40 MiB (2 batches)  85-89 MiB       122-123 MiB        recycled: ~52-54 ms per batch
-//   80 MiB              87-106 MiB      -                  recycled
-// A recycled buffer is resident in full while a worker refills it, a fresh mapping only as far as it has
-// been written, and the pool keeps what the loader's high-water mark left: each batch of capacity costs up
-// to a batch of peak memory. Without transparent huge pages (THP "never" or absent) a fresh mapping costs
-// 11-12 ms per batch (~20%). With them, a fresh mapping still page-faults in the decode threads, and where
-// THP's defrag setting is "madvise" (Debian's default) those faults can stall in direct compaction:
-// benchmarks/bench_decode_images.py (batches of 32, eval float32) measured 0.12-0.35 ms of kernel time per
-// image on a 0.8-1.1 ms op at capacity 0 (11-33%, varying run to run), against 0.00-0.01 ms with two
-// batches pooled. CPU per image is what the project exists for, and the float32 memory goal is below the
-// 3-batch floor either way, so the default keeps two float32 batches (the steady state of 2 workers: every
-// batch recycled) whatever THP does; set_batch_memory_capacity(0) trades that CPU for ~1-1.5 batches of
-// peak memory.
+// Default pool capacity: two float32 batches of 32 x 3 x 224 x 224, the steady state of 2 workers (every
+// batch recycled). CPU per image is what the project exists for, and a fresh mapping costs CPU in the
+// decode threads whatever transparent huge pages do; set_batch_memory_capacity(0) trades that CPU for
+// ~1-1.5 batches of peak memory (benchmarks/RESULTS.md, "Design measurements: batch memory").
 constexpr int64_t kDefaultCapacity = int64_t(40) << 20;
 
 size_t page_size() {

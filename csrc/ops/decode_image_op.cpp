@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "../core/errors.h"
 #include "../core/image_decoder.h"
 #include "error_translation.h"
 
@@ -25,7 +26,7 @@ at::Tensor decode_image(const at::Tensor& data, c10::string_view mode, bool appl
       hwc = at::empty({s.height, s.width, s.channels}, at::TensorOptions().dtype(dtype));
       return static_cast<uint8_t*>(hwc.data_ptr());
     });
-    TORCH_CHECK(hwc.defined(), "decode_image: internal error, the decoder produced no image; this is a bug");
+    if (!hwc.defined()) throw core::InternalError("decode_image: the decoder produced no image");
     return hwc.permute({2, 0, 1});
   });
 }

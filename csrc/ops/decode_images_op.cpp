@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../core/batch_decoder.h"
+#include "../core/batch_turn.h"
 #include "../core/thread_pool.h"
 #include "batch_memory.h"
 #include "error_translation.h"
@@ -25,49 +26,42 @@ core::OutType out_type(at::ScalarType dtype) {
   }
 }
 
-std::vector<double> channel_values(const c10::optional<at::ArrayRef<double>>& values, const char* name,
-                                   double fill) {
-  if (!values.has_value()) return {fill, fill, fill};
-  const auto v = *values;
-  TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 3, "decode_images: expected ", name,
-                    " with 1 or 3 values (one per RGB channel), got ", v.size());
-  if (v.size() == 1) return {v[0], v[0], v[0]};
-  return {v[0], v[1], v[2]};
+std::vector<double> values(const c10::optional<at::ArrayRef<double>>& v) {
+  return v.has_value() ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
 }
 
 std::tuple<at::Tensor, at::Tensor> decode_images(
-    at::TensorList data, int64_t height, int64_t width, c10::string_view mode, int64_t resize_shorter,
+    at::TensorList data, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
     at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
     c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
     c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
     bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode) {
   const int64_t n = int64_t(data.size());
-  TORCH_CHECK_VALUE(height > 0 && width > 0, "decode_images: expected height and width >= 1, got ", height, "x",
-                    width);
-  TORCH_CHECK_VALUE(height <= 65536 && width <= 65536, "decode_images: expected height and width <= 65536, got ",
-                    height, "x", width);
-  TORCH_CHECK_VALUE(resize_shorter >= 0, "decode_images: expected resize_shorter >= 0 (0: no resize), got ",
-                    resize_shorter);
-  TORCH_CHECK_VALUE(scale.size() == 2 && 0 < scale[0] && scale[0] <= scale[1],
-                    "decode_images: expected scale = [lo, hi] with 0 < lo <= hi, got ", scale);
-  TORCH_CHECK_VALUE(ratio.size() == 2 && 0 < ratio[0] && ratio[0] <= ratio[1],
-                    "decode_images: expected ratio = [lo, hi] with 0 < lo <= hi, got ", ratio);
-  TORCH_CHECK_VALUE(0.0 <= hflip_prob && hflip_prob <= 1.0, "decode_images: expected 0 <= hflip_prob <= 1, got ",
-                    hflip_prob);
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
-  const core::OutType type = out_type(out_dtype);
-  TORCH_CHECK_VALUE(!(type == core::OutType::UInt8 && (mean.has_value() || std.has_value())),
-                    "decode_images: mean/std normalization needs dtype float32 or bfloat16, got uint8");
+  const core::BatchOptions opt = translate_core_errors("decode_images", [&] {
+    core::BatchOptions o;
+    o.geometry = core::parse_geometry_mode(std::string(geometry));
+    o.height = height;
+    o.width = width;
+    o.resize_shorter = resize_shorter;
+    o.scale.assign(scale.begin(), scale.end());
+    o.ratio.assign(ratio.begin(), ratio.end());
+    o.hflip_prob = hflip_prob;
+    o.filter = core::parse_resample_filter(std::string(interpolation));
+    o.apply_exif_orientation = apply_exif_orientation;
+    o.max_pixels = max_pixels;
+    o.dct_min_ratio = dct_min_ratio;
+    o.partial_decode = partial_decode;
+    o.out_type = out_type(out_dtype);
+    o.mean = values(mean);
+    o.std = values(std);
+    o.validate();
+    return o;
+  });
   for (int64_t i = 0; i < n; ++i) {
     const std::string what = "decode_images (sample " + std::to_string(i) + ")";
     check_encoded_bytes(data[size_t(i)], what.c_str());
   }
-  core::BatchOptions opt = translate_core_errors("decode_images", [&] {
-    core::BatchOptions o;
-    o.mode = core::parse_geometry_mode(std::string(mode));
-    return o;
-  });
-  const bool random = opt.mode == core::GeometryMode::Train || hflip_prob > 0;
   at::Tensor seeds_cpu;
   if (seeds.has_value()) {
     TORCH_CHECK_VALUE(seeds->scalar_type() == at::kLong && seeds->dim() == 1 && seeds->numel() == n,
@@ -75,31 +69,8 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
                       seeds->scalar_type(), " of shape ", seeds->sizes());
     seeds_cpu = seeds->to(at::kCPU).contiguous();
   } else {
-    TORCH_CHECK_VALUE(!random, "decode_images: expected seeds (int64[", n,
-                      "]) for mode=\"train\" or hflip_prob > 0, got None");
-  }
-  TORCH_CHECK_VALUE(interpolation == "bilinear" || interpolation == "bicubic",
-                    "decode_images: expected interpolation \"bilinear\" or \"bicubic\", got \"",
-                    std::string(interpolation), "\"");
-  opt.height = height;
-  opt.width = width;
-  opt.resize_shorter = resize_shorter;
-  opt.scale_lo = scale[0];
-  opt.scale_hi = scale[1];
-  opt.ratio_lo = ratio[0];
-  opt.ratio_hi = ratio[1];
-  opt.hflip_prob = hflip_prob;
-  opt.filter = interpolation == "bicubic" ? core::ResampleFilter::Bicubic : core::ResampleFilter::Bilinear;
-  opt.apply_exif_orientation = apply_exif_orientation;
-  opt.max_pixels = max_pixels;
-  TORCH_CHECK_VALUE(dct_min_ratio >= 0, "decode_images: expected dct_min_ratio >= 0 (0: no DCT scaling), got ", dct_min_ratio);
-  opt.min_dct_ratio = dct_min_ratio;
-  opt.partial_decode = partial_decode;
-
-  const std::vector<double> m = channel_values(mean, "mean", 0.0);
-  const std::vector<double> s = channel_values(std, "std", 1.0);
-  for (size_t c = 0; c < 3; ++c) {
-    TORCH_CHECK_VALUE(s[c] != 0.0, "decode_images: expected std values != 0, got ", s[c], " for channel ", c);
+    TORCH_CHECK_VALUE(!opt.random(), "decode_images: expected seeds (int64[", n,
+                      "]) for geometry=\"train\" or hflip_prob > 0, got None");
   }
   TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(),
               "decode_images: pin_memory=True needs a CUDA runtime, none is available");
@@ -112,7 +83,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
   }
 
-  // The batch turn (ThreadPool::wait_for_batch_turn): concurrent calls (DataLoader workers) would all
+  // The batch turn (core/batch_turn.h): concurrent calls (DataLoader workers) would all
   // allocate their batch at once, while the pool, first come first served, decodes one call's samples
   // after the other's; a waiting call's batch (resident when recycled, batch_memory.cpp) would only sit
   // there. So a call waits here, GIL released (torch.ops calls run without it) and holding no lock, until
@@ -122,7 +93,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   // it on, at the latest, on any way out of this function. From a pool worker the call takes no turn.
   const std::shared_ptr<core::ThreadPool> pool =
       translate_core_errors("decode_images", [] { return core::global_thread_pool(); });
-  core::BatchTurn turn = pool->wait_for_batch_turn();
+  core::BatchTurn turn = core::wait_for_batch_turn(*pool);
 
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch;
@@ -138,17 +109,17 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   for (int64_t i = 0; i < n; ++i) {
     core::SlotWriter& w = slots[size_t(i)];
     w.data = static_cast<uint8_t*>(batch.data_ptr()) + i * batch.stride(0) * elem;
-    w.type = type;
+    w.type = opt.out_type;
     w.stride_c = batch.stride(1);
     w.stride_h = batch.stride(2);
     w.stride_w = batch.stride(3);
     w.height = height;
     w.width = width;
     w.channels = 3;
-    w.normalize = mean.has_value() || std.has_value();
-    for (size_t c = 0; c < 3; ++c) {
-      w.mean[c] = float(m[c]);
-      w.std[c] = float(s[c]);
+    w.normalize = opt.normalize();
+    for (int c = 0; c < 3; ++c) {
+      w.mean[c] = opt.channel_mean(c);
+      w.std[c] = opt.channel_std(c);
     }
   }
   const std::vector<std::string> errors = translate_core_errors("decode_images", [&] {
@@ -157,7 +128,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   bool* ok_ptr = ok.data_ptr<bool>();
   for (int64_t i = 0; i < n; ++i) {
     ok_ptr[i] = errors[size_t(i)].empty();
-    TORCH_CHECK(!strict || ok_ptr[i], "[DecodeError] sample ", i, ": ", errors[size_t(i)]);
+    if (strict && !ok_ptr[i]) throw_tagged("DecodeError", {{"sample", i}}, errors[size_t(i)]);
   }
   return {batch, ok};
 }

@@ -7,7 +7,7 @@ TORCH_LIBRARY(spdl_torch, m) {
       "decode_image(Tensor data, *, str mode=\"RGB\", bool apply_exif_orientation=True, "
       "int max_pixels=178956970) -> Tensor");
   m.def(
-      "decode_images(Tensor[] data, *, int height, int width, str mode=\"eval\", int resize_shorter=0, "
+      "decode_images(Tensor[] data, *, int height, int width, str geometry=\"eval\", int resize_shorter=0, "
       "float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0, "
       "Tensor? seeds=None, str interpolation=\"bilinear\", ScalarType? dtype=None, float[]? mean=None, "
       "float[]? std=None, bool channels_last=False, bool pin_memory=False, bool strict=True, "

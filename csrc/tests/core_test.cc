@@ -23,13 +23,14 @@
 #include "../core/batch_decoder.h"
 #include "../core/errors.h"
 #include "../core/image_decoder.h"
-#include "../core/image_format.h"
-#include "../core/jpeg_markers.h"
-#include "../core/orientation.h"
-#include "../core/pixel_convert.h"
+#include "../core/detail/image_format.h"
+#include "../core/detail/jpeg_markers.h"
+#include "../core/detail/orientation.h"
+#include "../core/detail/pixel_convert.h"
 #include "../core/resample.h"
 #include "../core/thread_pool.h"
-#include "../core/tiff_ifd.h"
+#include "../core/detail/tiff_ifd.h"
+#include "../core/detail/pixel_limit.h"
 
 // After <cstdio>: jpeglib.h needs FILE and size_t.
 #include <jpeglib.h>
@@ -338,10 +339,10 @@ static void test_batch_turns() {
     std::vector<int> order;
     std::mutex order_mutex;
     std::atomic<bool> b_go{false};
-    BatchTurn first = pool.wait_for_batch_turn();
-    CHECK(first.held() && pool.batch_turns_pending() == 1);
+    BatchTurn first = wait_for_batch_turn(pool);
+    CHECK(first.held() && batch_turns_pending(pool) == 1);
     auto waiter = [&](int id, std::atomic<bool>* go) {
-      BatchTurn t = pool.wait_for_batch_turn();
+      BatchTurn t = wait_for_batch_turn(pool);
       {
         std::lock_guard<std::mutex> lock(order_mutex);
         order.push_back(id);
@@ -349,9 +350,9 @@ static void test_batch_turns() {
       if (go != nullptr) eventually([&] { return go->load(); });
     };
     std::thread b(waiter, 1, &b_go);
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 2; }));
     std::thread c(waiter, 2, nullptr);
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 3; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 3; }));
     CHECK(order.empty());  // both wait while `first` holds the turn
     first.release();
     first.release();  // idempotent: passes nothing more on
@@ -360,7 +361,7 @@ static void test_batch_turns() {
       std::lock_guard<std::mutex> lock(order_mutex);
       return !order.empty();
     }));
-    CHECK(pool.batch_turns_pending() == 2);  // b holds it until told to go; c still waits
+    CHECK(batch_turns_pending(pool) == 2);  // b holds it until told to go; c still waits
     {
       std::lock_guard<std::mutex> lock(order_mutex);
       CHECK(order == std::vector<int>{1});
@@ -369,23 +370,23 @@ static void test_batch_turns() {
     b.join();
     c.join();
     CHECK((order == std::vector<int>{1, 2}));
-    CHECK(pool.batch_turns_pending() == 0);
+    CHECK(batch_turns_pending(pool) == 0);
   }
   // The turn passes when a worker takes the call's last item, while that item (and others) still run.
   {
     Gates gates(4);
     std::atomic<bool> x_done{false}, b_has_turn{false};
     std::thread x([&] {
-      BatchTurn t = pool.wait_for_batch_turn();
+      BatchTurn t = wait_for_batch_turn(pool);
       pool.parallel_for({0, 1, 2, 3}, [&](int64_t i) { gates.pass(i); }, [&] { t.release(); });
       x_done = true;
     });
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 1; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 1; }));
     std::thread b([&] {
-      BatchTurn t = pool.wait_for_batch_turn();
+      BatchTurn t = wait_for_batch_turn(pool);
       b_has_turn = true;
     });
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 2; }));
     CHECK(eventually([&] { return gates.started[0] && gates.started[1]; }));
     CHECK(!b_has_turn && !gates.started[2]);  // both workers are blocked in items 0 and 1: 2 and 3 unclaimed
     gates.open[0] = true;
@@ -397,41 +398,41 @@ static void test_batch_turns() {
     gates.open[2] = gates.open[3] = true;
     x.join();
     b.join();
-    CHECK(x_done && pool.batch_turns_pending() == 0);
+    CHECK(x_done && batch_turns_pending(pool) == 0);
   }
   // An exception stops the items before the last one is claimed: the guard passes the turn on.
   {
     std::atomic<bool> b_has_turn{false};
-    BatchTurn hold = pool.wait_for_batch_turn();
+    BatchTurn hold = wait_for_batch_turn(pool);
     std::thread x([&] {
       try {
-        BatchTurn t = pool.wait_for_batch_turn();
+        BatchTurn t = wait_for_batch_turn(pool);
         pool.parallel_for({0, 1, 2, 3, 4, 5, 6, 7}, [](int64_t) { throw std::runtime_error("item failed"); },
                           [&] { t.release(); });
       } catch (const std::runtime_error&) {
       }
     });
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 2; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 2; }));
     std::thread b([&] {
-      BatchTurn t = pool.wait_for_batch_turn();
+      BatchTurn t = wait_for_batch_turn(pool);
       b_has_turn = true;
     });
-    CHECK(eventually([&] { return pool.batch_turns_pending() == 3; }));
+    CHECK(eventually([&] { return batch_turns_pending(pool) == 3; }));
     hold.release();
     x.join();
     b.join();
-    CHECK(b_has_turn && pool.batch_turns_pending() == 0);
+    CHECK(b_has_turn && batch_turns_pending(pool) == 0);
   }
   // A worker of the pool (a nested call, which runs inline) never waits for a turn, even while another
   // call holds it; a single item runs inline, after on_last_claimed; no items: no call.
   {
-    BatchTurn hold = pool.wait_for_batch_turn();
+    BatchTurn hold = wait_for_batch_turn(pool);
     std::atomic<int> nested_without_turn{0};
     pool.parallel_for({0, 1, 2, 3}, [&](int64_t) {
-      BatchTurn t = pool.wait_for_batch_turn();
+      BatchTurn t = wait_for_batch_turn(pool);
       if (!t.held()) ++nested_without_turn;
     });
-    CHECK(nested_without_turn == 4 && pool.batch_turns_pending() == 1);
+    CHECK(nested_without_turn == 4 && batch_turns_pending(pool) == 1);
     std::vector<std::string> events;
     pool.parallel_for({7}, [&](int64_t i) { events.push_back("item " + std::to_string(i)); },
                       [&] { events.push_back("last claimed"); });
@@ -448,7 +449,7 @@ static void test_batch_turns() {
     for (int c = 0; c < 6; ++c) {
       callers.emplace_back([&, c] {
         for (int r = 0; r < 40; ++r) {
-          BatchTurn t = pool.wait_for_batch_turn();
+          BatchTurn t = wait_for_batch_turn(pool);
           const int64_t n = (c + r) % 5;  // 0 (no items) to 4, 1 runs inline
           pool.parallel_for(n, [&](int64_t) { ++items; });
           std::vector<int64_t> order(static_cast<size_t>(n));
@@ -462,7 +463,7 @@ static void test_batch_turns() {
     for (int c = 0; c < 6; ++c) {
       for (int r = 0; r < 40; ++r) want += 2 * ((c + r) % 5);
     }
-    CHECK(items == want && pool.batch_turns_pending() == 0);
+    CHECK(items == want && batch_turns_pending(pool) == 0);
   }
 }
 
@@ -490,12 +491,12 @@ static int check_partial_decode(const fs::path& p, const Bytes& data) {
   BatchOptions configs[4];
   configs[0].resize_shorter = 64;
   configs[0].height = configs[0].width = 56;
-  configs[1].mode = GeometryMode::Train;
+  configs[1].geometry = GeometryMode::Train;
   configs[1].height = 40, configs[1].width = 32, configs[1].hflip_prob = 1.0;
-  configs[2].mode = GeometryMode::Train;
-  configs[2].height = configs[2].width = 8, configs[2].min_dct_ratio = 1.0;
+  configs[2].geometry = GeometryMode::Train;
+  configs[2].height = configs[2].width = 8, configs[2].dct_min_ratio = 1.0;
   configs[2].filter = ResampleFilter::Bicubic;
-  configs[3].mode = GeometryMode::Resize;
+  configs[3].geometry = GeometryMode::Resize;
   configs[3].height = 17, configs[3].width = 29;
   int compared = 0;
   for (const BatchOptions& opt : configs) {
@@ -506,7 +507,7 @@ static int check_partial_decode(const fs::path& p, const Bytes& data) {
     ++compared;
     if (!partial_error.empty() || partial != full) {
       std::fprintf(stderr, "%s: mode %d: partial decode differs from the whole-image decode (%s)\n", p.c_str(),
-                   int(opt.mode), partial_error.c_str());
+                   int(opt.geometry), partial_error.c_str());
     }
     CHECK(partial_error.empty() && partial == full);
   }
@@ -571,6 +572,104 @@ static void test_arithmetic_jpeg_damage() {
 }
 
 // ------------------------------------------------------------------------------------------------ corpus
+// ------------------------------------------------------------------------------- one check each
+// The message of what fn() throws as E; "" when it throws nothing, "<other>" for another exception.
+template <typename E, typename Fn>
+static std::string thrown(Fn fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  } catch (...) {
+    return "<other>";
+  }
+  return "";
+}
+
+// The pixel limit passes at the limit, refuses one pixel more, and computes the count without overflow.
+static void test_pixel_limit() {
+  using detail::check_pixel_limit;
+  CHECK(thrown<DecodeError>([] { check_pixel_limit("JPEG", 12, 10, 120); }).empty());
+  CHECK(thrown<DecodeError>([] { check_pixel_limit("JPEG", 12, 10, 119); }) ==
+        "JPEG: image of 12x10 = 120 pixels exceeds the limit of 119 pixels (max_pixels)");
+  CHECK(thrown<DecodeError>([] { check_pixel_limit("PNG", 120, 1, 0); }).empty());   // 0: no limit
+  CHECK(thrown<DecodeError>([] { check_pixel_limit("PNG", 120, 1, -1); }).empty());  // < 0: no limit
+  const int64_t side = (int64_t(1) << 32) - 1;  // a PNG header's largest side
+  CHECK(thrown<DecodeError>([&] { check_pixel_limit("PNG", side, side, INT64_MAX); }) ==
+        "PNG: image of 4294967295x4294967295 = 18446744065119617025 pixels exceeds the limit of " +
+            std::to_string(INT64_MAX) + " pixels (max_pixels)");
+  CHECK(thrown<DecodeError>([&] { check_pixel_limit("PNG", side, 1, side); }).empty());
+  CHECK(!thrown<DecodeError>([&] { check_pixel_limit("PNG", side, 1, side - 1); }).empty());
+}
+
+// BatchOptions::validate: the checks (and messages) of the decode_images and random_resized_crop_params ops.
+static void test_batch_options_validate() {
+  BatchOptions ok;
+  ok.height = ok.width = 8;
+  CHECK(thrown<InvalidArgument>([&] { ok.validate(); }).empty());
+  const auto message = [&](auto change) {
+    BatchOptions o = ok;
+    change(o);
+    return thrown<InvalidArgument>([&] { o.validate(); });
+  };
+  CHECK(message([](BatchOptions& o) { o.height = 0; }) == "expected height and width >= 1, got 0x8");
+  CHECK(message([](BatchOptions& o) { o.width = 65537; }) == "expected height and width <= 65536, got 8x65537");
+  CHECK(message([](BatchOptions& o) { o.resize_shorter = -1; }) ==
+        "expected resize_shorter >= 0 (0: no resize), got -1");
+  CHECK(message([](BatchOptions& o) { o.scale = {0.5, 0.25}; }) ==
+        "expected scale = [lo, hi] with 0 < lo <= hi, got [0.5, 0.25]");
+  CHECK(message([](BatchOptions& o) { o.scale = {0.5}; }) == "expected scale = [lo, hi] with 0 < lo <= hi, got [0.5]");
+  CHECK(message([](BatchOptions& o) { o.ratio = {0, 1}; }) == "expected ratio = [lo, hi] with 0 < lo <= hi, got [0, 1]");
+  CHECK(message([](BatchOptions& o) { o.hflip_prob = 1.5; }) == "expected 0 <= hflip_prob <= 1, got 1.5");
+  CHECK(message([](BatchOptions& o) { o.mean = {0.5}; }) ==
+        "mean/std normalization needs dtype float32 or bfloat16, got uint8");
+  CHECK(message([](BatchOptions& o) { o.dct_min_ratio = -1; }) ==
+        "expected dct_min_ratio >= 0 (0: no DCT scaling), got -1");
+  CHECK(message([](BatchOptions& o) { o.out_type = OutType::Float32, o.mean = {1, 2}; }) ==
+        "expected mean with 1 or 3 values (one per RGB channel), got 2");
+  CHECK(message([](BatchOptions& o) { o.out_type = OutType::Float32, o.std = {1, 0, 1}; }) ==
+        "expected std values != 0, got 0 for channel 1");
+  CHECK(message([](BatchOptions& o) { o.out_type = OutType::Float32, o.mean = {0.5}, o.std = {0.25}; }).empty());
+  CHECK(thrown<InvalidArgument>([] { parse_geometry_mode("bad"); }) ==
+        "expected geometry mode to be one of \"eval\", \"resize\", \"train\", got \"bad\"");
+  CHECK(thrown<InvalidArgument>([] { parse_resample_filter("nearest"); }) ==
+        "expected interpolation \"bilinear\" or \"bicubic\", got \"nearest\"");
+  CHECK(thrown<InvalidArgument>([&] { crop_params(ok, 0, 5, 1); }) == "expected a positive image size, got 0x5");
+}
+
+// A bug (here: a slot that does not match the options) is an InternalError that stops the batch, naming
+// the sample, not a bad sample with a zero-filled slot.
+static void test_internal_error_is_rethrown() {
+  ThreadPool pool(2);
+  const Bytes png = arithmetic_jpeg(20, 30);
+  BatchOptions opt;
+  opt.geometry = GeometryMode::Resize;
+  opt.height = opt.width = 8;
+  std::vector<Bytes> outs(3, Bytes(8 * 8 * 3, 0xAB));
+  std::vector<SlotWriter> slots(3);
+  std::vector<SampleInput> inputs;
+  for (size_t i = 0; i < 3; ++i) {
+    SlotWriter& w = slots[i];
+    w.data = outs[i].data();
+    w.stride_c = 64, w.stride_h = 8, w.stride_w = 1;
+    w.height = w.width = 8;
+    inputs.push_back(SampleInput{png.data(), png.size(), 0});
+  }
+  slots[1].height = 7;  // the resize writes 8 rows: a broken invariant
+  int64_t sample = -2;
+  std::string what;
+  try {
+    decode_batch(inputs, opt, slots, pool);
+  } catch (const InternalError& e) {
+    sample = e.sample();
+    what = e.what();
+  }
+  CHECK(sample == 1 && what == "resample: windows do not match the source or the slot");
+  slots[1].height = 8;
+  const std::vector<std::string> errors = decode_batch(inputs, opt, slots, pool);
+  CHECK(errors == std::vector<std::string>(3));
+}
+
 static Bytes read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -708,6 +807,9 @@ int main(int argc, char** argv) {
   test_resample_paths();
   test_arithmetic_jpeg_damage();
   test_batch_turns();
+  test_pixel_limit();
+  test_batch_options_validate();
+  test_internal_error_is_rethrown();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

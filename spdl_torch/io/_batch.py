@@ -23,7 +23,7 @@ def _decode_images_fake(
     *,
     height,
     width,
-    mode="eval",
+    geometry="eval",
     resize_shorter=0,
     scale=(0.08, 1.0),
     ratio=(0.75, 4.0 / 3.0),
@@ -82,7 +82,7 @@ def decode_images(
     *,
     height: int,
     width: int,
-    mode: str = "eval",
+    geometry: str | None = None,
     resize_shorter: int = 0,
     scale: Sequence[float] = (0.08, 1.0),
     ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
@@ -99,16 +99,17 @@ def decode_images(
     max_pixels: int | None = None,
     dct_min_ratio: float = 2.0,
     partial_decode: bool = True,
+    mode: str | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
     Per sample, in the library's native thread pool (largest predicted cost first): decode (JPEG at the
     smallest libjpeg-turbo DCT scale that keeps ``dct_min_ratio`` source pixels per output pixel; other
-    formats in full), EXIF orientation, the geometry of ``mode``, an antialiased resize (as
+    formats in full), EXIF orientation, the ``geometry``, an antialiased resize (as
     ``torchvision.transforms.v2.functional.resize(..., antialias=True)``), an optional horizontal flip,
     conversion to ``dtype`` with fused normalization, written straight into slot ``i`` of the batch.
 
-    Geometry (``mode``):
+    Geometry (``geometry``):
         * ``"eval"``: resize so the shorter side is ``resize_shorter`` (0: no resize; torchvision's
           ``Resize(int)`` rule), then centre crop ``height x width`` (torchvision's ``CenterCrop``, zero
           padding when the crop is larger) -- ``Resize(S) + CenterCrop((height, width))``.
@@ -129,7 +130,7 @@ def decode_images(
     Args:
         srcs: N >= 1 encoded images: 1-D uint8 CPU tensors (no copy), bytes, or file paths.
         height, width: output size (>= 1).
-        mode: ``"eval"``, ``"resize"`` or ``"train"``.
+        geometry: ``"eval"`` (the default, also for ``None``), ``"resize"`` or ``"train"``.
         resize_shorter: eval: the shorter side before the centre crop (0: no resize).
         scale, ratio: train: RandomResizedCrop's area fraction range and aspect ratio (w/h) range.
         hflip_prob: probability of a horizontal flip per sample.
@@ -158,6 +159,7 @@ def decode_images(
             the rest of the last restart interval it touches: the same pixels as a full decode, less work.
             Arithmetic-coded JPEGs always decode whole. False decodes the whole (DCT-scaled) image (for
             comparison).
+        mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
 
     Returns:
         ``batch``: Tensor[N, 3, height, width] of ``dtype`` (RGB), or, with ``strict=False``, the tuple
@@ -166,18 +168,29 @@ def decode_images(
     Raises:
         spdl_torch.DecodeError: ``strict=True`` and a sample is corrupt, truncated, of an unknown format or
             over ``max_pixels``; the message starts with the sample's path (``<path>: ``) when it was given
-            as a path, else with ``sample <i>: ``, and carries the decoder's reason. With
+            as a path, else with ``sample <i>: ``, and carries the decoder's reason; ``sample_index`` is
+            ``i`` and ``path`` the path (``None`` for bytes and tensors). With
             ``partial_decode=True`` (the default) a JPEG is read only down to the last row the crop needs
             (with restart markers: to the marker after it): damage entirely below is neither read nor
-            reported, so with random crops (``mode="train"``) a file truncated near its end fails only for
+            reported, so with random crops (``geometry="train"``) a file truncated near its end fails only for
             the crops that reach the damage. Damage inside the crop that no decoder can detect there (a
             flipped bit that leaves the code lengths intact) gives damaged pixels in either mode.
         OSError (FileNotFoundError, IsADirectoryError, ...): a path cannot be read.
         TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
             sample of another type, or a non-integer size.
-        ValueError: invalid arguments (sizes, mode, ranges, dtype, missing seeds, mean/std with uint8).
+        ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8).
+        spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
+            ``strict=False``, instead of reporting the sample as corrupt.
         RuntimeError: ``pin_memory=True`` without a CUDA runtime.
     """
+    if mode is not None:
+        if geometry is not None:
+            raise TypeError("decode_images: got both geometry= and its deprecated name mode=; pass geometry= only")
+        warnings.warn("decode_images: mode= is deprecated, use geometry= (the same values)", DeprecationWarning,
+                      stacklevel=2)
+        geometry = mode
+    if geometry is None:
+        geometry = "eval"
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
         raise TypeError(f"decode_images: expected a sequence of images (paths, bytes or 1-D uint8 tensors), got a "
                         f"single {type(srcs).__name__}; pass [src] for one image")
@@ -196,7 +209,7 @@ def decode_images(
             data,
             height=height,
             width=width,
-            mode=mode,
+            geometry=geometry,
             resize_shorter=resize_shorter,
             scale=[float(s) for s in scale],
             ratio=[float(r) for r in ratio],
@@ -229,7 +242,7 @@ def random_resized_crop_params(
     ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
     hflip_prob: float = 0.0,
 ) -> tuple[int, int, int, int, bool]:
-    """The ``(top, left, crop_height, crop_width, flip)`` that ``decode_images(mode="train")`` draws for a
+    """The ``(top, left, crop_height, crop_width, flip)`` that ``decode_images(geometry="train")`` draws for a
     sample with this seed whose (EXIF-oriented) image is ``height x width`` pixels."""
     top, left, h, w, flip = torch.ops.spdl_torch.random_resized_crop_params(
         int(seed), int(height), int(width), scale=[float(s) for s in scale], ratio=[float(r) for r in ratio],

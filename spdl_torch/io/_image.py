@@ -88,15 +88,17 @@ def decode_image(
     Raises:
         spdl_torch.DecodeError: the data is empty, truncated, corrupt, of an unknown format, or larger than
             ``max_pixels``; the message names the path (when given), the format and the decoder's reason.
+            Its ``path`` is the path (``None`` for bytes and tensors), its ``sample_index`` ``None``.
         FileNotFoundError, IsADirectoryError, OSError: ``src`` is a path that cannot be read, or is not a
             regular file (a FIFO is refused, never waited on).
         ValueError: ``mode`` is not one of the supported modes.
+        spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault).
     """
     name = _mode_name(mode)
     limit = MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
-    sample = None
+    sample = path = None
     if isinstance(src, (str, os.PathLike)):
-        sample = os.fspath(src)
+        sample = path = os.fspath(src)
         if "\0" in sample:
             raise ValueError(f"decode_image: embedded null byte in path {sample!r}")
         data = _read(sample, max_bytes)
@@ -112,7 +114,7 @@ def decode_image(
             data, mode=name, apply_exif_orientation=apply_exif_orientation, max_pixels=limit
         )
     except RuntimeError as e:
-        raise translate(e, sample) from None
+        raise translate(e, sample, path=path) from None
 
 
 def _read(path: str, max_bytes: int) -> torch.Tensor:

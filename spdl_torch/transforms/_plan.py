@@ -75,9 +75,12 @@ class FusedPlan:
 
         if seeds is None and self.random:
             seeds = torch.randint(-(2**63), 2**63 - 1, (len(srcs),), dtype=torch.int64)
-        extra = {"channels_last": True} if self.rest_input == "pil" else {}
+        kwargs = dict(self.op_kwargs)
+        kwargs["geometry"] = kwargs.pop("mode")  # op_kwargs keeps the name of its documented contents
+        if self.rest_input == "pil":
+            kwargs["channels_last"] = True
         result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
-                               **self.op_kwargs, **extra)
+                               **kwargs)
         batch, ok = (result, None) if strict else result
         if self.batched is not None:
             batch = self.batched(batch)

@@ -297,9 +297,9 @@ def test_opcheck():
     seeds = torch.tensor([1, 2, 3], dtype=torch.int64)
     cases = [
         dict(height=16, width=24, resize_shorter=20),
-        dict(height=16, width=16, mode="train", seeds=seeds, hflip_prob=0.5, dtype=torch.float32,
+        dict(height=16, width=16, geometry="train", seeds=seeds, hflip_prob=0.5, dtype=torch.float32,
              mean=MEAN, std=STD, channels_last=True),
-        dict(height=8, width=8, mode="resize", dtype=torch.bfloat16, strict=False),
+        dict(height=8, width=8, geometry="resize", dtype=torch.bfloat16, strict=False),
     ]
     for kwargs in cases:
         torch.library.opcheck(torch.ops.spdl_torch.decode_images.default, (data,), kwargs)
@@ -415,7 +415,7 @@ def test_bytes_input_warns_nothing(tmp_path):
     path = tmp_path / "a.jpg"
     path.write_bytes(bytes(encode(smooth_image(20, 30, 2), "JPEG").numpy()))
     code = ("import sys, spdl_torch.io as io; data = open(sys.argv[1], 'rb').read(); "
-            "print(tuple(io.decode_images([data], height=8, width=8, mode='resize').shape))")
+            "print(tuple(io.decode_images([data], height=8, width=8, geometry='resize').shape))")
     run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "(1, 3, 8, 8)"

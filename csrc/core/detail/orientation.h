@@ -3,9 +3,12 @@
 
 #include <cstdint>
 
-#include "image_types.h"
+#include "../image_types.h"
 
 namespace spdl_torch::core {
+
+// Whether EXIF orientation `orientation` (1..8) turns the image by 90 degrees: 5..8 swap height and width.
+inline bool orientation_swaps_axes(int orientation) { return orientation >= 5 && orientation <= 8; }
 
 // Shape after applying EXIF orientation 1..8 (5..8 swap height and width).
 ImageShape oriented_shape(const ImageShape& stored, int orientation);

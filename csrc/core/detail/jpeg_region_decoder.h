@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "jpeg_decoder.h"
+#include "jpeg_types.h"
 
 namespace spdl_torch::core {
 
@@ -36,13 +36,5 @@ struct JpegRegion {
 // is decoded, with libjpeg's message.
 std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header,
                                                  JpegScale scale, const JpegRegion& want, std::vector<uint8_t>& dst);
-
-// Reads the whole stream with libjpeg's API (every scan entropy-decoded, pixels at DCT scale 1/8, then
-// jpeg_finish_decompress) and throws DecodeError("JPEG: ...") for any error or data-losing warning
-// (premature end, bad Huffman/arithmetic code, missing restart marker, corrupt data before a marker is
-// only a warning). For streams on which TurboJPEG reported a warning: TurboJPEG 2.1 reports only its last
-// message, and reports a fatal error that follows any warning as a warning (tjGetErrorCode), so it
-// cannot tell "one harmless warning" from "a warning, then no pixels written".
-void validate_jpeg_stream(const uint8_t* data, size_t size);
 
 }  // namespace spdl_torch::core

@@ -11,8 +11,9 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "detail/ffmpeg_utils.h"
-#include "errors.h"
+#include "ffmpeg_utils.h"
+#include "pixel_limit.h"
+#include "../errors.h"
 #include "pixel_convert.h"
 #include "tiff_ifd.h"
 
@@ -187,13 +188,7 @@ void check_pixels(ImageFormat format, int64_t width, int64_t height, int64_t max
     throw DecodeError(std::string(image_format_name(format)) + ": invalid image size " + std::to_string(width) +
                       "x" + std::to_string(height));
   }
-  // Header sizes reach 2^32 - 1 each (PNG): their product fits in uint64_t but not in int64_t.
-  const uint64_t pixels = uint64_t(width) * uint64_t(height);
-  if (max_pixels > 0 && pixels > uint64_t(max_pixels)) {
-    throw DecodeError(std::string(image_format_name(format)) + ": image of " + std::to_string(width) + "x" +
-                      std::to_string(height) + " = " + std::to_string(pixels) +
-                      " pixels exceeds the limit of " + std::to_string(max_pixels) + " pixels (max_pixels)");
-  }
+  check_pixel_limit(image_format_name(format), width, height, max_pixels);
 }
 
 AVFramePtr decode_first_frame(ImageFormat format, const uint8_t* data, size_t size, int64_t max_pixels,

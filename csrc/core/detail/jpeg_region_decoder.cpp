@@ -1,44 +1,16 @@
 #include "jpeg_region_decoder.h"
 
 #include <algorithm>
-#include <csetjmp>
-#include <cstdio>  // jpeglib.h needs FILE and size_t first
 #include <optional>
 #include <string>
 
-#include <jpeglib.h>
-// After jpeglib.h: its jconfig.h decides which messages (arithmetic coding) jerror.h declares.
-#include <jerror.h>
-
-#include "errors.h"
+#include "../errors.h"
+#include "libjpeg_session.h"
 
 namespace spdl_torch::core {
 namespace {
 
-// libjpeg's error manager extended with the jump target and the message of the failure.
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first member: libjpeg sees a jpeg_error_mgr*
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-extern "C" void on_error_exit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
-}
-
-// Warnings (msg_level -1) that mean pixel data was lost -- libjpeg filled it with grey or garbage -- end
-// the decode as errors, as decode_jpeg does; other warnings and trace messages are ignored.
-extern "C" void on_emit_message(j_common_ptr cinfo, int msg_level) {
-  if (msg_level != -1) return;
-  const int code = cinfo->err->msg_code;
-  if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_HUFF_BAD_CODE ||
-      code == JWRN_ARITH_BAD_CODE || code == JWRN_MUST_RESYNC) {
-    on_error_exit(cinfo);
-  }
-  cinfo->err->num_warnings++;
-}
+using namespace detail;  // the libjpeg session
 
 // Everything the setjmp helper reads and writes: plain data, no destructors.
 struct RegionJob {
@@ -52,10 +24,6 @@ struct RegionJob {
   // results
   JDIMENSION top, left, width;
 };
-
-// kWholeImage: the stream is one the partial decode cannot vouch for (see decode_region_helper); the
-// caller decodes the whole image instead.
-enum HelperStatus { kOk = 0, kLibjpegError = 1, kUnexpected = 2, kWholeImage = 3 };
 
 // Output rows per iMCU row: what libjpeg decodes at a time.
 JDIMENSION imcu_rows(const jpeg_decompress_struct* cinfo) {
@@ -81,18 +49,8 @@ JDIMENSION restart_check_row(const jpeg_decompress_struct* cinfo) {
   return JDIMENSION(next_restart / mcus_per_imcu_row + 1) * imcu_rows(cinfo);
 }
 
-// setjmp helper (STYLE: only plain locals, outputs allocated by the caller): creates the decompressor.
-int create_decompressor(jpeg_decompress_struct* cinfo, ErrorManager* err) {
-  cinfo->err = jpeg_std_error(&err->pub);
-  err->pub.error_exit = on_error_exit;
-  err->pub.emit_message = on_emit_message;
-  if (setjmp(err->jump)) return kLibjpegError;
-  jpeg_create_decompress(cinfo);
-  return kOk;
-}
-
 // setjmp helper: decodes job->want rows (plus a margin above) and columns (plus a margin, iMCU-aligned).
-int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, RegionJob* job) {
+int decode_region_helper(jpeg_decompress_struct* cinfo, LibjpegErrorManager* err, RegionJob* job) {
   if (setjmp(err->jump)) {
     jpeg_abort_decompress(cinfo);
     return kLibjpegError;
@@ -126,21 +84,18 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
   // sample of the decoded columns/rows: a chroma sample covers max_samp_factor / comp_samp_factor <=
   // max_samp_factor output pixels (libjpeg-turbo's IDCT scaling of chroma only makes that smaller), and
   // the triangle filter reads one sample beyond, so only pixels within that distance of the decoded edge
-  // can differ from a whole-image decode. (It was one iMCU, 16 pixels for 4:2:0, before: the smaller
-  // margin cut the eval op's CPU per image by ~5 %; tests/io/test_partial_decode.py, core_test's partial vs
-  // whole decode of the corpus and fuzz_decode_batch check the bytes.)
+  // can differ from a whole-image decode.
   const JDIMENSION hmargin = JDIMENSION(cinfo->max_h_samp_factor);
   const JDIMENSION vmargin = JDIMENSION(cinfo->max_v_samp_factor);
   JDIMENSION left = job->want_left > hmargin ? job->want_left - hmargin : 0;
   const JDIMENSION right =
       job->want_right + hmargin < cinfo->output_width ? job->want_right + hmargin : cinfo->output_width;
   JDIMENSION width = right - left;
-  // Columns are cut only where that is proven bit-exact against the whole-image decode (the real-photo set,
-  // the media corpus, fuzz_decode_batch): baseline JPEGs with sampling factors <= 2 (4:4:4, 4:2:2, 4:2:0,
-  // 4:4:0, grey) -- nearly all photos. Progressive JPEGs with missing coefficient bits get libjpeg-turbo
-  // 2.1's block smoothing, which reads DC values two blocks away, across a cropped edge too (a truncated
-  // progressive file differed); 4x sampling factors differed as well (found by fuzz_decode_batch). Those
-  // keep every column; their rows are still cut.
+  // Columns are cut only where that is bit-exact against the whole-image decode: baseline JPEGs with
+  // sampling factors <= 2 (4:4:4, 4:2:2, 4:2:0, 4:4:0, grey) -- nearly all photos. Progressive JPEGs with
+  // missing coefficient bits get libjpeg-turbo 2.1's block smoothing, which reads DC values two blocks away,
+  // across a cropped edge too, and 4x sampling factors differ as well: those keep every column; their rows
+  // are still cut. (RELIABILITY.md, "Partial JPEG decode".)
   const bool crop_columns = !cinfo->progressive_mode && cinfo->max_h_samp_factor <= 2 && cinfo->max_v_samp_factor <= 2;
   if (width < cinfo->output_width && crop_columns) {
     jpeg_crop_scanline(cinfo, &left, &width);  // aligns left down to an iMCU boundary, widens
@@ -191,58 +146,6 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, Regio
   return kOk;
 }
 
-// setjmp helper: reads every scanline at DCT scale 1/8 into `row` (capacity bytes, one row) and finishes.
-int validate_helper(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* data, size_t size, uint8_t* row,
-                    size_t capacity) {
-  if (setjmp(err->jump)) {
-    jpeg_abort_decompress(cinfo);
-    return kLibjpegError;
-  }
-  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
-  if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK) {
-    jpeg_abort_decompress(cinfo);
-    return kUnexpected;
-  }
-  cinfo->scale_num = 1;
-  cinfo->scale_denom = 8;
-  jpeg_start_decompress(cinfo);
-  if (size_t(cinfo->output_width) * size_t(cinfo->output_components) > capacity) {
-    jpeg_abort_decompress(cinfo);
-    return kUnexpected;
-  }
-  JSAMPROW rows[1] = {row};
-  while (cinfo->output_scanline < cinfo->output_height) {
-    if (jpeg_read_scanlines(cinfo, rows, 1) != 1) {
-      jpeg_abort_decompress(cinfo);
-      return kUnexpected;
-    }
-  }
-  jpeg_finish_decompress(cinfo);
-  return kOk;
-}
-
-// A libjpeg decompressor, owned; one per stream, never reused: a decompression object keeps the Huffman
-// and quantization tables of earlier streams and uses them for a stream that lacks its own, so a reused
-// one made such a file's pixels depend on the image decoded before it.
-class Decompressor {
- public:
-  Decompressor() {
-    if (create_decompressor(&cinfo_, &err_) != kOk) {
-      throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + err_.message);
-    }
-  }
-  ~Decompressor() { jpeg_destroy_decompress(&cinfo_); }
-  Decompressor(const Decompressor&) = delete;
-  Decompressor& operator=(const Decompressor&) = delete;
-
-  jpeg_decompress_struct* cinfo() { return &cinfo_; }
-  ErrorManager* err() { return &err_; }
-
- private:
-  jpeg_decompress_struct cinfo_{};
-  ErrorManager err_{};
-};
-
 std::string describe(const JpegRegion& r) {
   return "rows " + std::to_string(r.top) + ".." + std::to_string(r.top + r.height) + ", columns " +
          std::to_string(r.left) + ".." + std::to_string(r.left + r.width);
@@ -250,27 +153,15 @@ std::string describe(const JpegRegion& r) {
 
 }  // namespace
 
-void validate_jpeg_stream(const uint8_t* data, size_t size) {
-  // One row at scale 1/8 of the widest JPEG (65535 pixels) with at most 4 components.
-  std::vector<uint8_t> row((65535 + 7) / 8 * 4);
-  Decompressor d;
-  const int status = validate_helper(d.cinfo(), d.err(), data, size, row.data(), row.size());
-  if (status == kOk) return;
-  std::string message = status == kLibjpegError ? std::string("JPEG: ") + d.err()->message
-                                                : std::string("JPEG: the stream disagrees with its frame header");
-  throw DecodeError(message);
-}
-
 std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t size, const JpegHeader& header,
                                                  JpegScale scale, const JpegRegion& want, std::vector<uint8_t>& dst) {
-  if (header.cmyk) throw DecodeError("JPEG: CMYK data has no region decode (internal error; this is a bug)");
+  if (header.cmyk) throw InternalError("JPEG: CMYK data has no region decode");
   const int64_t full_w = jpeg_scaled_size(header.width, scale);
   const int64_t full_h = jpeg_scaled_size(header.height, scale);
   if (want.top < 0 || want.left < 0 || want.height <= 0 || want.width <= 0 || want.top + want.height > full_h ||
       want.left + want.width > full_w) {
-    throw InvalidArgument("decode_jpeg_rgb_region: expected a region inside the " + std::to_string(full_h) + "x" +
-                          std::to_string(full_w) + " scaled image, got " + describe(want) +
-                          " (internal error; this is a bug)");
+    throw InternalError("decode_jpeg_rgb_region: expected a region inside the " + std::to_string(full_h) + "x" +
+                        std::to_string(full_w) + " scaled image, got " + describe(want));
   }
   // Upper bound of the decoded bytes: all columns of the wanted rows and the largest vertical margin
   // (max_v_samp_factor <= 4 rows).
@@ -278,7 +169,7 @@ std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t siz
   const size_t capacity = size_t(max_rows) * size_t(full_w) * 3;
   if (dst.size() < capacity) dst.resize(capacity);
 
-  Decompressor d;
+  LibjpegDecompressor d;
   RegionJob job{};
   job.data = data;
   job.size = size;
@@ -294,7 +185,7 @@ std::optional<JpegRegion> decode_jpeg_rgb_region(const uint8_t* data, size_t siz
   job.capacity = dst.size();
   const int status = decode_region_helper(d.cinfo(), d.err(), &job);
   if (status == kLibjpegError) {
-    throw DecodeError(std::string("JPEG: ") + d.err()->message);
+    throw DecodeError(std::string("JPEG: ") + d.message());
   }
   if (status == kWholeImage) return std::nullopt;
   if (status != kOk) {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "image_types.h"
+#include "../image_types.h"
 
 namespace spdl_torch::core {
 

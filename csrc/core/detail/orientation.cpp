@@ -7,7 +7,7 @@ namespace spdl_torch::core {
 
 ImageShape oriented_shape(const ImageShape& stored, int orientation) {
   ImageShape out = stored;
-  if (orientation >= 5 && orientation <= 8) std::swap(out.height, out.width);
+  if (orientation_swaps_axes(orientation)) std::swap(out.height, out.width);
   return out;
 }
 

@@ -5,16 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "image_types.h"
+#include "../image_types.h"
+#include "jpeg_types.h"
 
 namespace spdl_torch::core {
-
-struct JpegHeader {
-  int width = 0;
-  int height = 0;
-  bool gray = false;  // single-component (greyscale) JPEG
-  bool cmyk = false;  // CMYK or YCCK JPEG (converted to RGB on decode)
-};
 
 // Parses the frame header; throws DecodeError("JPEG: ...") when it is invalid.
 JpegHeader read_jpeg_header(const uint8_t* data, size_t size);
@@ -26,18 +20,8 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size);
 // bad entropy codes), and for images over opt.max_pixels.
 void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc);
 
-// A DCT scaling factor num/denom of libjpeg-turbo (1/8, 1/4, 3/8, ... 2).
-struct JpegScale {
-  int num = 1;
-  int denom = 1;
-  double value() const { return double(num) / double(denom); }
-};
-
 // The factors of tjGetScalingFactors used for downscaling: 1/8, 1/4, 1/2 and 1, ascending.
 const std::vector<JpegScale>& jpeg_downscale_factors();
-
-// The size of a `size`-pixel axis decoded at `scale`: ceil(size * num / denom), as TJSCALED.
-int64_t jpeg_scaled_size(int64_t size, JpegScale scale);
 
 // The factor TurboJPEG's tjDecompress2 uses when asked for the size `scale` gives a width x height image:
 // the largest of its factors whose output fits that size. That is `scale` itself but for tiny images,

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "image_format.h"
-#include "image_types.h"
+#include "../image_types.h"
 
 namespace spdl_torch::core {
 

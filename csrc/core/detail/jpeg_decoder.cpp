@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
+#include "pixel_limit.h"
+#include "../errors.h"
 #include "jpeg_markers.h"
-#include "jpeg_region_decoder.h"
+#include "libjpeg_session.h"
 #include "orientation.h"
 #include "pixel_convert.h"
 
@@ -23,10 +24,8 @@ struct TjDeleter {
 using TjHandle = std::unique_ptr<void, TjDeleter>;
 
 // A fresh decompressor for every header read and decode, owned by the caller (TurboJPEG handles are not
-// thread-safe): a libjpeg decompression object keeps the Huffman and quantization tables of earlier
-// streams, and uses them for a stream that lacks its own (an "abbreviated" stream), so a reused handle
-// decoded such a file into pixels that depended on which image this thread decoded before (found by
-// fuzz_decode_batch). Creating one costs microseconds.
+// thread-safe): a reused one keeps the Huffman and quantization tables of earlier streams and applies them
+// to a stream that lacks its own (an "abbreviated" stream). RELIABILITY.md, bug 4.
 TjHandle new_decompressor() {
   TjHandle handle(tjInitDecompress());
   if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
@@ -38,42 +37,23 @@ TjHandle new_decompressor() {
   throw DecodeError("JPEG: " + what + tjGetErrorStr2(tj));
 }
 
-// libjpeg warnings that mean pixel data was lost (the decoder filled it with grey or garbage).
-bool warning_loses_data(const char* message) {
-  static const char* const kLossy[] = {"Premature end", "premature end", "bad Huffman code", "bad arithmetic code",
-                                       "instead of RST"};
-  for (const char* s : kLossy) {
-    if (std::strstr(message, s)) return true;
-  }
-  return false;
-}
-
-void check_pixels(int width, int height, int64_t max_pixels) {
-  const int64_t pixels = int64_t(width) * height;
-  if (max_pixels > 0 && pixels > max_pixels) {
-    throw DecodeError("JPEG: image of " + std::to_string(width) + "x" + std::to_string(height) + " = " +
-                      std::to_string(pixels) + " pixels exceeds the limit of " + std::to_string(max_pixels) +
-                      " pixels (max_pixels)");
-  }
-}
-
 void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int height, int pixel_format) {
   TjHandle handle = new_decompressor();
   tjhandle tj = handle.get();
   const int pitch = width * tjPixelSize[pixel_format];
   const auto n = static_cast<unsigned long>(size);
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, TJFLAG_STOPONWARNING) == 0) return;
-  // Stopped at the first problem. TurboJPEG reports a fatal error after a warning as a warning and keeps
-  // only its last message, so without the stop a file with a harmless warning followed by a fatal error
-  // "succeeded" with no pixels written (uninitialized memory; found by fuzz_decode_batch).
-  if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
+  // Stopped at the first problem: TurboJPEG reports a fatal error after a warning as a warning and keeps
+  // only its last message, so without the stop a harmless warning followed by a fatal error would pass as
+  // a success with no pixels written (RELIABILITY.md, bug 3).
+  if (tjGetErrorCode(tj) == TJERR_FATAL || detail::libjpeg_warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   // The first problem was a warning that loses no pixels (e.g. extraneous bytes before a marker): check the
   // whole stream with libjpeg's API, which sees every message, then decode it through.
-  validate_jpeg_stream(data, size);
+  detail::validate_jpeg_stream(data, size);
   handle = new_decompressor();
   tj = handle.get();
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, 0) != 0) {
-    if (tjGetErrorCode(tj) == TJERR_FATAL || warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
+    if (tjGetErrorCode(tj) == TJERR_FATAL || detail::libjpeg_warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   }
 }
 
@@ -125,7 +105,7 @@ JpegHeader read_jpeg_header(const uint8_t* data, size_t size) {
 
 void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc) {
   const JpegHeader header = read_jpeg_header(data, size);
-  check_pixels(header.width, header.height, opt.max_pixels);
+  detail::check_pixel_limit("JPEG", header.width, header.height, opt.max_pixels);
   const int orientation = opt.apply_exif_orientation ? jpeg_exif_orientation(data, size) : 1;
   const int64_t pixels = int64_t(header.width) * header.height;
 
@@ -181,10 +161,6 @@ const std::vector<JpegScale>& jpeg_downscale_factors() {
   return factors;
 }
 
-int64_t jpeg_scaled_size(int64_t size, JpegScale scale) {
-  return (size * scale.num + scale.denom - 1) / scale.denom;
-}
-
 JpegScale tj_effective_scale(int64_t width, int64_t height, JpegScale scale) {
   const int64_t w = jpeg_scaled_size(width, scale), h = jpeg_scaled_size(height, scale);
   int count = 0;
@@ -199,7 +175,7 @@ JpegScale tj_effective_scale(int64_t width, int64_t height, JpegScale scale) {
 
 void decode_jpeg_rgb_scaled(const uint8_t* data, size_t size, const JpegHeader& header, JpegScale scale,
                             uint8_t* dst) {
-  if (header.cmyk) throw DecodeError("JPEG: CMYK data has no scaled RGB decode (internal error; this is a bug)");
+  if (header.cmyk) throw InternalError("JPEG: CMYK data has no scaled RGB decode");
   const int width = int(jpeg_scaled_size(header.width, scale));
   const int height = int(jpeg_scaled_size(header.height, scale));
   decompress(data, size, dst, width, height, TJPF_RGB);
