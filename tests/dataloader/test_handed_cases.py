@@ -19,7 +19,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import CASES, OURS, both
+from .parity import CASES, OURS, both, collect
 
 CASE_NAMES = ("iterable-sharding-recipe", "worker-state-per-thread", "worker-init-reseeds-main",
               "out-of-order-iterable-stall", "exit-with-batch-in-flight")
@@ -82,7 +82,7 @@ def _store_worker_id(worker_id):
 @both(ours="#14 item 3: one dataset object shared by all threads, the last writer wins")
 def test_worker_state_per_worker(DL):
     ds = WorkerIdDataset()
-    got = list(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_worker_id))
+    got = collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_worker_id))
     assert len(got) == 8
     for stored, loading in got:
         assert stored == loading  # each item sees the value its own worker stored
@@ -157,7 +157,7 @@ _EXIT_SCRIPT = textwrap.dedent("""
             for batch in loader:
                 assert batch.shape == (16, 4)
                 break
-            print("done", flush=True)
+            os.write(1, b"done\\n")  # one write: the children share the pipe
             sys.exit(0)
         children.append(pid)
     codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]

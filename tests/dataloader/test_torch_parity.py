@@ -12,7 +12,6 @@ import gc
 import math
 import multiprocessing
 import os
-import threading
 import time
 import warnings
 
@@ -21,7 +20,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from .parity import OURS, TORCH, Counting, both, ints
+from .parity import TORCH, Counting, both, collect, ints
 
 N = 40
 DATA = torch.randn(N, 2, 3, generator=torch.Generator().manual_seed(0))
@@ -228,7 +227,7 @@ def test_iterable_dataset_per_worker_streams(DL, batching):
     sizes = [0, 4, 20]
     kw = {"none": dict(batch_size=None), "bs7": dict(batch_size=7),
           "bs7-drop_last": dict(batch_size=7, drop_last=True)}[batching]
-    got = list(DL(PerWorkerSizes(sizes), num_workers=3, **kw))
+    got = collect(DL(PerWorkerSizes(sizes), num_workers=3, **kw))
     if batching == "none":
         assert all(type(x) is int for x in got)  # no auto-batching: ints are not converted to tensors
         assert sorted(got) == sorted(list(range(4)) + list(range(20)))
@@ -305,7 +304,7 @@ class MultiEpoch(tud.IterableDataset):
 def test_multi_epochs_reproducibility(DL):
     loader = DL(MultiEpoch(20), batch_size=10, shuffle=False, num_workers=2)
     for _ in range(3):
-        got = [b.tolist() for b in loader]
+        got = [b.tolist() for b in collect(loader)]
         assert got == [[i % 2] * 10 for i in range(len(got))] and len(got) == 2
 
 
@@ -348,13 +347,15 @@ class SlowFirstOfWorker0(tud.IterableDataset):
 
 @both(ours=NO_INFO)
 def test_in_order_iterable_dataset_is_round_robin(DL):
-    got = [(int(w), int(j)) for w, j in DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2, in_order=True)]
+    got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
+                                                      in_order=True))]
     assert got == [(w, j) for j in range(3) for w in (0, 1)]
 
 
 @both(ours=NO_INFO)
 def test_out_of_order_iterable_dataset(DL):
-    got = [(int(w), int(j)) for w, j in DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2, in_order=False)]
+    got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
+                                                      in_order=False))]
     assert sorted(got) == sorted((w, j) for j in range(3) for w in (0, 1))
     assert got.index((0, 0)) >= 1 and got[0][0] == 1  # worker 1's items do not wait for slow worker 0
 
@@ -441,7 +442,7 @@ def _check_worker_info(worker_id):
 def test_get_worker_info_contract(DL):
     assert tud.get_worker_info() is None
     ds = InfoCheckDataset(6)
-    got = ints(DL(ds, batch_size=2, num_workers=2, worker_init_fn=_check_worker_info))
+    got = ints(collect(DL(ds, batch_size=2, num_workers=2, worker_init_fn=_check_worker_info)))
     assert len(got) == 6 and set(got) <= {0, 1}
     assert tud.get_worker_info() is None
     assert not hasattr(ds, "value")  # the main process's dataset never got it
@@ -498,7 +499,7 @@ def test_persistent_workers_keep_their_dataset(DL):
     ds = ResetCheck()
     loader = DL(ds, num_workers=2, persistent_workers=True)
     for epoch in range(4):
-        assert ints(loader) == list(range(10))
+        assert ints(collect(loader)) == list(range(10))
         ds.start = epoch + 1  # not seen by the workers' copies
 
 

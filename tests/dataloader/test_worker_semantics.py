@@ -14,7 +14,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import OURS, TORCH, both
+from .parity import OURS, both, collect
 
 # -- item 1: type identity ---------------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ def _store_on_dataset(worker_id):
 @both(ours="#14 item 3: one dataset object shared by all threads (and no torch worker info)")
 def test_worker_init_fn_state_is_per_worker_and_main_dataset_untouched(DL):
     ds = PerWorkerDataset()
-    got = list(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_on_dataset))
+    got = collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_on_dataset))
     assert len(got) == 16
     assert all(stored == loader_id and loader_id in (0, 1) for stored, loader_id, _ in got), got
     assert ds.worker_id is None and ds.handle is None  # the main process's dataset is untouched
@@ -169,7 +169,7 @@ def test_dataset_copy_is_shallow(DL):
         d = tud.get_worker_info().dataset
         seen.append((d is not ds, d.big is ds.big, type(d) is type(ds)))
 
-    list(DL(ds, batch_size=None, num_workers=2, worker_init_fn=init))
+    collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=init))
     assert seen == [(True, True, True)] * 2  # a copy per worker, its big members the main dataset's own
 
 
