@@ -1,6 +1,7 @@
 # spdl_torch: two commands do all set-up on a fresh Debian 12 machine (Debian 13: supported by the code, not yet tested).
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
 #   make test   - run the test suite
+#   make test-frameworks - the DataLoader's tests with PyTorch Lightning and Accelerate (2-process torchrun, ~2 min)
 # Every step is stamped, so a second run does not redo finished work.
 
 SHELL       := /bin/bash
@@ -10,11 +11,15 @@ PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
                libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg
-PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil
+# Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
+# in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
+FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
+PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil \
+               $(FRAMEWORK_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test test-frameworks demo bench clean
 
 all: build
 
@@ -50,6 +55,10 @@ build: $(STAMPS)/build
 
 test: build
 	$(PY) -m pytest -q tests
+
+# Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
+test-frameworks: build
+	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_frameworks.py
 
 demo: build
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)

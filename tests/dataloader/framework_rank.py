@@ -1,0 +1,92 @@
+"""One rank of the framework tests (test_frameworks.py), started twice by ``torchrun --nproc-per-node 2``.
+
+    torchrun --standalone --nproc-per-node 2 framework_rank.py {lightning|accelerate} {torch|spdl} OUT_DIR
+
+Trains (Lightning: ``Trainer(strategy="ddp", accelerator="cpu", devices=2)``, gloo) or iterates (Accelerate:
+``Accelerator(cpu=True).prepare(loader)``) one epoch over a 16-sample dataset with ``num_workers=2`` and writes
+``OUT_DIR/rank<r>.json``: the sample indices this rank saw, the names of the threads that loaded them, and the
+class of the loader the framework iterated.
+"""
+
+import json
+import os
+import sys
+import threading
+
+import torch
+import torch.utils.data as tud
+
+N = 16
+
+
+class Indexed(tud.Dataset):
+    """Sample ``i`` is ``(tensor([i.]), i, name of the thread that loaded it)``."""
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        return torch.tensor([float(i)]), i, threading.current_thread().name
+
+
+def make_loader(which):
+    import spdl_torch
+
+    DL = spdl_torch.DataLoader if which == "spdl" else tud.DataLoader
+    return DL(Indexed(), batch_size=2, num_workers=2)
+
+
+def write(out_dir, rank, seen, threads, loader):
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump({"rank": rank, "seen": seen, "threads": sorted(threads),
+                   "loader": f"{type(loader).__module__}.{type(loader).__qualname__}",
+                   "is_spdl": type(loader).__module__.startswith("spdl_torch"),
+                   "sampler": type(getattr(loader, "sampler", None)).__name__}, f)
+
+
+def run_lightning(which, out_dir):
+    import pytorch_lightning as pl
+
+    class Recorder(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+            self.seen, self.threads = [], set()
+
+        def train_dataloader(self):  # built inside the hook, as users do: Lightning re-creates it with a sampler
+            return make_loader(which)
+
+        def training_step(self, batch, batch_idx):
+            x, idx, names = batch
+            self.seen += [int(i) for i in idx]
+            self.threads.update(names)
+            return self.layer(x).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.01)
+
+    model = Recorder()
+    trainer = pl.Trainer(strategy="ddp", accelerator="cpu", devices=2, max_epochs=1, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                         num_sanity_val_steps=0)
+    trainer.fit(model)
+    write(out_dir, trainer.global_rank, model.seen, model.threads, trainer.train_dataloader)
+
+
+def run_accelerate(which, out_dir):
+    from accelerate import Accelerator
+
+    acc = Accelerator(cpu=True)
+    prepared = acc.prepare(make_loader(which))
+    seen, threads = [], set()
+    for x, idx, names in prepared:
+        seen += [int(i) for i in idx]
+        threads.update(names)
+    write(out_dir, acc.process_index, seen, threads, prepared)
+    acc.wait_for_everyone()
+
+
+if __name__ == "__main__":
+    framework, which, out = sys.argv[1:4]
+    torch.set_num_threads(1)
+    {"lightning": run_lightning, "accelerate": run_accelerate}[framework](which, out)
