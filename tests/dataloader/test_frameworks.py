@@ -49,9 +49,7 @@ def _framework(name):
 
 @pytest.mark.parametrize("which", [
     "torch",
-    pytest.param("spdl", marks=pytest.mark.xfail(strict=True, reason=(
-        "#14 item 1: not a torch DataLoader subclass, Lightning injects no DistributedSampler: "
-        "every rank trains on every sample"))),
+    "spdl",
 ])
 def test_lightning_ddp_two_ranks_see_disjoint_halves(which, tmp_path):
     _framework("lightning")
@@ -65,8 +63,7 @@ def test_lightning_ddp_two_ranks_see_disjoint_halves(which, tmp_path):
 
 @pytest.mark.parametrize("which", [
     "torch",
-    pytest.param("spdl", marks=pytest.mark.xfail(strict=True, reason=(
-        "#14 item 1: not a torch DataLoader subclass, Accelerate.prepare returns it unsharded"))),
+    "spdl",
 ])
 def test_accelerate_prepare_two_ranks_shard(which, tmp_path):
     _framework("accelerate")

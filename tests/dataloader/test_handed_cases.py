@@ -50,7 +50,7 @@ class DocShardedRange(tud.IterableDataset):
         return iter(range(info.id * per, min(self.n, (info.id + 1) * per)))
 
 
-@both(ours="#14 item 2: torch.utils.data.get_worker_info() is None in our threads, each item comes twice")
+@both()
 def test_iterable_sharding_recipe_yields_each_item_once(DL):
     got = sorted(int(x) for x in DL(DocShardedRange(6), batch_size=None, num_workers=2))
     assert got == list(range(6))
@@ -79,7 +79,7 @@ def _store_worker_id(worker_id):
     _info().dataset.worker_id = worker_id  # the docs' pattern: configure worker_info.dataset
 
 
-@both(ours="#14 item 3: one dataset object shared by all threads, the last writer wins")
+@both()
 def test_worker_state_per_worker(DL):
     ds = WorkerIdDataset()
     got = collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_worker_id))
@@ -99,7 +99,7 @@ def _reseed_everything(worker_id):
     np.random.seed(1234 + worker_id)
 
 
-@both(ours="#14 item 4: worker_init_fn re-seeds the consumer's global RNG, every epoch repeats one order")
+@both()
 def test_worker_init_reseeding_leaves_the_consumer_alone(DL):
     torch.manual_seed(0)
     loader = DL(list(range(10)), batch_size=None, shuffle=True, num_workers=2, worker_init_fn=_reseed_everything)
@@ -121,7 +121,7 @@ class SlowFirstItemOfWorker1(tud.IterableDataset):
             yield wid, i
 
 
-@both(ours="#14 item 7: the requests queued behind slow worker 1 occupy every pool thread")
+@both()
 def test_out_of_order_iterable_slow_worker_does_not_stall_the_others(DL):
     arrivals = [(int(w), int(i)) for w, i in DL(SlowFirstItemOfWorker1(), batch_size=None, num_workers=2,
                                                 in_order=False)]

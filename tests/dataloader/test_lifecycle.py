@@ -50,17 +50,25 @@ class SlowItems(tud.Dataset):
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.started = self.finished = 0
+        self.counts = {"started": 0, "finished": 0}  # a member: shared by the workers' copies of the dataset
+
+    @property
+    def started(self):
+        return self.counts["started"]
+
+    @property
+    def finished(self):
+        return self.counts["finished"]
 
     def __len__(self):
         return 40
 
     def __getitem__(self, i):
         with self.lock:
-            self.started += 1
+            self.counts["started"] += 1
         time.sleep(1.0)
         with self.lock:
-            self.finished += 1
+            self.counts["finished"] += 1
         return i
 
 

@@ -48,8 +48,6 @@ def _run_fused(root, generator_seed, global_seed):
     return _images(loader, epochs=2)
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 5a: seed=None draws the crops' base seed from torch's global "
-                                       "RNG at construction, not from the loader's generator")
 def test_fused_seed_none_same_generator_same_crops(image_root):
     first = _run_fused(image_root, generator_seed=7, global_seed=1)
     second = _run_fused(image_root, generator_seed=7, global_seed=2)
@@ -58,8 +56,6 @@ def test_fused_seed_none_same_generator_same_crops(image_root):
     assert all(torch.equal(a, b) for a, b in zip(first, second))  # ... and both epochs repeat exactly
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 5a: with seed=None the loader's generator does not reach the crops "
-                                       "(same global RNG state, same crops)")
 def test_fused_seed_none_other_generator_other_crops(image_root):
     first = _run_fused(image_root, generator_seed=7, global_seed=1)
     other = _run_fused(image_root, generator_seed=8, global_seed=1)
@@ -92,7 +88,7 @@ def torch_global_draws():
     return _global_draws(TORCH, 21)
 
 
-@both(ours="#14 item 5b: no worker_rng='per_worker' opt-in (threads draw from the shared global RNGs)")
+@both()
 def test_global_rng_draws_repeat_and_match_torch(DL, torch_global_draws):
     kwargs = {"worker_rng": "per_worker"} if DL is OURS else {}
     first = _global_draws(DL, 21, **kwargs)
@@ -112,8 +108,7 @@ def seeded_folder(image_root):
     return ImageFolder(image_root, transform=_crops(), seed=5)
 
 
-@both(ours="#14 item 6: a loader's epoch is set_epoch() on the shared dataset: another loader's epoch changes "
-           "this loader's crops")
+@both()
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_other_loaders_epoch_does_not_change_crops(DL, num_workers, seeded_folder):
     kw = dict(batch_size=1, num_workers=num_workers)
@@ -127,7 +122,7 @@ def test_other_loaders_epoch_does_not_change_crops(DL, num_workers, seeded_folde
     assert torch.equal(torch.cat(got), alone)
 
 
-@both(ours="#14 item 6: a second iterator of one loader sets the shared dataset's epoch under the first")
+@both()
 def test_second_iterator_does_not_change_first_iterators_crops(DL, seeded_folder):
     alone = _images(DL(seeded_folder, batch_size=1))[0]
     loader = DL(seeded_folder, batch_size=1)

@@ -26,8 +26,6 @@ N = 40
 DATA = torch.randn(N, 2, 3, generator=torch.Generator().manual_seed(0))
 LABELS = torch.randperm(N // 2, generator=torch.Generator().manual_seed(1)).repeat(2)
 TENSORS = tud.TensorDataset(DATA, LABELS)
-NO_INFO = "#14 item 2: torch.utils.data.get_worker_info() is None in our threads"
-PER_WORKER = "#14 item 3: one dataset object shared by all threads"
 EXCESSIVE = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
 
@@ -221,7 +219,7 @@ class PerWorkerSizes(tud.IterableDataset):
 
 
 @EXCESSIVE
-@both(ours=NO_INFO)
+@both()
 @pytest.mark.parametrize("batching", ["none", "bs7", "bs7-drop_last"])
 def test_iterable_dataset_per_worker_streams(DL, batching):
     sizes = [0, 4, 20]
@@ -300,7 +298,7 @@ class MultiEpoch(tud.IterableDataset):
         return iter([info.id] * (self.length // info.num_workers))
 
 
-@both(ours=NO_INFO)
+@both()
 def test_multi_epochs_reproducibility(DL):
     loader = DL(MultiEpoch(20), batch_size=10, shuffle=False, num_workers=2)
     for _ in range(3):
@@ -345,14 +343,14 @@ class SlowFirstOfWorker0(tud.IterableDataset):
             yield wid, j
 
 
-@both(ours=NO_INFO)
+@both()
 def test_in_order_iterable_dataset_is_round_robin(DL):
     got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
                                                       in_order=True))]
     assert got == [(w, j) for j in range(3) for w in (0, 1)]
 
 
-@both(ours=NO_INFO)
+@both()
 def test_out_of_order_iterable_dataset(DL):
     got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
                                                       in_order=False))]
@@ -379,7 +377,7 @@ class BarrierSeeds(tud.Dataset):
         return torch.initial_seed()
 
 
-@both(ours="#14 item 4: torch.initial_seed() is the process's in every thread, not one seed per worker")
+@both()
 def test_worker_seeds_differ(DL):
     got = {int(x) for x in DL(BarrierSeeds(2), batch_size=None, num_workers=2)}
     assert len(got) == 2
@@ -408,7 +406,20 @@ def _seed_12345(worker_id):
 
 @both()
 def test_worker_init_fn_seeds_the_worker(DL):
-    assert ints(DL(InitialSeed(), batch_size=2, num_workers=2, worker_init_fn=_seed_12345)) == [12345] * 4
+    # the worker's own global RNG, re-seeded by worker_init_fn: ours needs worker_rng="per_worker" (threads share
+    # the process's global RNGs; by default the consumer's state is protected instead, see the next test)
+    kw = {} if DL is tud.DataLoader else {"worker_rng": "per_worker"}
+    assert ints(DL(InitialSeed(), batch_size=2, num_workers=2, worker_init_fn=_seed_12345, **kw)) == [12345] * 4
+
+
+def test_worker_init_fn_seeding_is_undone_with_a_warning_by_default():
+    from spdl_torch import DataLoader
+
+    torch.manual_seed(7)
+    with pytest.warns(UserWarning, match="worker_init_fn changed the global random state"):
+        got = ints(DataLoader(InitialSeed(), batch_size=2, num_workers=2, worker_init_fn=_seed_12345))
+    assert torch.initial_seed() == 7  # the consumer's RNG is untouched
+    assert len(got) == 4 and 12345 not in got  # each worker's torch.initial_seed() is its info.seed
 
 
 class InfoCheckDataset(tud.Dataset):
@@ -438,7 +449,7 @@ def _check_worker_info(worker_id):
     info.dataset.value = worker_id
 
 
-@both(ours=NO_INFO)
+@both()
 def test_get_worker_info_contract(DL):
     assert tud.get_worker_info() is None
     ds = InfoCheckDataset(6)
@@ -468,7 +479,7 @@ class WorkerQueueDataset(tud.Dataset):
         return len(self.data)
 
 
-@both(ours=PER_WORKER + " (and worker_init_fn bound to the dataset sets the one shared object)")
+@both()
 @pytest.mark.parametrize("num_workers", [1, 2])
 def test_worker_init_fn_bound_to_the_dataset(DL, num_workers):
     ds = WorkerQueueDataset(64)
@@ -494,7 +505,7 @@ class ResetCheck(tud.Dataset):
         return self.data[i]
 
 
-@both(ours=PER_WORKER + ": the consumer's change of the dataset reaches persistent workers")
+@both()
 def test_persistent_workers_keep_their_dataset(DL):
     ds = ResetCheck()
     loader = DL(ds, num_workers=2, persistent_workers=True)

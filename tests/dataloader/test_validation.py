@@ -111,7 +111,7 @@ def test_other_attributes_stay_settable(DL, attr):
 # -- timeout / prefetch_factor at iteration time ------------------------------------------------------------
 
 
-@both(ours="#14 item 9: timeout>0 with num_workers=0 is ignored, torch raises AssertionError at iter()")
+@both()
 def test_timeout_without_workers_fails_at_iter(DL):
     loader = DL(MAP, batch_size=2, timeout=1.0)  # the constructor accepts it ...
     with pytest.raises(AssertionError, match="requires timeout == 0"):
@@ -124,7 +124,7 @@ _EXCESSIVE = (r"This DataLoader will create (\d+) worker (processes|threads) in 
               r"worker in current system is (\d+), which is smaller than what this DataLoader is going to create\.")
 
 
-@both(ours="#14 item 9: no warning for more workers than CPUs")
+@both()
 def test_excessive_num_workers_warns_at_construction(DL):
     cpus = torch._utils.cpu_count()
     with pytest.warns(UserWarning, match=_EXCESSIVE) as record:
@@ -144,13 +144,11 @@ def test_no_excessive_warning_within_the_cpu_count(DL):
 # -- on_error="skip" where it cannot apply ------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 9: on_error='skip' is silently ignored for an IterableDataset")
 def test_on_error_skip_rejected_for_iterable_dataset():
     with pytest.raises(ValueError, match="on_error"):
         OURS(ITER, batch_size=2, on_error="skip")
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 9: on_error='skip' is silently ignored with batch_size=None")
 def test_on_error_skip_rejected_without_batching():
     with pytest.raises(ValueError, match="on_error"):
         OURS(MAP, batch_size=None, on_error="skip")
@@ -178,7 +176,6 @@ def test_load_state_dict_same_arguments_resumes():
     assert ints(loader) == list(range(20, 100))
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 9: load_state_dict accepts a state of another loader")
 @pytest.mark.parametrize("other", [
     dict(batch_size=25),  # the issue's case: a bs=10 state in a bs=25 loader silently skipped 45 samples
     dict(batch_size=10, dataset=Counting(90)),
@@ -221,8 +218,7 @@ def test_getitems_through_subset(DL):
     assert (base.batch_calls, base.single_calls) == (2, 0)  # torch's Subset forwards __getitems__
 
 
-@both(ours="#14 item 9: ConcatDataset has no __getitems__: our loader falls back to one __getitem__ per sample",
-      torch_skip="torch fetches ConcatDataset samples one by one (no __getitems__): a batched fetch is ours")
+@both(torch_skip="torch fetches ConcatDataset samples one by one (no __getitems__): a batched fetch is ours")
 def test_getitems_through_concat_dataset(DL):
     a, b = BatchCounting(6), BatchCounting(6, offset=100)
     got = ints(DL(tud.ConcatDataset([a, b]), batch_size=4))

@@ -8,7 +8,6 @@ import typing
 import uuid
 
 import numpy as np
-import pytest
 import torch
 import torch.utils.data as tud
 
@@ -19,14 +18,14 @@ from .parity import OURS, both, collect
 # -- item 1: type identity ---------------------------------------------------------------------------------
 
 
-@both(ours="#14 item 1: spdl_torch.DataLoader is not a torch.utils.data.DataLoader")
+@both()
 def test_is_a_torch_dataloader(DL):
     loader = DL(list(range(4)), batch_size=2)
     assert isinstance(loader, tud.DataLoader)
     assert issubclass(DL, tud.DataLoader)
 
 
-@both(ours="#14 item 1: spdl_torch.DataLoader is not subscriptable (DataLoader[T])")
+@both()
 def test_subscriptable_for_typing(DL):
     alias = DL[list[torch.Tensor]]
     assert typing.get_origin(alias) is DL
@@ -58,7 +57,7 @@ class InfoDataset(tud.Dataset):
                 "dataset_type": type(info.dataset).__name__}
 
 
-@both(ours="#14 item 2: torch.utils.data.get_worker_info() is None in our threads")
+@both()
 def test_get_worker_info_in_workers(DL):
     g = torch.Generator().manual_seed(11)
     base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(11)).item())
@@ -97,7 +96,6 @@ def test_get_worker_info_is_none_outside_the_workers(DL):
     assert seen_elsewhere and all(x is None for x in seen_elsewhere)
 
 
-@pytest.mark.xfail(strict=True, reason="#14 item 2: torch.utils.data.get_worker_info() is None in our threads")
 def test_ours_get_worker_info_matches_torchs_in_threads():
     """spdl_torch.get_worker_info() and torch's answer the same inside our threads (one source of truth)."""
 
@@ -138,7 +136,7 @@ def _store_on_dataset(worker_id):
     tud.get_worker_info().dataset.worker_id = worker_id
 
 
-@both(ours="#14 item 3: one dataset object shared by all threads (and no torch worker info)")
+@both()
 def test_worker_init_fn_state_is_per_worker_and_main_dataset_untouched(DL):
     ds = PerWorkerDataset()
     got = collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_on_dataset))
@@ -147,7 +145,7 @@ def test_worker_init_fn_state_is_per_worker_and_main_dataset_untouched(DL):
     assert ds.worker_id is None and ds.handle is None  # the main process's dataset is untouched
 
 
-@both(ours="#14 item 3: one dataset object shared by all threads, so one lazily opened handle for all")
+@both()
 def test_lazily_opened_handle_is_not_shared_between_workers(DL):
     ds = PerWorkerDataset()
     got = list(DL(ds, batch_size=None, num_workers=2))
@@ -159,8 +157,7 @@ def test_lazily_opened_handle_is_not_shared_between_workers(DL):
     assert ds.handle is None
 
 
-@both(ours="#14 item 3: the threads share the loader's dataset object (no shallow copy per worker)",
-      torch_skip="torch pickles the dataset into each worker process: nothing is shared")
+@both(torch_skip="torch pickles the dataset into each worker process: nothing is shared")
 def test_dataset_copy_is_shallow(DL):
     ds = PerWorkerDataset(8)
     seen = []
@@ -173,8 +170,7 @@ def test_dataset_copy_is_shallow(DL):
     assert seen == [(True, True, True)] * 2  # a copy per worker, its big members the main dataset's own
 
 
-@both(ours="#14 item 3: no dataset_per_worker keyword (opt-out of the per-worker copies)",
-      torch_skip="dataset_per_worker is an spdl_torch keyword")
+@both(torch_skip="dataset_per_worker is an spdl_torch keyword")
 def test_dataset_per_worker_false_shares_the_loaders_dataset(DL):
     ds = PerWorkerDataset(8)
     seen = []
@@ -209,7 +205,7 @@ def _epochs(DL, init):
                                                                   np.array_equal(np.random.get_state()[1], np_state[1]))
 
 
-@both(ours="#14 item 4: worker_init_fn's torch.manual_seed/random.seed/np.random.seed re-seed the consumer")
+@both()
 def test_reseeding_worker_init_fn_has_no_effect_on_the_consumer(DL):
     """The consumer's RNGs after three shuffled epochs are the same with and without a worker_init_fn that
     re-seeds torch/random/numpy, and so are the shuffle orders (which differ from epoch to epoch)."""
@@ -231,7 +227,7 @@ class SeedReport(tud.Dataset):
         return torch.initial_seed(), (info.seed if info else None), (info.id if info else None)
 
 
-@both(ours="#14 item 4: torch.initial_seed() in a thread is the process's, not base_seed + worker id")
+@both()
 def test_worker_initial_seed_is_base_seed_plus_id(DL):
     base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=torch.Generator().manual_seed(3)).item())
     got = list(DL(SeedReport(), batch_size=None, num_workers=2, generator=torch.Generator().manual_seed(3)))
