@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import torch
 
 from .._errors import name_sample, translate
-from ._image import MAX_IMAGE_PIXELS
+from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 
 __all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
 
@@ -203,7 +203,7 @@ def decode_images(
     data = [_as_tensor(s, i) for i, s in enumerate(srcs)]
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
-    limit = MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    limit = default_max_pixels() if max_pixels is None else int(max_pixels)
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,

@@ -1,5 +1,6 @@
 import enum
 import os
+import sys
 import warnings
 
 import torch
@@ -12,6 +13,11 @@ __all__ = ["ImageReadMode", "MAX_IMAGE_PIXELS", "decode_image"]
 #: (``1024 * 1024 * 1024 // 4 // 3``); larger images raise :class:`~spdl_torch.DecodeError` before any
 #: pixel memory is allocated (decompression-bomb protection).
 MAX_IMAGE_PIXELS = 178_956_970
+
+
+def default_max_pixels() -> int:
+    """The limit of ``max_pixels=None``: ``spdl_torch.io.MAX_IMAGE_PIXELS`` as the user set it, read at each call."""
+    return getattr(sys.modules[__package__], "MAX_IMAGE_PIXELS", MAX_IMAGE_PIXELS)
 
 
 class ImageReadMode(str, enum.Enum):
@@ -95,7 +101,7 @@ def decode_image(
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault).
     """
     name = _mode_name(mode)
-    limit = MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    limit = default_max_pixels() if max_pixels is None else int(max_pixels)
     sample = path = None
     if isinstance(src, (str, os.PathLike)):
         sample = path = os.fspath(src)

@@ -329,3 +329,22 @@ def test_fifo_and_special_paths_are_refused_without_blocking(tmp_path):
         decode_image(str(tmp_path / "a.jpg") + "\0x")
     with pytest.raises(ValueError, match="embedded null byte"):
         spdl_torch.io.read_file("a\0b")
+
+
+def test_setting_max_image_pixels_on_the_package_is_the_default_of_every_call(monkeypatch):
+    import io as _io
+
+    from PIL import Image
+
+    import spdl_torch.io
+
+    buf = _io.BytesIO()
+    Image.new("RGB", (64, 10), (1, 2, 3)).save(buf, format="PNG")  # 64 wide: FFmpeg's own check pads rows
+    data = buf.getvalue()
+    assert spdl_torch.io.decode_image(data).shape == (3, 10, 64)
+    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_PIXELS", 639)  # 640 pixels: one too many
+    with pytest.raises(spdl_torch.DecodeError, match="pixel"):
+        spdl_torch.io.decode_image(data)
+    with pytest.raises(spdl_torch.DecodeError, match="pixel"):
+        spdl_torch.io.decode_images([data], height=8, width=8)
+    assert spdl_torch.io.decode_image(data, max_pixels=640).shape == (3, 10, 64)  # an explicit limit wins
