@@ -30,7 +30,7 @@ import torch.distributed as dist
 from torch.utils.data import Dataset
 from torch.utils.data.distributed import DistributedSampler
 
-__all__ = ["DistributedShard", "rank_and_world_size", "shard_by_rank"]
+__all__ = ["DistributedShard", "keep_threads", "rank_and_world_size", "shard_by_rank"]
 
 
 def rank_and_world_size() -> tuple[int, int]:
@@ -121,3 +121,53 @@ class DistributedShard(Dataset):
         if getitems is not None:
             return getitems(mapped)
         return [self.dataset[i] for i in mapped]
+
+
+def keep_threads(prepared: Any, like: Any = None) -> Any:
+    """Puts a :class:`spdl_torch.DataLoader` back inside a loader that Hugging Face Accelerate's
+    ``Accelerator.prepare`` rebuilt.
+
+    ``prepare(loader)`` re-creates every DataLoader as Accelerate's own ``DataLoaderShard``, which wraps a new
+    ``torch.utils.data.DataLoader`` (worker *processes*) over the sharded batch sampler it made. This replaces
+    that inner loader with a ``spdl_torch.DataLoader`` of the same arguments, so Accelerate's sharding, device
+    placement and RNG synchronisation stay and the workers are threads again::
+
+        loader = accelerator.prepare(spdl_torch.DataLoader(ds, batch_size=32, num_workers=4))
+        loader = spdl_torch.distributed.keep_threads(loader, like=original_loader)
+
+    Args:
+        prepared: what ``Accelerator.prepare`` returned for the loader.
+        like: the ``spdl_torch.DataLoader`` given to ``prepare``: its own keywords (``device``, ``on_error``,
+            ``worker_rng``, ``dataset_per_worker``) carry over; ``None``: their defaults.
+
+    Returns:
+        ``prepared``, now loading with threads (``isinstance(prepared, spdl_torch.DataLoader)`` holds).
+
+    Raises:
+        TypeError: ``prepared`` is not a loader Accelerate prepared (it has no ``base_dataloader``).
+    """
+    from torch.utils.data import IterableDataset
+
+    from .dataloader import DataLoader
+
+    base = prepared.__dict__.get("base_dataloader") if hasattr(prepared, "__dict__") else None
+    if base is None:
+        raise TypeError(f"keep_threads: expected a loader returned by Accelerator.prepare, got {type(prepared).__name__}")
+    if isinstance(base, DataLoader):
+        return prepared
+    kw: dict[str, Any] = {}
+    if isinstance(base.dataset, IterableDataset):
+        kw.update(batch_size=base.batch_size, drop_last=base.drop_last)
+    elif base.batch_sampler is not None:
+        kw.update(batch_sampler=base.batch_sampler)
+    else:
+        kw.update(batch_size=None, sampler=base.sampler)
+    if like is not None:
+        kw.update(device=like.device, on_error=like.on_error, worker_rng=like.worker_rng,
+                  dataset_per_worker=like.dataset_per_worker)
+    prepared.base_dataloader = DataLoader(
+        base.dataset, num_workers=base.num_workers, collate_fn=base.collate_fn, pin_memory=base.pin_memory,
+        timeout=base.timeout, worker_init_fn=base.worker_init_fn, generator=base.generator,
+        prefetch_factor=base.prefetch_factor, persistent_workers=base.persistent_workers, in_order=base.in_order,
+        **kw)
+    return prepared

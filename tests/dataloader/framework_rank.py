@@ -36,11 +36,18 @@ def make_loader(which):
     return DL(Indexed(), batch_size=2, num_workers=2)
 
 
+def _is_spdl(loader):
+    """An spdl_torch.DataLoader, also inside Accelerate's wrapper (whose ``__class__`` is its inner loader's)."""
+    import spdl_torch
+
+    return isinstance(loader, spdl_torch.DataLoader)
+
+
 def write(out_dir, rank, seen, threads, loader):
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump({"rank": rank, "seen": seen, "threads": sorted(threads),
                    "loader": f"{type(loader).__module__}.{type(loader).__qualname__}",
-                   "is_spdl": type(loader).__module__.startswith("spdl_torch"),
+                   "is_spdl": _is_spdl(loader),
                    "sampler": type(getattr(loader, "sampler", None)).__name__}, f)
 
 
@@ -77,7 +84,12 @@ def run_accelerate(which, out_dir):
     from accelerate import Accelerator
 
     acc = Accelerator(cpu=True)
-    prepared = acc.prepare(make_loader(which))
+    loader = make_loader(which)
+    prepared = acc.prepare(loader)
+    if which == "spdl":  # prepare() rebuilt it over torch's DataLoader (processes): put ours back inside
+        import spdl_torch
+
+        prepared = spdl_torch.distributed.keep_threads(prepared, like=loader)
     seen, threads = [], set()
     for x, idx, names in prepared:
         seen += [int(i) for i in idx]

@@ -121,3 +121,10 @@ def test_rank_from_env(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE")
     assert rank_and_world_size() == (0, 1)
     assert torch.equal(torch.tensor(len(DistributedShard(list(range(7))))), torch.tensor(7))
+
+
+def test_keep_threads_refuses_a_loader_accelerate_did_not_prepare():
+    from spdl_torch.distributed import keep_threads
+
+    with pytest.raises(TypeError, match="Accelerator.prepare"):
+        keep_threads(DataLoader(list(range(4))))

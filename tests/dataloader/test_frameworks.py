@@ -69,6 +69,8 @@ def test_accelerate_prepare_two_ranks_shard(which, tmp_path):
     _framework("accelerate")
     ranks = _run_two_ranks("accelerate", which, tmp_path)
     _assert_sharded(ranks)
-    for r in ranks:  # Accelerate re-creates most loaders as its own DataLoaderShard (a torch DataLoader)
-        if r["is_spdl"]:  # where it keeps our class, the workers are still threads
-            assert all(t.startswith(OUR_THREAD_PREFIX) for t in r["threads"]), r
+    # Accelerate re-creates every loader as its own DataLoaderShard over a new torch DataLoader; with ours,
+    # spdl_torch.distributed.keep_threads puts a spdl_torch.DataLoader back inside: sharded, and threads
+    if which == "spdl":
+        assert all(r["is_spdl"] for r in ranks), ranks
+        assert all(t.startswith(OUR_THREAD_PREFIX) for r in ranks for t in r["threads"]), ranks
