@@ -124,7 +124,15 @@ def make_thread_rng(seed: int) -> _RNG:
 def _get_worker_info_body():  # pragma: no cover - runs as torch.utils.data._utils.worker.get_worker_info
     if _worker_info is not None:  # noqa: F821
         return _worker_info  # noqa: F821
-    return getattr(_spdl_torch_local, "worker_info", None)  # noqa: F821
+    info = getattr(_spdl_torch_local, "worker_info", None)  # noqa: F821
+    if info is not None and _spdl_torch_caller_module() == "torch.utils.data._utils.collate":  # noqa: F821
+        return None  # default_collate would stack into shared memory, which only a worker process needs
+    return info
+
+
+def _caller_module() -> str:
+    """The module of the function that called the hooked ``get_worker_info``."""
+    return sys._getframe(2).f_globals.get("__name__", "")
 
 
 def _initial_seed_body():  # pragma: no cover - runs as torch.random.initial_seed
@@ -153,6 +161,7 @@ def install_torch_hooks() -> None:
             warnings.warn(f"spdl_torch: cannot hook {fn.__module__}.{fn.__name__}; it answers as in the main process")
             continue
         fn.__globals__["_spdl_torch_local"] = _local
+        fn.__globals__["_spdl_torch_caller_module"] = _caller_module
         fn.__code__ = body.__code__.replace(co_name=fn.__code__.co_name, co_qualname=fn.__code__.co_qualname)
     _hooks_installed = True
 

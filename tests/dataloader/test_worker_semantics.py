@@ -8,6 +8,7 @@ import typing
 import uuid
 
 import numpy as np
+import pytest
 import torch
 import torch.utils.data as tud
 
@@ -234,3 +235,22 @@ def test_worker_initial_seed_is_base_seed_plus_id(DL):
     for initial, seed, wid in got:
         assert wid in (0, 1)
         assert initial == seed == base_seed + wid
+
+
+def test_default_collate_in_our_threads_does_not_use_shared_memory():
+    """torch's default_collate stacks into shared memory when get_worker_info() answers (for the IPC of a worker
+    process); in our threads the batch is ordinary memory, and torch.stack's own error names a shape mismatch."""
+    from spdl_torch import DataLoader
+
+    batch = next(iter(DataLoader([torch.zeros(3)] * 4, batch_size=4, num_workers=1)))
+    assert not batch.is_shared()
+
+    class Ragged(tud.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return torch.zeros(2 + i)
+
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        next(iter(DataLoader(Ragged(), batch_size=2, num_workers=1)))
