@@ -35,7 +35,14 @@ class Strings(tud.Dataset):
         return self.items[i]
 
 
+def _no_loader_threads():
+    return not any(t.name.startswith("spdl_torch-DataLoader-worker") for t in threading.enumerate())
+
+
 def peak_rss_delta(ds, num_workers):
+    # loaders stop their threads without waiting (__del__ never blocks): let the previous run's threads end and
+    # free what they held before the baseline
+    wait_until(_no_loader_threads)
     gc.collect()
     base = rss_bytes()
     peak = base
