@@ -229,7 +229,6 @@ class WorkerSet:
                  dataset_per_worker: bool, worker_rng: str) -> None:
         self.num_workers = num_workers
         self.base_seed = base_seed
-        self.init_fn = init_fn
         self.worker_rng = worker_rng
         if worker_rng == "per_worker":
             with contextlib.suppress(ImportError):  # seeded per worker as torch does: capture it from the start
