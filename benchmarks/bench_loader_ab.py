@@ -1,0 +1,43 @@
+"""One timed pass of a DataLoader in a fresh process, for side-by-side runs of two checkouts (A/B) and the
+loader's modes; prints one JSON line.
+
+    python benchmarks/bench_loader_ab.py REPO MODE ROOT
+
+REPO: a checkout whose spdl_torch is imported (built in place); ROOT: data/imagenet_like/train. MODE:
+``eval`` (the fused eval transform, all images, spdl_torch.DataLoader), ``jitter_shared`` /
+``jitter_per_worker`` / ``jitter_torch`` (RandomResizedCrop fused + ColorJitter per sample from torch's global
+RNG on 640 images: spdl_torch.DataLoader with worker_rng="shared" / "per_worker", torch's DataLoader).
+Batch 32, 2 workers. Run the contenders interleaved, several repetitions, and compare medians
+(benchmarks/RESULTS.md, "DataLoader package: side by side").
+"""
+import json, os, resource, sys, time
+repo, mode, root = sys.argv[1:4]
+sys.path.insert(0, repo)
+import torch
+from torchvision.transforms import v2
+import spdl_torch
+from spdl_torch.datasets import ImageFolder
+torch.manual_seed(0)
+if mode.startswith("eval"):
+    tf = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
+                     v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    limit = None
+else:  # an unfused remainder drawing from torch's global RNG
+    tf = v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.ColorJitter(0.4, 0.4, 0.4)])
+    limit = 640
+ds = ImageFolder(root, transform=tf)
+if limit:
+    ds = torch.utils.data.Subset(ds, range(limit))
+kw = {}
+if mode.endswith("per_worker"):
+    kw["worker_rng"] = "per_worker"
+DL = torch.utils.data.DataLoader if mode.endswith("torch") else spdl_torch.DataLoader
+loader = DL(ds, batch_size=32, num_workers=2, **kw)
+r0 = resource.getrusage(resource.RUSAGE_SELF); c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+t0 = time.perf_counter(); n = 0
+for x, y in loader:
+    n += len(y)
+dt = time.perf_counter() - t0
+r1 = resource.getrusage(resource.RUSAGE_SELF); c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) + (c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime)
+print(json.dumps({"repo": repo, "mode": mode, "images": n, "images_per_s": n / dt, "cpu_ms_per_image": 1000 * cpu / n}))
