@@ -10,7 +10,7 @@ RNG on 640 images: spdl_torch.DataLoader with worker_rng="shared" / "per_worker"
 Batch 32, 2 workers. Run the contenders interleaved, several repetitions, and compare medians
 (benchmarks/RESULTS.md, "DataLoader package: side by side").
 """
-import json, os, resource, sys, time
+import json, resource, sys, time
 repo, mode, root = sys.argv[1:4]
 sys.path.insert(0, repo)
 import torch
