@@ -7,7 +7,7 @@ the GIL (e.g. :mod:`spdl_torch.io`). Each thread still looks like a worker proce
 
 Modules: ``_loader`` (the class: torch's checks, ``__iter__``, state API), ``_iterator`` (epochs, engine run,
 ``__next__``), ``_map`` / ``_iterable`` (fetching and the request sources), ``_fetch`` (what both share),
-``_worker`` (worker identity, seeding, RNG isolation), ``_state`` (the saved state), ``_messages``.
+``_worker`` (worker identity, seeding, RNG isolation), ``_state`` (the saved state), ``_source`` (how requests reach the engine), ``_messages``.
 """
 
 from ._loader import DataLoader

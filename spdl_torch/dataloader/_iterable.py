@@ -76,24 +76,13 @@ class IterableFetch(EpochFetch):
             return Result(request.seq, Failure(e, f"in DataLoader worker thread {k} while loading from the IterableDataset"), k)
         return Result(request.seq, batch, k, dataset.state_dict() if self.stateful else None)
 
-    def resume(self, saved: Any, consumer: Any) -> dict[int, Any] | None:
-        """Applies a saved iterable state (:class:`~._state.LoaderState`) to this epoch and to the consumer's
-        bookkeeping; returns the per-worker dataset states to load, or ``None`` when the dataset is not stateful
-        (then the consumer replays and drops the batches already returned)."""
-        consumer.exhausted_seen = set(saved.exhausted)
-        consumer.last_worker = saved.last_worker
-        if self.stateful:
-            for k in consumer.exhausted_seen:
-                self.iter_workers[k].ended = True
-            consumer.iter_states = dict(saved.iter_states)
-            for k, s in saved.iter_states.items():
-                self.iter_workers[k].state = s
-            return dict(saved.iter_states)
-        consumer.discard = consumer.num_yielded
-        consumer.num_yielded = 0
-        consumer.exhausted_seen = set()
-        consumer.last_worker = -1
-        return None
+    def restore(self, exhausted: list[int], iter_states: dict[int, Any]) -> None:
+        """A resumed epoch of a stateful dataset: the workers whose iterators were exhausted stay so, the others
+        load their saved dataset state before ``iter()``."""
+        for k in exhausted:
+            self.iter_workers[k].ended = True
+        for k, state in iter_states.items():
+            self.iter_workers[k].state = state
 
 
 class WorkerBoundSource:

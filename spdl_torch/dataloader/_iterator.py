@@ -26,6 +26,7 @@ from ._iterable import IterableFetch, WorkerBoundSource
 from ._map import END, MapFetch, draw_first, map_requests
 from ._messages import EMPTY, Exhausted, Failure, Fatal, Request, Result, describe_indices
 from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
+from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
 __all__ = ["DataLoaderIter"]
@@ -83,7 +84,7 @@ class DataLoaderIter:
         self._workers: WorkerSet | None = None
         self._it: Iterator | None = None
         self._fetch: MapFetch | IterableFetch | None = None
-        self._source_ref: _SourceRef = _SourceRef()
+        self._source_ref: SourceRef = SourceRef()
         self._stream = None
         self._finished = True
         _live_iterators.add(self)
@@ -153,7 +154,7 @@ class DataLoaderIter:
         fetch_cls = IterableFetch if self._is_iterable else MapFetch
         fetch = self._fetch = fetch_cls(loader, workers, epoch, self._base_seed, self._pin)
         if self._is_iterable and resume is not None:
-            fetch.resume(resume, self)
+            self._resume_iterable(fetch, resume)
         n = max(1, self._num_workers)
         requests = None if self._is_iterable else map_requests(
             first_batch, sampler_iter, self._prefix, self._yielded_seqs, n, self._bound)
@@ -170,24 +171,35 @@ class DataLoaderIter:
                                        fetch=fetch if self._is_iterable else None, plan=requests,
                                        start=(self.last_worker + 1) % n)
         else:
-            source = _Credited(requests)
+            source = Credited(requests)
         self._source_ref.source, self._source_ref.fetch = source, fetch
         if self._pipeline is None or not self._persistent:
             self._pipeline = self._build_pipeline(loader, workers, epoch, per_worker)
         self._it = self._pipeline.iterate(timeout=self._timeout if self._timeout > 0 else None)
         workers.wait_initialized()
 
+    def _resume_iterable(self, fetch: IterableFetch, saved: LoaderState) -> None:
+        """A saved iterable position: a stateful dataset restores each worker's state; one without is replayed
+        from the start and the batches already returned are dropped."""
+        if fetch.stateful:
+            self.exhausted_seen = set(saved.exhausted)
+            self.last_worker = saved.last_worker
+            self.iter_states = dict(saved.iter_states)
+            fetch.restore(saved.exhausted, saved.iter_states)
+        else:
+            self.discard, self.num_yielded = self.num_yielded, 0
+
     def _build_pipeline(self, loader: Any, workers: WorkerSet, first_epoch: int, per_worker: int) -> Any:
         n = loader.num_workers
-        fetch_ref = self._source_ref
+        source_ref = self._source_ref
         bound = self._bound
         workers.expect_initialization(n)
         return (
             PipelineBuilder(queue_size=1)
-            .add_source(fetch_ref)
-            .pipe(_run, concurrency=n * per_worker if bound else n, name="fetch",
+            .add_source(source_ref)
+            .pipe(run_request, concurrency=n * per_worker if bound else n, name="fetch",
                   output_order="input" if loader.in_order else "completion",
-                  thread_affinity=_worker_of if bound else None)
+                  thread_affinity=worker_of if bound else None)
             .add_sink(n * per_worker)
             .build(
                 num_threads=n,
@@ -360,51 +372,3 @@ class DataLoaderIter:
 
     def __del__(self) -> None:
         self.shutdown(wait=False)  # may run on any thread: never blocks
-
-
-class _SourceRef:
-    """The pipeline's source. A run iterates the source of the epoch current when it starts (persistent workers
-    keep one pipeline for many epochs) and pairs each request with that epoch's fetch. (Async iterators, not
-    async generators: nothing is left for the loop's asyncgen finalizer when a run is stopped.)"""
-
-    def __init__(self) -> None:
-        self.source: Any = None
-        self.fetch: Any = None
-
-    def __aiter__(self) -> Any:
-        return _Pairs(self.fetch, self.source.__aiter__())
-
-
-class _Pairs:
-    def __init__(self, fetch: Any, requests: Any) -> None:
-        self.fetch, self.requests = fetch, requests
-
-    async def __anext__(self) -> tuple:
-        return self.fetch, await self.requests.__anext__()
-
-
-class _Credited:
-    """Map-style requests from the sampler, drawn on the event loop; the engine's ``max_in_flight`` credits bound
-    how far they run ahead of the consumer."""
-
-    def __init__(self, requests: Iterator[Request]) -> None:
-        self.requests = requests
-
-    def __aiter__(self) -> Any:
-        return self
-
-    async def __anext__(self) -> Request:
-        try:
-            return next(self.requests)
-        except StopIteration:
-            raise StopAsyncIteration from None
-
-
-def _run(item: tuple) -> Any:
-    """The fetch stage function: runs a request with the fetch of the epoch it belongs to."""
-    fetch, request = item
-    return fetch.run(request)
-
-
-def _worker_of(item: tuple) -> int:
-    return item[1].worker
