@@ -79,7 +79,7 @@ FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
-CORE_PC      := libavcodec libavutil libswscale libturbojpeg libjpeg
+CORE_PC      := libavcodec libavformat libavutil libswscale libswresample libturbojpeg libjpeg
 SAN_FLAGS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1 -ffp-contract=off
 SAN_CXX      ?= g++
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
@@ -90,13 +90,16 @@ SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
 # Corpus location (fetched on first use by tests/media.py; empty without ../shared).
 CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
 
-$(SAN_DIR)/core_test: csrc/tests/core_test.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt
+# One binary per csrc/tests/*_test.cc (core_test: images; media_test: the demux layer), each given the corpus.
+SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/tests/*_test.cc)))
+
+$(SAN_DIR)/%_test: csrc/tests/%_test.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt
 	@mkdir -p $(SAN_DIR)
 	$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
-	  csrc/tests/core_test.cc $(CORE_SRCS) $$(pkg-config --libs $(CORE_PC))
+	  $< $(CORE_SRCS) $$(pkg-config --libs $(CORE_PC))
 
-test-sanitize: $(SAN_DIR)/core_test $(STAMPS)/venv
-	corpus=$(CORPUS_CMD); time $(SAN_ENV) $(SAN_DIR)/core_test $$corpus
+test-sanitize: $(SAN_TESTS) $(STAMPS)/venv
+	corpus=$(CORPUS_CMD); for t in $(SAN_TESTS); do time $(SAN_ENV) $$t $$corpus || exit 1; done
 
 $(STAMPS)/apt-fuzz:
 	@mkdir -p $(STAMPS)

@@ -18,7 +18,10 @@ CORPUS = REPO / "data" / "media_corpus"
 # A package of the "tests" set, used to tell whether apt's package lists need an update first.
 _PROBE_PACKAGE = "gdk-pixbuf-tests"
 # Categories the tests read; each must be non-empty for the corpus to count as complete.
-CATEGORIES = ("pngsuite", "png_other", "photos_png", "gif_suite", "jpeg_variants", "webp_tiff_bmp_gif", "corrupt")
+CATEGORIES = ("pngsuite", "png_other", "photos_png", "gif_suite", "jpeg_variants", "webp_tiff_bmp_gif", "corrupt",
+              "video", "audio")
+# The fetch script's sets that fill CATEGORIES.
+SETS = ("tests", "video", "audio")
 # The fetch script tests availability with `apt-cache show PKG | grep -q ...` under pipefail: when grep
 # exits early, apt-cache dies of SIGPIPE and the package is wrongly skipped as "not in this release".
 # This stand-in buffers apt-cache's output so that the pipeline's status is apt-cache's own.
@@ -46,7 +49,7 @@ def corpus_dir() -> Path | None:
     (shim / "apt-cache").write_text(_APT_CACHE_SHIM)
     (shim / "apt-cache").chmod(0o755)
     env = dict(os.environ, PATH=f"{shim}:{os.environ['PATH']}")
-    subprocess.run(["bash", str(FETCH_SCRIPT), str(CORPUS), "tests"], check=True, capture_output=True, env=env)
+    subprocess.run(["bash", str(FETCH_SCRIPT), str(CORPUS), *SETS], check=True, capture_output=True, env=env)
     if not _complete():
         raise RuntimeError(f"the media corpus in {CORPUS} is incomplete after running {FETCH_SCRIPT}")
     return CORPUS

@@ -6,6 +6,8 @@ extern "C" {
 }
 
 #include <cstdarg>
+
+#include "../errors.h"
 #include <mutex>
 
 namespace spdl_torch::core::detail {
@@ -46,6 +48,13 @@ std::string ffmpeg_error_string(int errnum) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
   av_strerror(errnum, buf, sizeof(buf));
   return buf;
+}
+
+void throw_ffmpeg_error(const std::string& what, int errnum) {
+  std::string message = what + ": " + ffmpeg_error_string(errnum);
+  const std::string log = ffmpeg_log();
+  if (!log.empty()) message += " (" + log + ")";
+  throw DecodeError(message);
 }
 
 }  // namespace spdl_torch::core::detail

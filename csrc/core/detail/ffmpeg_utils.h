@@ -3,7 +3,9 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
 #include <libavutil/frame.h>
+#include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 }
 
@@ -25,10 +27,25 @@ struct SwsContextDeleter {
   void operator()(SwsContext* p) const { sws_freeContext(p); }
 };
 
+struct AVFormatInputDeleter {  // a context opened by avformat_open_input
+  void operator()(AVFormatContext* p) const { avformat_close_input(&p); }
+};
+struct SwrContextDeleter {
+  void operator()(SwrContext* p) const { swr_free(&p); }
+};
+
 using AVCodecContextPtr = std::unique_ptr<AVCodecContext, AVCodecContextDeleter>;
 using AVPacketPtr = std::unique_ptr<AVPacket, AVPacketDeleter>;
 using AVFramePtr = std::unique_ptr<AVFrame, AVFrameDeleter>;
 using SwsContextPtr = std::unique_ptr<SwsContext, SwsContextDeleter>;
+using AVFormatInputPtr = std::unique_ptr<AVFormatContext, AVFormatInputDeleter>;
+using SwrContextPtr = std::unique_ptr<SwrContext, SwrContextDeleter>;
+
+// Drops a packet's or frame's references at the end of a scope (the object itself stays allocated).
+struct PacketUnref {
+  AVPacket* packet;
+  ~PacketUnref() { av_packet_unref(packet); }
+};
 
 // Routes FFmpeg's log to a per-thread buffer instead of stderr (installed once, process-wide), so that
 // a decode error can carry the decoder's own explanation and the library prints nothing.
@@ -40,5 +57,8 @@ std::string ffmpeg_log();
 
 // av_strerror's text for an FFmpeg error code.
 std::string ffmpeg_error_string(int errnum);
+
+// Throws core::DecodeError "<what>: <av_strerror text>" plus this thread's captured FFmpeg log, if any.
+[[noreturn]] void throw_ffmpeg_error(const std::string& what, int errnum);
 
 }  // namespace spdl_torch::core::detail

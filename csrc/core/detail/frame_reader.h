@@ -1,0 +1,42 @@
+// Decodes the frames of one stream in the decoder's output order (presentation order for video): reads the
+// stream's packets from a Demuxer, sends them to the decoder, receives frames, and drains the decoder at the
+// end of the input. Shared by the video and audio decoders. Internal header.
+#pragma once
+
+#include <cstdint>
+
+#include "demux.h"
+#include "ffmpeg_utils.h"
+
+namespace spdl_torch::core::detail {
+
+class FrameReader {
+ public:
+  // `strict`: a packet or frame the decoder rejects raises DecodeError; otherwise it is counted
+  // (corrupt_packets()) and decoding goes on with the next packet.
+  FrameReader(Demuxer& demuxer, int index, AVCodecContext* codec, bool strict);
+
+  // The next decoded frame into `frame` (unreferenced first). False once the decoder is drained.
+  bool next(AVFrame* frame);
+
+  // Call after Demuxer::seek: drops the decoder's buffered frames and restarts reading.
+  void restart();
+
+  int64_t corrupt_packets() const { return corrupt_; }
+  AVCodecContext* codec() const { return codec_; }
+
+ private:
+  void rejected(const char* what, int err);
+
+  Demuxer& demuxer_;
+  int index_;
+  AVCodecContext* codec_;
+  bool strict_;
+  AVPacketPtr packet_;
+  static constexpr int kMaxDrainErrors = 1024;
+  bool draining_ = false;
+  int drain_errors_ = 0;
+  int64_t corrupt_ = 0;
+};
+
+}  // namespace spdl_torch::core::detail
