@@ -156,7 +156,7 @@ def decode_images(
         strict: raise on the first bad sample (True), or return ``(batch, ok)`` with bad slots zero-filled:
             samples that cannot be decoded and paths that cannot be read (missing, a directory, no
             permission, not a regular file) alike.
-        apply_exif_orientation: apply the JPEG EXIF orientation before the geometry.
+        apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
         max_pixels: per-image pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
         dct_min_ratio: JPEG DCT scaling decodes at the smallest of 1/8, 1/4, 1/2, 1 that keeps at least
             this many source pixels per output pixel on both axes (the antialiased resize then does the

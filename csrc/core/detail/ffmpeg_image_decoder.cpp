@@ -67,16 +67,20 @@ Canonical direct(const AVFrame* f, int channels) {
   return c;
 }
 
-Canonical allocate(const AVFrame* f, int channels, ElemType type) {
+Canonical allocate(int height, int width, int channels, ElemType type) {
   Canonical c;
-  c.image.height = f->height;
-  c.image.width = f->width;
+  c.image.height = height;
+  c.image.width = width;
   c.image.channels = channels;
   c.image.type = type;
-  c.image.row_bytes = int64_t(f->width) * channels * elem_size(type);
-  c.storage.resize(size_t(c.image.row_bytes * f->height));
+  c.image.row_bytes = int64_t(width) * channels * elem_size(type);
+  c.storage.resize(size_t(c.image.row_bytes * height));
   c.image.data = c.storage.data();
   return c;
+}
+
+Canonical allocate(const AVFrame* f, int channels, ElemType type) {
+  return allocate(f->height, f->width, channels, type);
 }
 
 // 8-bit packed formats whose channels are a permutation (or subset) of RGBA.
@@ -233,26 +237,19 @@ AVFramePtr decode_first_frame(ImageFormat format, const uint8_t* data, size_t si
 // always ARGB. GIF pixels take their palette colours (see gif_frame.h).
 Canonical own_channels(ImageFormat format, const uint8_t* data, size_t size, Canonical c) {
   if (c.image.channels != 4 || c.image.type != ElemType::UInt8) return c;
+  const CanonicalImage& in = c.image;
   GifFirstFrame gif;
   if (format == ImageFormat::GIF && read_gif_first_frame(data, size, gif)) {
-    Canonical out = Canonical{};
-    const int channels = gif.transparent_index >= 0 ? 4 : 3;
-    out.image = {nullptr, int64_t(c.image.width) * channels, c.image.height, c.image.width, channels, ElemType::UInt8};
-    out.storage.resize(size_t(out.image.row_bytes * c.image.height));
-    out.image.data = out.storage.data();
-    restore_gif_colours(gif, c.image.data, c.image.row_bytes, c.image.height, c.image.width, channels,
-                        out.storage.data());
+    Canonical out = allocate(in.height, in.width, gif.transparent_index >= 0 ? 4 : 3, ElemType::UInt8);
+    restore_gif_colours(gif, in.data, in.row_bytes, in.height, in.width, out.image.channels, out.storage.data());
     return out;
   }
   if (format == ImageFormat::WEBP && !webp_has_alpha(data, size)) {
-    Canonical out = Canonical{};
-    out.image = {nullptr, int64_t(c.image.width) * 3, c.image.height, c.image.width, 3, ElemType::UInt8};
-    out.storage.resize(size_t(out.image.row_bytes * c.image.height));
-    out.image.data = out.storage.data();
-    for (int y = 0; y < c.image.height; ++y) {
-      const uint8_t* s = c.image.data + y * c.image.row_bytes;
+    Canonical out = allocate(in.height, in.width, 3, ElemType::UInt8);
+    for (int y = 0; y < in.height; ++y) {
+      const uint8_t* s = in.data + y * in.row_bytes;
       uint8_t* d = out.storage.data() + y * out.image.row_bytes;
-      for (int x = 0; x < c.image.width; ++x, s += 4, d += 3) std::memcpy(d, s, 3);
+      for (int x = 0; x < in.width; ++x, s += 4, d += 3) std::memcpy(d, s, 3);
     }
     return out;
   }
