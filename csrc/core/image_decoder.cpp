@@ -1,19 +1,48 @@
 #include "image_decoder.h"
 
 #include <string>
+#include <vector>
 
 #include "errors.h"
 #include "detail/ffmpeg_image_decoder.h"
 #include "detail/image_format.h"
 #include "detail/jpeg_decoder.h"
+#include "detail/pixel_convert.h"
 
 namespace spdl_torch::core {
+namespace {
+
+// JPEG is 8-bit RGB or grey: GRAY_ALPHA and 16-bit output are conversions of its GRAY / RGB / UNCHANGED
+// decode (so GRAY_ALPHA's grey is GRAY's luma plane).
+void decode_jpeg_converted(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc) {
+  DecodeOptions eight = opt;
+  eight.depth = BitDepth::Source;
+  if (opt.mode == ColorMode::GRAY_ALPHA) eight.mode = ColorMode::GRAY;
+  std::vector<uint8_t> pixels;
+  ImageShape shape;
+  decode_jpeg(data, size, eight, [&](const ImageShape& s) {
+    shape = s;
+    pixels.resize(size_t(s.num_bytes()));
+    return pixels.data();
+  });
+  if (pixels.empty()) throw InternalError("decode_image: the JPEG decoder produced no image");
+  const CanonicalImage src{pixels.data(), shape.row_bytes(), shape.height, shape.width, shape.channels, shape.type};
+  convert_channels(src, opt.mode, alloc(output_shape(src, opt.mode, opt.depth)), opt.depth);
+}
+
+}  // namespace
 
 void decode_image(const uint8_t* data, size_t size, const DecodeOptions& opt, const OutputAllocator& alloc) {
   if (size == 0) throw DecodeError("empty data (0 bytes): nothing to decode");
   const ImageFormat format = detect_image_format(data, size);
   switch (format) {
-    case ImageFormat::JPEG: decode_jpeg(data, size, opt, alloc); return;
+    case ImageFormat::JPEG:
+      if (opt.mode == ColorMode::GRAY_ALPHA || opt.depth == BitDepth::Sixteen) {
+        decode_jpeg_converted(data, size, opt, alloc);
+      } else {
+        decode_jpeg(data, size, opt, alloc);
+      }
+      return;
     case ImageFormat::Unknown: {
       static const char hex[] = "0123456789abcdef";
       std::string head;

@@ -11,14 +11,20 @@ namespace spdl_torch::core {
 enum class ColorMode {
   RGB,        // 3 channels, 8-bit; alpha dropped, grey replicated
   RGBA,       // 4 channels, 8-bit; opaque (255) alpha added where the image has none
-  GRAY,       // 1 channel, 8-bit; colour reduced with ITU-R 601-2 luma (Pillow's "L")
-  UNCHANGED,  // the file's own channels (1, 2, 3 or 4) and depth (8 or 16 bit)
+  GRAY,        // 1 channel, 8-bit; colour reduced with ITU-R 601-2 luma (Pillow's "L")
+  GRAY_ALPHA,  // 2 channels, 8-bit: GRAY's luma and the alpha (maximum where the image has none; Pillow's "LA")
+  UNCHANGED,   // the file's own channels (1, 2, 3 or 4) and, with BitDepth::Source, depth (8 or 16 bit)
 };
 
 ColorMode parse_color_mode(const std::string& mode);  // throws InvalidArgument
 const char* color_mode_name(ColorMode mode);
 
 enum class ElemType { UInt8, UInt16 };
+
+// Sample depth of the output. Source: 8 bit, except UNCHANGED keeps a 16-bit file's 16 bits (the output
+// type then depends on the data). Eight / Sixteen: that depth in every mode, whatever the file's depth:
+// 16 -> 8 bit keeps the high byte, 8 -> 16 bit replicates it (v * 257, so 255 -> 65535).
+enum class BitDepth { Source, Eight, Sixteen };
 
 inline int elem_size(ElemType t) { return t == ElemType::UInt8 ? 1 : 2; }
 
@@ -44,6 +50,7 @@ struct DecodeOptions {
   ColorMode mode = ColorMode::RGB;
   bool apply_exif_orientation = true;
   int64_t max_pixels = kDefaultMaxPixels;  // width * height above this is a DecodeError; <= 0: no limit
+  BitDepth depth = BitDepth::Source;
 };
 
 }  // namespace spdl_torch::core

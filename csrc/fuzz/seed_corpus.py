@@ -43,8 +43,25 @@ def _synthetic_jpeg(**kwargs) -> bytes:
     return buf.getvalue()
 
 
+def _synthetic_still(fmt: str) -> bytes:
+    """A small PNG / WebP with an EXIF orientation, or a GIF with a transparency index (Pillow)."""
+    import io
+
+    from PIL import Image
+
+    img = Image.radial_gradient("L").resize((12, 10)).convert("RGB")
+    buf = io.BytesIO()
+    if fmt == "GIF":
+        img.convert("P").save(buf, "GIF", transparency=0)
+    else:
+        exif = Image.Exif()
+        exif[0x0112] = 6
+        img.save(buf, fmt, exif=exif, **({"lossless": True} if fmt == "WEBP" else {}))
+    return buf.getvalue()
+
+
 def main(out: Path) -> None:
-    targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd")}
+    targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd", "image_chunks")}
     for d in targets.values():
         d.mkdir(parents=True, exist_ok=True)
     root = corpus_dir()
@@ -60,6 +77,7 @@ def main(out: Path) -> None:
     jpegs = [p for p in small if p.read_bytes()[:2] == b"\xff\xd8"]
     for p in jpegs[:: max(1, len(jpegs) // MAX_FILES)]:
         put("decode_batch", p.read_bytes())
+    stills = []  # PNG, WebP, GIF: the container readers' seeds, capped below
     for p in files:
         data = p.read_bytes()
         if data[:2] == b"\xff\xd8":
@@ -69,9 +87,15 @@ def main(out: Path) -> None:
                 put("tiff_ifd", tiff[:MAX_BYTES])
         elif data[:4] in (b"II*\0", b"MM\0*"):
             put("tiff_ifd", data[:4096])
+        elif data[:4] in (b"\x89PNG", b"RIFF", b"GIF8"):
+            stills.append(data[:MAX_BYTES])
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")
+    for data in stills[:: max(1, len(stills) // MAX_FILES)]:
+        put("image_chunks", data)
+    for fmt in ("PNG", "WEBP", "GIF"):
+        put("image_chunks", _synthetic_still(fmt))
     for kwargs in ({}, {"progressive": True}, {"subsampling": 0}, {"restart_marker_blocks": 3}):
         put("decode_batch", _synthetic_jpeg(**kwargs))
     for t, d in targets.items():

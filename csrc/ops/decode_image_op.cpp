@@ -1,7 +1,9 @@
-// decode_image: one encoded image (1-D uint8 tensor) to a uint8/uint16 Tensor[C, H, W] (channels-last strides).
+// decode_image: one encoded image (1-D uint8 tensor) to a Tensor[C, H, W] (channels-last strides) of the
+// requested dtype (None: uint8; uint16), so that the output dtype follows from the arguments.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <string>
 
 #include "../core/errors.h"
@@ -12,18 +14,22 @@ namespace spdl_torch::ops {
 namespace {
 
 at::Tensor decode_image(const at::Tensor& data, c10::string_view mode, bool apply_exif_orientation,
-                        int64_t max_pixels) {
+                        int64_t max_pixels, std::optional<at::ScalarType> dtype) {
   check_encoded_bytes(data, "decode_image");
+  const at::ScalarType out_type = dtype.value_or(at::kByte);
+  TORCH_CHECK(out_type == at::kByte || out_type == at::kUInt16,
+              "decode_image: expected dtype uint8 or uint16 (or None: uint8), got ", out_type);
   const at::Tensor bytes = data.contiguous();
   return translate_core_errors("decode_image", [&] {
     core::DecodeOptions opt;
     opt.mode = core::parse_color_mode(std::string(mode));
     opt.apply_exif_orientation = apply_exif_orientation;
     opt.max_pixels = max_pixels;
+    opt.depth = out_type == at::kUInt16 ? core::BitDepth::Sixteen : core::BitDepth::Eight;
     at::Tensor hwc;
     core::decode_image(bytes.data_ptr<uint8_t>(), size_t(bytes.numel()), opt, [&](const core::ImageShape& s) {
-      const auto dtype = s.type == core::ElemType::UInt8 ? at::kByte : at::kUInt16;
-      hwc = at::empty({s.height, s.width, s.channels}, at::TensorOptions().dtype(dtype));
+      const auto type = s.type == core::ElemType::UInt8 ? at::kByte : at::kUInt16;
+      hwc = at::empty({s.height, s.width, s.channels}, at::TensorOptions().dtype(type));
       return static_cast<uint8_t*>(hwc.data_ptr());
     });
     if (!hwc.defined()) throw core::InternalError("decode_image: the decoder produced no image");

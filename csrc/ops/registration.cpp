@@ -5,7 +5,7 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("read_file(str path, *, int max_bytes=0) -> Tensor");
   m.def(
       "decode_image(Tensor data, *, str mode=\"RGB\", bool apply_exif_orientation=True, "
-      "int max_pixels=178956970) -> Tensor");
+      "int max_pixels=178956970, ScalarType? dtype=None) -> Tensor");
   m.def(
       "decode_images(Tensor[] data, *, int height, int width, str geometry=\"eval\", int resize_shorter=0, "
       "float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0, "

@@ -23,6 +23,8 @@
 #include "../core/batch_decoder.h"
 #include "../core/errors.h"
 #include "../core/image_decoder.h"
+#include "../core/detail/gif_frame.h"
+#include "../core/detail/image_chunks.h"
 #include "../core/detail/image_format.h"
 #include "../core/detail/jpeg_markers.h"
 #include "../core/detail/orientation.h"
@@ -192,6 +194,105 @@ static void test_pixel_convert() {
   uint8_t o2[2];
   convert_channels(up, ColorMode::GRAY, o2);
   CHECK(o2[0] == 2 && o2[1] == 1);
+}
+
+static void test_pixel_depth_and_gray_alpha() {
+  // RGBA 8-bit -> GRAY_ALPHA: Pillow's "LA" (luma, alpha kept).
+  const uint8_t rgba[4] = {10, 200, 30, 77};
+  CanonicalImage im{rgba, 4, 1, 1, 4, ElemType::UInt8};
+  ImageShape la = output_shape(im, ColorMode::GRAY_ALPHA);
+  CHECK(la.channels == 2 && la.type == ElemType::UInt8);
+  uint8_t la8[2];
+  convert_channels(im, ColorMode::GRAY_ALPHA, la8);
+  CHECK(la8[0] == uint8_t((19595 * 10 + 38470 * 200 + 7471 * 30 + 32768) >> 16) && la8[1] == 77);
+  // 8 -> 16 bit replicates the byte (v * 257), in every mode; GRAY of grey stays exact.
+  CHECK(output_shape(im, ColorMode::RGB, BitDepth::Sixteen).type == ElemType::UInt16);
+  CHECK(output_shape(im, ColorMode::UNCHANGED, BitDepth::Sixteen).channels == 4);
+  uint16_t rgba16[4];
+  convert_channels(im, ColorMode::UNCHANGED, reinterpret_cast<uint8_t*>(rgba16), BitDepth::Sixteen);
+  CHECK(rgba16[0] == 10 * 257 && rgba16[1] == 200 * 257 && rgba16[2] == 30 * 257 && rgba16[3] == 77 * 257);
+  const uint8_t g1[1] = {255};
+  CanonicalImage gray{g1, 1, 1, 1, 1, ElemType::UInt8};
+  uint16_t ga16[2];
+  convert_channels(gray, ColorMode::GRAY_ALPHA, reinterpret_cast<uint8_t*>(ga16), BitDepth::Sixteen);
+  CHECK(ga16[0] == 65535 && ga16[1] == 65535);
+  // 16 -> 8 bit with BitDepth::Eight even in UNCHANGED: the high byte.
+  const uint16_t w[1] = {0xABCD};
+  CanonicalImage wide{reinterpret_cast<const uint8_t*>(w), 2, 1, 1, 1, ElemType::UInt16};
+  CHECK(output_shape(wide, ColorMode::UNCHANGED, BitDepth::Eight).type == ElemType::UInt8);
+  CHECK(output_shape(wide, ColorMode::UNCHANGED).type == ElemType::UInt16);  // Source keeps 16 bits
+  uint8_t narrow[1];
+  convert_channels(wide, ColorMode::UNCHANGED, narrow, BitDepth::Eight);
+  CHECK(narrow[0] == 0xAB);
+}
+
+static Bytes png_chunk(const char* type, const Bytes& payload) {
+  Bytes c = {uint8_t(payload.size() >> 24), uint8_t(payload.size() >> 16), uint8_t(payload.size() >> 8),
+             uint8_t(payload.size())};
+  c.insert(c.end(), type, type + 4);
+  c.insert(c.end(), payload.begin(), payload.end());
+  c.insert(c.end(), 4, 0);  // CRC: not checked by the metadata reader
+  return c;
+}
+
+static void test_image_chunks() {
+  // The EXIF payload: a TIFF structure with Orientation, optionally behind "Exif\0\0".
+  for (bool prefix : {false, true}) {
+    Bytes exif = tiff_one_entry(false, kTiffTagOrientation, 3, 6);
+    if (prefix) exif.insert(exif.begin(), {'E', 'x', 'i', 'f', 0, 0});
+    Bytes png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    for (const Bytes& c : {png_chunk("IHDR", Bytes(13)), png_chunk("IDAT", Bytes(5)), png_chunk("eXIf", exif),
+                           png_chunk("IEND", {})}) {
+      png.insert(png.end(), c.begin(), c.end());
+    }
+    CHECK(png_exif_orientation(png.data(), png.size()) == 6);
+    for (size_t cut = 0; cut < png.size(); ++cut) {  // truncated anywhere: 1 or the value, no over-read
+      const Bytes t(png.begin(), png.begin() + long(cut));
+      const int o = png_exif_orientation(t.data(), t.size());
+      CHECK(o == 1 || o == 6);
+    }
+    Bytes webp = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'};
+    const auto riff = [&](const char* type, const Bytes& payload) {
+      webp.insert(webp.end(), type, type + 4);
+      for (int i = 0; i < 4; ++i) webp.push_back(uint8_t(payload.size() >> (8 * i)));
+      webp.insert(webp.end(), payload.begin(), payload.end());
+      if (payload.size() & 1) webp.push_back(0);
+    };
+    riff("VP8X", Bytes(10));
+    riff("VP8L", {0x2F, 0, 0, 0, 0x00});  // alpha_is_used = 0
+    riff("EXIF", exif);
+    CHECK(webp_exif_orientation(webp.data(), webp.size()) == 6);
+    CHECK(!webp_has_alpha(webp.data(), webp.size()));
+    webp[20] = 0x10;  // VP8X alpha flag
+    CHECK(webp_has_alpha(webp.data(), webp.size()));
+  }
+}
+
+static void test_gif_frame() {
+  // 4x2 screen, a global table of 2 colours, a GCE with transparency index 1, a 2x1 frame at (1, 1).
+  const Bytes gif = {'G', 'I', 'F', '8', '9', 'a', 4, 0, 2, 0, 0x80, 0, 0,
+                     255, 0, 0, 0, 0, 255,                            // red, blue
+                     0x21, 0xF9, 4, 1, 0, 0, 1, 0,                    // GCE: transparent index 1
+                     0x2C, 1, 0, 1, 0, 2, 0, 1, 0, 0,                 // image descriptor
+                     2, 2, 0x44, 0x01, 0, 0x3B};
+  GifFirstFrame f;
+  CHECK(read_gif_first_frame(gif.data(), gif.size(), f));
+  CHECK(f.screen_width == 4 && f.screen_height == 2 && f.left == 1 && f.top == 1 && f.width == 2 && f.height == 1);
+  CHECK(f.transparent_index == 1 && f.palette_size == 2 && f.palette[1][2] == 255);
+  // FFmpeg's canvas: all transparent white except frame pixel (1, 1) red and (2, 1) transparent.
+  Bytes canvas(4 * 2 * 4, 0);
+  for (size_t i = 0; i < canvas.size(); i += 4) canvas[i] = canvas[i + 1] = canvas[i + 2] = 255;
+  const uint8_t red[4] = {255, 0, 0, 255};
+  std::memcpy(&canvas[(1 * 4 + 1) * 4], red, 4);
+  Bytes out(4 * 2 * 4);
+  restore_gif_colours(f, canvas.data(), 16, 2, 4, 4, out.data());
+  CHECK(out[0] == 0 && out[2] == 255 && out[3] == 0);                       // uncovered: the fill (index 1)
+  CHECK(out[(1 * 4 + 1) * 4] == 255 && out[(1 * 4 + 1) * 4 + 3] == 255);    // drawn: red, opaque
+  CHECK(out[(1 * 4 + 2) * 4 + 2] == 255 && out[(1 * 4 + 2) * 4 + 3] == 0);  // transparent: blue, alpha 0
+  for (size_t cut = 0; cut < gif.size(); ++cut) {  // truncated anywhere: false or a frame, no over-read
+    const Bytes t(gif.begin(), gif.begin() + long(cut));
+    if (read_gif_first_frame(t.data(), t.size(), f)) CHECK(cut >= 37);
+  }
 }
 
 static void test_tiff_ifd() {
@@ -763,7 +864,8 @@ static void test_corpus(const fs::path& root, int& files, int& decoded, int& ref
       if (rgb.outcome != Outcome::DecodeErr) std::fprintf(stderr, "%s: corrupted PngSuite file decoded\n", p.c_str());
       CHECK(rgb.outcome == Outcome::DecodeErr);
     }
-    for (ColorMode mode : {ColorMode::RGB, ColorMode::RGBA, ColorMode::GRAY, ColorMode::UNCHANGED}) {
+    for (ColorMode mode :
+         {ColorMode::RGB, ColorMode::RGBA, ColorMode::GRAY, ColorMode::GRAY_ALPHA, ColorMode::UNCHANGED}) {
       for (bool orient : {true, false}) {
         const Result r = mode == ColorMode::RGB && orient ? rgb : decode(data, mode, kDefaultMaxPixels, orient);
         if (r.outcome != rgb.outcome) {
@@ -778,7 +880,11 @@ static void test_corpus(const fs::path& root, int& files, int& decoded, int& ref
         CHECK(r.alloc_calls == 1);
         CHECK(r.shape.height > 0 && r.shape.width > 0);
         CHECK(int64_t(r.shape.height) * r.shape.width <= kDefaultMaxPixels);
-        const int want = mode == ColorMode::RGB ? 3 : mode == ColorMode::RGBA ? 4 : mode == ColorMode::GRAY ? 1 : 0;
+        const int want = mode == ColorMode::RGB    ? 3
+                         : mode == ColorMode::RGBA ? 4
+                         : mode == ColorMode::GRAY ? 1
+                         : mode == ColorMode::GRAY_ALPHA ? 2
+                                                   : 0;
         if (want) {
           CHECK(r.shape.channels == want && r.shape.type == ElemType::UInt8);
         } else {
@@ -803,6 +909,9 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   test_orientation();
   test_pixel_convert();
+  test_pixel_depth_and_gray_alpha();
+  test_image_chunks();
+  test_gif_frame();
   test_tiff_ifd();
   test_jpeg_markers();
   test_decode_hostile_synthetic();
@@ -815,7 +924,7 @@ int main(int argc, char** argv) {
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("core_test: %d checks, %d failed; corpus: %d files (%d decoded, %d DecodeError) x 5 modes/orientations"
+  std::printf("core_test: %d checks, %d failed; corpus: %d files (%d decoded, %d DecodeError) x 6 modes/orientations"
               " + 3 truncations each; partial vs whole JPEG decode compared on %d JPEGs; %.1f s\n", g_checks, g_failures, files, decoded,
               refused, jpegs, s);
   return g_failures == 0 ? 0 : 1;

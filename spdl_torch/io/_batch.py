@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import warnings
@@ -56,7 +57,7 @@ def _decode_images_fake(
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
 
 
-def _as_tensor(src, i: int) -> torch.Tensor:
+def _as_tensor(src, i: int, strict: bool) -> torch.Tensor:
     if isinstance(src, torch.Tensor):
         return src
     if isinstance(src, (bytes, bytearray, memoryview)):
@@ -65,7 +66,12 @@ def _as_tensor(src, i: int) -> torch.Tensor:
         try:
             return torch.ops.spdl_torch.read_file(os.fspath(src))
         except RuntimeError as e:
-            raise translate(e, None) from None  # the message names the path
+            error = translate(e, None)  # the message names the path
+            if strict or not isinstance(error, OSError):
+                raise error from None
+            # strict=False: an unreadable file is a bad sample like an undecodable one. No bytes: the op
+            # reports the slot as failed and zero-fills it.
+            return torch.empty(0, dtype=torch.uint8)
     raise TypeError(f"decode_images: expected paths, bytes or 1-D uint8 tensors, got {type(src).__name__} (sample {i})")
 
 
@@ -141,13 +147,16 @@ def decode_images(
             the cubic's negative lobes) while this op keeps the intermediate in float.
         dtype: ``torch.uint8`` (values 0..255), ``torch.float32`` or ``torch.bfloat16`` (x / 255, then
             ``(x - mean) / std`` when mean/std are given: ``ToDtype(scale=True)`` + ``Normalize``).
-        mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only.
+        mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only; every value
+            finite, and std's non-zero.
         channels_last: return the batch in ``torch.channels_last`` memory format (shape stays
             ``[N, 3, H, W]``; ``batch.permute(0, 2, 3, 1)`` is then a contiguous ``[N, H, W, 3]`` view).
         pin_memory: allocate the batch in pinned (page-locked) memory from torch's caching host
             allocator; needs a CUDA runtime.
-        strict: raise on the first bad sample (True), or return ``(batch, ok)`` with bad slots zero-filled.
-        apply_exif_orientation: apply the JPEG EXIF orientation before the geometry.
+        strict: raise on the first bad sample (True), or return ``(batch, ok)`` with bad slots zero-filled:
+            samples that cannot be decoded and paths that cannot be read (missing, a directory, no
+            permission, not a regular file) alike.
+        apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
         max_pixels: per-image pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
         dct_min_ratio: JPEG DCT scaling decodes at the smallest of 1/8, 1/4, 1/2, 1 that keeps at least
             this many source pixels per output pixel on both axes (the antialiased resize then does the
@@ -175,10 +184,11 @@ def decode_images(
             reported, so with random crops (``geometry="train"``) a file truncated near its end fails only for
             the crops that reach the damage. Damage inside the crop that no decoder can detect there (a
             flipped bit that leaves the code lengths intact) gives damaged pixels in either mode.
-        OSError (FileNotFoundError, IsADirectoryError, ...): a path cannot be read.
+        OSError (FileNotFoundError, IsADirectoryError, ...): ``strict=True`` and a path cannot be read.
         TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
             sample of another type, or a non-integer size.
-        ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8).
+        ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8, a
+            NaN or infinite mean or std, a zero std).
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
             ``strict=False``, instead of reporting the sample as corrupt.
         RuntimeError: ``pin_memory=True`` without a CUDA runtime.
@@ -200,7 +210,12 @@ def decode_images(
         raise ValueError(f"decode_images: expected at least one image, got {len(srcs)=}")
     if dtype not in _DTYPES:
         raise ValueError(f"decode_images: {dtype=} is not supported; expected uint8, float32 or bfloat16")
-    data = [_as_tensor(s, i) for i, s in enumerate(srcs)]
+    for name, values in (("mean", mean), ("std", std)):
+        for c, v in enumerate(() if values is None else values):
+            if not math.isfinite(float(v)) or (name == "std" and float(v) == 0.0):
+                raise ValueError(f"decode_images: expected finite {name} values{' != 0' if name == 'std' else ''}, "
+                                 f"got {name}[{c}]={float(v)} in {name}={list(values)}")
+    data = [_as_tensor(s, i, strict) for i, s in enumerate(srcs)]
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)

@@ -6,6 +6,7 @@ import warnings
 import torch
 
 from .._errors import translate
+from ._bit_depth import source_bit_depth
 
 __all__ = ["ImageReadMode", "MAX_IMAGE_PIXELS", "decode_image"]
 
@@ -23,31 +24,32 @@ def default_max_pixels() -> int:
 class ImageReadMode(str, enum.Enum):
     """Output colour modes, as ``torchvision.io.ImageReadMode``."""
 
-    UNCHANGED = "UNCHANGED"  #: the file's own channels (1, 2, 3 or 4) and depth (uint8, or uint16 for 16-bit PNG)
-    GRAY = "GRAY"  #: 1 channel, uint8 (ITU-R 601-2 luma; the Y plane for JPEG)
-    RGB = "RGB"  #: 3 channels, uint8; alpha dropped
-    RGBA = "RGBA"  #: 4 channels, uint8; opaque alpha (255) added where absent
+    UNCHANGED = "UNCHANGED"  #: the file's own channels (1, 2, 3 or 4) and depth (uint8, or uint16 for 16-bit files)
+    GRAY = "GRAY"  #: 1 channel (ITU-R 601-2 luma; the Y plane for JPEG)
+    GRAY_ALPHA = "GRAY_ALPHA"  #: 2 channels: GRAY's luma and the alpha (opaque where absent), Pillow's "LA"
+    RGB = "RGB"  #: 3 channels; alpha dropped
+    RGBA = "RGBA"  #: 4 channels; opaque alpha (the dtype's maximum) added where absent
     RGB_ALPHA = "RGBA"  #: alias of RGBA, as in torchvision
-    GRAY_ALPHA = "GRAY_ALPHA"  #: not supported: raises ValueError
 
 
-_CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1}
+_CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1, "GRAY_ALPHA": 2}
+_MODES = ("RGB", "RGBA", "GRAY", "GRAY_ALPHA", "UNCHANGED")
+_DTYPES = (torch.uint8, torch.uint16)
 
 # torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
 
 
 @torch.library.register_fake("spdl_torch::decode_image")
-def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS):
+def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS, dtype=None):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_image: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_image: expected 1-D data, got {data.dim()} dimensions")
     ctx = torch.library.get_ctx()
     height, width = ctx.new_dynamic_size(), ctx.new_dynamic_size()
-    if mode == "UNCHANGED":
-        channels, dtype = ctx.new_dynamic_size(min=1, max=4), torch.uint8
-    else:
-        channels, dtype = _CHANNELS[mode], torch.uint8
-    return data.new_empty((height, width, channels), dtype=dtype).permute(2, 0, 1)
+    channels = ctx.new_dynamic_size(min=1, max=4) if mode == "UNCHANGED" else _CHANNELS[mode]
+    out_dtype = torch.uint8 if dtype is None else dtype
+    torch._check(out_dtype in _DTYPES, lambda: f"decode_image: expected dtype uint8 or uint16, got {out_dtype}")
+    return data.new_empty((height, width, channels), dtype=out_dtype).permute(2, 0, 1)
 
 
 def _mode_name(mode) -> str:
@@ -55,8 +57,8 @@ def _mode_name(mode) -> str:
     name = mode.value if isinstance(mode, ImageReadMode) else getattr(mode, "name", str(mode)).upper()
     if name == "RGB_ALPHA":
         name = "RGBA"
-    if name not in ("RGB", "RGBA", "GRAY", "UNCHANGED"):
-        raise ValueError(f"{mode=} is not supported; expected one of RGB, RGBA, GRAY, UNCHANGED")
+    if name not in _MODES:
+        raise ValueError(f"{mode=} is not supported; expected one of {', '.join(_MODES)}")
     return name
 
 
@@ -67,6 +69,7 @@ def decode_image(
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
     max_bytes: int = 0,
+    dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP, TIFF or binary PBM/PGM/PPM image, without the GIL.
 
@@ -77,19 +80,28 @@ def decode_image(
     Args:
         src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (used without a copy; bytes
             are wrapped zero-copy with ``torch.frombuffer``).
-        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"`` or ``"UNCHANGED"`` (see :class:`ImageReadMode`);
-            ``torchvision.io.ImageReadMode`` values are accepted too.
-        apply_exif_orientation: rotate/mirror a JPEG by its EXIF orientation tag (0x0112), as
-            ``PIL.ImageOps.exif_transpose``.
+        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"``, ``"GRAY_ALPHA"`` or ``"UNCHANGED"`` (see
+            :class:`ImageReadMode`); ``torchvision.io.ImageReadMode`` values are accepted too. UNCHANGED
+            returns the file's own channels, as Pillow opens it: palette images (GIF, PNG, BMP) give RGB, or
+            RGBA when they carry transparency (a GIF: when its first frame has a transparency index);
+            lossless WebP gives RGBA only when the file has alpha.
+        apply_exif_orientation: rotate/mirror the image by its EXIF orientation tag (0x0112), as
+            ``PIL.ImageOps.exif_transpose``: JPEG (APP1), PNG (``eXIf`` chunk) and WebP (``EXIF`` chunk).
         max_pixels: raise instead of decoding images with more than this many pixels (width * height);
             ``None`` uses :data:`MAX_IMAGE_PIXELS`, 0 or less disables the limit.
         max_bytes: when ``src`` is a path, refuse files larger than this many bytes before reading them
             (``OSError`` with errno ``EFBIG``); 0 or less: no limit.
+        dtype: ``torch.uint8`` (values 0..255) or ``torch.uint16`` (0..65535), in every mode: 16-bit samples
+            keep their high byte in uint8, 8-bit samples are replicated into uint16 (``v * 257``, so 255 ->
+            65535). ``None`` (default): uint8, except UNCHANGED, which keeps a 16-bit file's 16 bits (16-bit
+            PNG, PGM/PPM with a maximum value above 255, 16-bit TIFF) -- a dtype that depends on the data, so
+            under ``torch.compile`` UNCHANGED needs an explicit ``dtype`` (the op,
+            ``torch.ops.spdl_torch.decode_image``, takes ``dtype=None`` as uint8).
 
     Returns:
-        Tensor[C, H, W] with C = 3 (RGB), 4 (RGBA), 1 (GRAY) or the file's own channel count (UNCHANGED);
-        dtype uint8 with values 0..255, or uint16 (0..65535) for 16-bit PNG in UNCHANGED mode. The tensor is
-        a channels-last view (strides of an [H, W, C] buffer), as torchvision's decoders return.
+        Tensor[C, H, W] with C = 3 (RGB), 4 (RGBA), 1 (GRAY), 2 (GRAY_ALPHA) or the file's own channel count
+        (UNCHANGED), of ``dtype`` (see above). The tensor is a channels-last view (strides of an [H, W, C]
+        buffer), as torchvision's decoders return.
 
     Raises:
         spdl_torch.DecodeError: the data is empty, truncated, corrupt, of an unknown format, or larger than
@@ -97,10 +109,13 @@ def decode_image(
             Its ``path`` is the path (``None`` for bytes and tensors), its ``sample_index`` ``None``.
         FileNotFoundError, IsADirectoryError, OSError: ``src`` is a path that cannot be read, or is not a
             regular file (a FIFO is refused, never waited on).
-        ValueError: ``mode`` is not one of the supported modes.
+        ValueError: ``mode`` is not one of the supported modes, ``dtype`` not uint8 or uint16, or UNCHANGED
+            without ``dtype`` under ``torch.compile``.
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault).
     """
     name = _mode_name(mode)
+    if dtype is not None and dtype not in _DTYPES:
+        raise ValueError(f"decode_image: {dtype=} is not supported; expected torch.uint8 or torch.uint16")
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
     sample = path = None
     if isinstance(src, (str, os.PathLike)):
@@ -115,9 +130,14 @@ def decode_image(
         data = torch.frombuffer(src, dtype=torch.uint8) if len(src) else torch.empty(0, dtype=torch.uint8)
     else:
         raise TypeError(f"decode_image: expected a path, bytes or a uint8 tensor, got {type(src).__name__}")
+    if dtype is None and name == "UNCHANGED":
+        if torch.compiler.is_compiling():
+            raise ValueError("decode_image: mode=UNCHANGED under torch.compile needs dtype=torch.uint8 or "
+                             "torch.uint16 (the file's bit depth is not known while tracing)")
+        dtype = torch.uint16 if source_bit_depth(data) == 16 else torch.uint8
     try:
         return torch.ops.spdl_torch.decode_image(
-            data, mode=name, apply_exif_orientation=apply_exif_orientation, max_pixels=limit
+            data, mode=name, apply_exif_orientation=apply_exif_orientation, max_pixels=limit, dtype=dtype
         )
     except RuntimeError as e:
         raise translate(e, sample, path=path) from None

@@ -36,12 +36,9 @@ LOSSLESS = [p for p in _STILLS if _pillow_reads(p)]
 PILLOW_REJECTS = [p for p in _STILLS if p not in LOSSLESS]
 # Expected differences from Pillow, each with its cause. Strict xfail: a change in behaviour shows up.
 KNOWN_DEVIATIONS = {
-    # GIF first frames that do not cover the logical screen: FFmpeg fills the rest with the background
-    # colour, Pillow with palette index 0; FFmpeg rejects a frame placed outside the screen.
-    "high-color.gif": "uncovered screen area filled with the background colour (Pillow: index 0)",
-    "image-inside-bg.gif": "uncovered screen area filled with the background colour (Pillow: index 0)",
-    "images-combine.gif": "uncovered screen area filled with the background colour (Pillow: index 0)",
-    "transparent.gif": "transparent pixels: FFmpeg outputs the background colour, Pillow the palette colour",
+    # GIF first frames that lie (partly) outside the logical screen: FFmpeg crops the frame to the screen
+    # or rejects it, Pillow grows the image to hold it. (Transparent pixels and the uncovered screen take
+    # their palette colours as in Pillow: csrc/core/detail/gif_frame.h, tests/io/test_decode_image_channels.py.)
     "image-overlap-bg.gif": "FFmpeg crops the frame to the screen; Pillow grows the image",
     "image-outside-bg.gif": "FFmpeg rejects a frame outside the logical screen",
     # Pillow reads these damaged files; we refuse them (they are missing data or fail a checksum).
@@ -64,8 +61,8 @@ def _pillow(path, mode: str) -> np.ndarray:
     in UNCHANGED (Pillow's own convert() clips 16-bit grey instead, which no decoder should copy)."""
     im = Image.open(path)
     im.load()
-    if im.format == "JPEG":
-        im = ImageOps.exif_transpose(im)
+    if im.format in ("JPEG", "PNG", "WEBP") and im.getexif().get(0x0112, 1) != 1:
+        im = ImageOps.exif_transpose(im)  # decode_image applies the EXIF orientation of these formats
     if im.mode.startswith("I"):  # 16-bit grey
         a = np.asarray(im).astype(np.uint32)
         key = im.info.get("transparency")  # a tRNS grey key becomes alpha

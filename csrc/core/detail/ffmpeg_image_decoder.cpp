@@ -12,6 +12,9 @@ extern "C" {
 #include <vector>
 
 #include "ffmpeg_utils.h"
+#include "gif_frame.h"
+#include "image_chunks.h"
+#include "orientation.h"
 #include "pixel_limit.h"
 #include "../errors.h"
 #include "pixel_convert.h"
@@ -64,16 +67,20 @@ Canonical direct(const AVFrame* f, int channels) {
   return c;
 }
 
-Canonical allocate(const AVFrame* f, int channels, ElemType type) {
+Canonical allocate(int height, int width, int channels, ElemType type) {
   Canonical c;
-  c.image.height = f->height;
-  c.image.width = f->width;
+  c.image.height = height;
+  c.image.width = width;
   c.image.channels = channels;
   c.image.type = type;
-  c.image.row_bytes = int64_t(f->width) * channels * elem_size(type);
-  c.storage.resize(size_t(c.image.row_bytes * f->height));
+  c.image.row_bytes = int64_t(width) * channels * elem_size(type);
+  c.storage.resize(size_t(c.image.row_bytes * height));
   c.image.data = c.storage.data();
   return c;
+}
+
+Canonical allocate(const AVFrame* f, int channels, ElemType type) {
+  return allocate(f->height, f->width, channels, type);
 }
 
 // 8-bit packed formats whose channels are a permutation (or subset) of RGBA.
@@ -226,6 +233,37 @@ AVFramePtr decode_first_frame(ImageFormat format, const uint8_t* data, size_t si
   return frame;
 }
 
+// The file's own channels where FFmpeg's output format has more: GIF's canvas is always RGBA, lossless WebP
+// always ARGB. GIF pixels take their palette colours (see gif_frame.h).
+Canonical own_channels(ImageFormat format, const uint8_t* data, size_t size, Canonical c) {
+  if (c.image.channels != 4 || c.image.type != ElemType::UInt8) return c;
+  const CanonicalImage& in = c.image;
+  GifFirstFrame gif;
+  if (format == ImageFormat::GIF && read_gif_first_frame(data, size, gif)) {
+    Canonical out = allocate(in.height, in.width, gif.transparent_index >= 0 ? 4 : 3, ElemType::UInt8);
+    restore_gif_colours(gif, in.data, in.row_bytes, in.height, in.width, out.image.channels, out.storage.data());
+    return out;
+  }
+  if (format == ImageFormat::WEBP && !webp_has_alpha(data, size)) {
+    Canonical out = allocate(in.height, in.width, 3, ElemType::UInt8);
+    for (int y = 0; y < in.height; ++y) {
+      const uint8_t* s = in.data + y * in.row_bytes;
+      uint8_t* d = out.storage.data() + y * out.image.row_bytes;
+      for (int x = 0; x < in.width; ++x, s += 4, d += 3) std::memcpy(d, s, 3);
+    }
+    return out;
+  }
+  return c;
+}
+
+int exif_orientation_of(ImageFormat format, const uint8_t* data, size_t size) {
+  switch (format) {
+    case ImageFormat::PNG: return png_exif_orientation(data, size);
+    case ImageFormat::WEBP: return webp_exif_orientation(data, size);
+    default: return 1;
+  }
+}
+
 }  // namespace
 
 void decode_with_ffmpeg(ImageFormat format, const uint8_t* data, size_t size, const DecodeOptions& opt,
@@ -245,8 +283,16 @@ void decode_with_ffmpeg(ImageFormat format, const uint8_t* data, size_t size, co
   }
   AVFramePtr frame = decode_first_frame(format, data, size, opt.max_pixels, fail);
   check_pixels(format, frame->width, frame->height, opt.max_pixels);
-  const Canonical canonical = canonicalize(frame.get(), fail);
-  convert_channels(canonical.image, opt.mode, alloc(output_shape(canonical.image, opt.mode)));
+  const Canonical canonical = own_channels(format, data, size, canonicalize(frame.get(), fail));
+  const int orientation = opt.apply_exif_orientation ? exif_orientation_of(format, data, size) : 1;
+  const ImageShape stored = output_shape(canonical.image, opt.mode, opt.depth);
+  if (orientation == 1) {
+    convert_channels(canonical.image, opt.mode, alloc(stored), opt.depth);
+    return;
+  }
+  std::vector<uint8_t> upright(size_t(stored.num_bytes()));
+  convert_channels(canonical.image, opt.mode, upright.data(), opt.depth);
+  apply_orientation(upright.data(), stored, orientation, alloc(oriented_shape(stored, orientation)));
 }
 
 }  // namespace spdl_torch::core

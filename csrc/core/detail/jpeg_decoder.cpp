@@ -132,6 +132,7 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, con
     case ColorMode::RGBA: pixel_format = TJPF_RGBA; break;  // TurboJPEG fills alpha with 0xFF
     case ColorMode::GRAY: pixel_format = TJPF_GRAY; break;  // the luma (Y) plane, as libjpeg's JCS_GRAYSCALE
     case ColorMode::UNCHANGED: pixel_format = header.gray ? TJPF_GRAY : TJPF_RGB; break;
+    case ColorMode::GRAY_ALPHA: throw InternalError("decode_jpeg: GRAY_ALPHA is converted by decode_image");
   }
   stored.channels = tjPixelSize[pixel_format];
   if (orientation == 1) {

@@ -19,13 +19,15 @@ struct CanonicalImage {
   ElemType type = ElemType::UInt8;
 };
 
-// The output shape for `mode`: RGB 3, RGBA 4, GRAY 1 channel at 8 bit; UNCHANGED keeps channels and depth.
-ImageShape output_shape(const CanonicalImage& src, ColorMode mode);
+// The output shape for `mode`: RGB 3, RGBA 4, GRAY 1, GRAY_ALPHA 2 channels; UNCHANGED keeps the channels.
+// The type follows `depth` (BitDepth::Source: 8 bit, UNCHANGED keeps the source's depth).
+ImageShape output_shape(const CanonicalImage& src, ColorMode mode, BitDepth depth = BitDepth::Source);
 
-// Converts src into dst (HWC, contiguous, shape == output_shape(src, mode)).
-// 16 -> 8 bit keeps the high byte (as libpng's png_set_strip_16 and Pillow's "RGB;16B" raw mode);
-// colour -> GRAY uses ITU-R 601-2 luma L = (19595 R + 38470 G + 7471 B + 2^15) >> 16, Pillow's "L";
-// alpha is dropped for RGB and GRAY, and set to the maximum where the source has none.
-void convert_channels(const CanonicalImage& src, ColorMode mode, uint8_t* dst);
+// Converts src into dst (HWC, contiguous, shape == output_shape(src, mode, depth)).
+// 16 -> 8 bit keeps the high byte (as libpng's png_set_strip_16 and Pillow's "RGB;16B" raw mode), 8 -> 16
+// bit replicates it (v * 257, libpng's png_set_expand_16); the conversion then runs at the output depth:
+// colour -> GRAY / GRAY_ALPHA uses ITU-R 601-2 luma L = (19595 R + 38470 G + 7471 B + 2^15) >> 16, Pillow's
+// "L" and "LA"; alpha is dropped for RGB and GRAY, and set to the maximum where the source has none.
+void convert_channels(const CanonicalImage& src, ColorMode mode, uint8_t* dst, BitDepth depth = BitDepth::Source);
 
 }  // namespace spdl_torch::core
