@@ -22,6 +22,7 @@ raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import dataclasses
 import io
 import random
@@ -161,6 +162,7 @@ class HttpFetch:
         if s is None or s.closed:
             s = self._sessions[id(loop)] = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.limit), headers=self.headers)
+            _open_sessions.add(s)
         return s
 
     async def __call__(self, url: str, start: int, stop: int) -> bytes:
@@ -184,6 +186,26 @@ class HttpFetch:
             if len(body) != expected:
                 raise TransientFetchError(f"short body: {len(body)} of {expected} bytes")
             return body
+
+
+_open_sessions: set[Any] = set()
+
+
+@atexit.register
+def _close_sessions() -> None:
+    """Closes the aiohttp sessions on their loop at exit (quietly: no "Unclosed client session")."""
+    loop = _Loop._loop
+    if loop is None or loop.is_closed() or not _open_sessions:
+        return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(s.close() for s in list(_open_sessions)), return_exceptions=True)
+
+    try:
+        asyncio.run_coroutine_threadsafe(close_all(), loop).result(timeout=2)
+    except Exception:  # noqa: BLE001 -- best effort at exit
+        pass
+    _open_sessions.clear()
 
 
 class RemoteStream(io.RawIOBase):
@@ -212,7 +234,9 @@ class RemoteStream(io.RawIOBase):
         return True
 
     def _fill(self) -> None:
-        while len(self._futures) < self._ahead and not self._eof_seen:
+        # the size unknown: one request until the first answer shows the object is longer than a chunk
+        ahead = self._ahead if self._size is not None or self._next_start > self._chunk else 1
+        while len(self._futures) < ahead and not self._eof_seen:
             start = self._next_start
             if self._size is not None and start >= self._size:
                 break

@@ -10,9 +10,11 @@ seekable, so a skipped sample costs no read of its data; streams (remote shards)
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import io
 import os
 import tarfile
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -21,6 +23,9 @@ import torch
 from ...errors import DecodeError
 
 __all__ = ["Sample", "ShardCursor", "count_samples", "split_name"]
+
+# what damaged data raises (an OSError of reading the file or of a remote fetch is passed on as it is)
+_DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -97,9 +102,7 @@ class ShardCursor:
         self._file = f
         try:
             self._tar = tarfile.open(fileobj=f, mode="r:*" if seekable else "r|*")
-        except (tarfile.TarError, EOFError, OSError) as e:
-            if isinstance(e, OSError) and not isinstance(e, tarfile.TarError) and e.errno is not None:
-                raise
+        except _DATA_ERRORS as e:
             raise _error(self.name, None, None, f"not a readable tar file ({e})") from None
 
     def _next_member(self, key: str | None, last: str | None) -> tarfile.TarInfo | None:
@@ -107,7 +110,7 @@ class ShardCursor:
         while True:
             try:
                 info = self._tar.next()
-            except (tarfile.TarError, EOFError) as e:
+            except _DATA_ERRORS as e:
                 self._done = True
                 raise _error(self.name, key, last, f"truncated or damaged tar after this member ({e})") from None
             if info is None or info.isfile():
@@ -143,9 +146,7 @@ class ShardCursor:
                 if keep:
                     try:
                         members[ext] = _read_member(self._tar, info)
-                    except (tarfile.TarError, EOFError, OSError) as e:
-                        if isinstance(e, OSError) and e.errno is not None:
-                            raise
+                    except _DATA_ERRORS as e:
                         self._done = True
                         raise _error(self.name, key, info.name, f"truncated member ({e})") from None
                 prev_member = info.name

@@ -39,6 +39,7 @@ class RangeServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK stalls)
 
             def log_message(self, *args):  # quiet
                 pass
