@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 from ...errors import DecodeError
 from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range
-from ._tar import Sample, ShardCursor, count_samples, is_url, local_opener
+from ._tar import Sample, ShardCursor, TableCursor, count_samples, is_url, local_opener
 from ._write import INDEX_FORMAT
 
 __all__ = ["ShardSet", "unit_samples"]
@@ -43,12 +43,15 @@ class ShardSet:
             self.names = [join(parent, s["name"]) for s in index["shards"]]
             self.counts = [int(s["num_samples"]) for s in index["shards"]]
             sizes = [s.get("num_bytes") for s in index["shards"]]
+            self.tables = [os.path.join(parent, s["members"]) if s.get("members") and not is_url(base) else None
+                           for s in index["shards"]]
         else:
             if isinstance(sources, (str, os.PathLike)):
                 sources = [sources]
             self.names = [s if is_url(s) else os.fspath(s) for s in sources]
             sizes = [None] * len(self.names)
             self.counts = None
+            self.tables = [None] * len(self.names)
         self.sizes = sizes
         if not self.names:
             raise ValueError("TarShardDataset: expected at least one shard")
@@ -96,6 +99,19 @@ class ShardSet:
 
         return open_remote
 
+    def cursor(self, i: int) -> ShardCursor | TableCursor:
+        """A reader of shard i: by its member table when it has one (local plain tars from write_shards), else
+        through tarfile."""
+        table = self.tables[i]
+        if table is not None:
+            with open(table) as f:
+                doc = json.load(f)
+            if doc.get("format") != INDEX_FORMAT or len(doc.get("samples", ())) != self.counts[i]:
+                reason = f"the member table {table} does not match the index ({self.counts[i]} samples)"
+                raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason)
+            return TableCursor(self.names[i], self.names[i], doc["samples"])
+        return ShardCursor(self.names[i], self.opener(i))
+
     def prefetch(self, i: int) -> None:
         """Starts downloading shard i into the cache (remote shards with a cache only)."""
         if self.cache is not None and is_url(self.names[i]):
@@ -107,13 +123,16 @@ def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int
                  on_error: Callable[[DecodeError], None]) -> Iterator[tuple[int, int, str, Sample | None]]:
     """Yields ``(ordinal, global_index, shard_name, sample)`` for the positions ``part[start:]`` (``ordinal``:
     the position's place in ``part``), in order. A sample lost to a damaged shard comes as ``None`` after
-    ``on_error`` (which raises under the "raise" policy) was told why."""
-    cursors: dict[int, ShardCursor] = {}
-    todo = take(part, start, 1 << 62)
+    ``on_error`` (which raises under the "raise" policy) was told why.
+
+    Shards with a member table are read sample by sample as the order asks (positioned reads: nothing is held,
+    and a sample is decoded while its bytes are still in the CPU's cache); the others block by block, each block's
+    stretch of shards once, sequentially (memory: one block of encoded members)."""
+    cursors: dict[int, Any] = {}
+    tables: dict[int, Any] = {}
     ordinal = start
-    group: list[int] = []
     try:
-        it = positions(todo)
+        it = positions(take(part, start, 1 << 62))
         p = next(it, None)
         while p is not None:
             k = p // layout.block
@@ -124,15 +143,35 @@ def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int
                 group.append(p)
             else:
                 p = None
-            got = _read_block(layout, shards, k, {layout.x_of(q) for q in group}, cursors, on_error)
-            for q in group:
-                x = layout.x_of(q)
-                shard, j = layout.locate(x)
+            xs = [layout.x_of(q) for q in group]
+            where = [layout.locate(x) for x in xs]
+            if all(shards.tables[s] is not None for s, _ in where):
+                for shard, j in where:
+                    yield ordinal, layout.global_index(shard, j), shards.names[shard], \
+                        _table_sample(shards, tables, shard, j, on_error)
+                    ordinal += 1
+                continue
+            got = _read_block(layout, shards, k, set(xs), cursors, on_error)
+            for x, (shard, j) in zip(xs, where):
                 yield ordinal, layout.global_index(shard, j), shards.names[shard], got.get(x)
                 ordinal += 1
     finally:
-        for c in cursors.values():
+        for c in list(cursors.values()) + list(tables.values()):
             c.close()
+
+
+def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
+                  on_error: Callable[[DecodeError], None]) -> Sample | None:
+    cursor = tables.get(shard)
+    if cursor is None:
+        if len(tables) >= 8:  # a bounded number of open shards
+            tables.pop(next(iter(tables))).close()
+        cursor = tables[shard] = shards.cursor(shard)
+    try:
+        return cursor.sample(j)
+    except DecodeError as e:
+        on_error(e)
+        return None
 
 
 def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], cursors: dict[int, ShardCursor],
@@ -149,7 +188,7 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
         if cursor is None:
             for other in list(cursors):  # one open shard at a time
                 cursors.pop(other).close()
-            cursor = cursors[shard] = ShardCursor(shards.names[shard], shards.opener(shard))
+            cursor = cursors[shard] = shards.cursor(shard)
             nxt = _next_shard(layout, shard)
             if nxt is not None:
                 shards.prefetch(nxt)

@@ -190,3 +190,66 @@ def is_url(source: Any) -> bool:
 
 def source_name(source: str | os.PathLike) -> str:
     return source if is_url(source) else os.fspath(source)
+
+
+class TableCursor:
+    """Reads the samples of a local plain tar by the member table ``write_shards`` wrote beside it: each member
+    with one positioned read (``os.preadv``) of its header and data into one buffer, the data a uint8 tensor view
+    of it; no header is parsed, only checked against the table (name and size), so a table that does not match
+    its shard is an error, not silent garbage. Same interface as :class:`ShardCursor`."""
+
+    def __init__(self, name: str, path: str, table: list) -> None:
+        self.name, self._path, self._table = name, path, table
+        self._fd: int | None = None
+        self._file_size = 0
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _member(self, key: str, ext: str, offset: int, size: int) -> torch.Tensor:
+        member = f"{key}.{ext}"
+        if offset + size > self._file_size:
+            raise _error(self.name, key, member, f"truncated member (the shard ends at byte {self._file_size}, "
+                                                 f"the member at {offset + size})")
+        buf = bytearray(512 + size)
+        got = os.preadv(self._fd, [buf], offset - 512)
+        if got != len(buf):
+            raise _error(self.name, key, member, f"truncated member (read {got} of {len(buf)} bytes)")
+        encoded = member.encode()
+        if len(encoded) < 100 and (buf[:len(encoded)] != encoded or buf[len(encoded)] != 0
+                                   or _octal(buf[124:136]) != size):
+            raise _error(self.name, key, member, "the member table does not match the shard (rewrite it with "
+                                                 "write_shards, or remove the index's 'members' entry)")
+        return torch.frombuffer(buf, dtype=torch.uint8, offset=512, count=size) if size else \
+            torch.empty(0, dtype=torch.uint8)
+
+    def sample(self, index: int) -> Sample | None:
+        """Sample ``index`` read now (random access), or None past the table's end."""
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_RDONLY)
+            self._file_size = os.fstat(self._fd).st_size
+        if not 0 <= index < len(self._table):
+            return None
+        key, exts, offsets, sizes = self._table[index]
+        return Sample(key, index, {e: self._member(key, e, o, n) for e, o, n in zip(exts, offsets, sizes)})
+
+    def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
+        if self._fd is None:
+            self._fd = os.open(self._path, os.O_RDONLY)
+            self._file_size = os.fstat(self._fd).st_size
+        for index in range(start, min(stop, len(self._table))):
+            key, exts, offsets, sizes = self._table[index]
+            if want is not None and not want(index):
+                yield Sample(key, index, None)
+                continue
+            yield Sample(key, index, {e: self._member(key, e, o, n) for e, o, n in zip(exts, offsets, sizes)})
+
+
+def _octal(field: bytes) -> int:
+    text = bytes(field).split(b"\0", 1)[0].strip()
+    try:
+        return int(text or b"0", 8)
+    except ValueError:
+        return -1

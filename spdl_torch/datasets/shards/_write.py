@@ -1,5 +1,7 @@
 """``write_shards``: packs samples into WebDataset tar shards of a bounded size, plus an ``index.json`` with every
-shard's sample count and size (what ``TarShardDataset`` needs to plan an epoch without reading the shards)."""
+shard's sample count and size (what ``TarShardDataset`` needs to plan an epoch without reading the shards) and,
+for plain tars, a member table per shard (``<shard>.members.json``: each sample's key, extensions, data offsets
+and sizes), so that a local reader reads each member with one positioned read and parses no tar header."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import tarfile
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["INDEX_FORMAT", "INDEX_NAME", "write_shards"]
+__all__ = ["INDEX_FORMAT", "INDEX_NAME", "MEMBERS_SUFFIX", "write_shards"]
 
 INDEX_NAME = "index.json"
 INDEX_FORMAT = "spdl_torch.shards/1"
+MEMBERS_SUFFIX = ".members.json"
 
 
 def _samples_of(source: Any) -> Iterable[tuple[str, Mapping[str, bytes]]]:
@@ -62,13 +65,20 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
     used = count = 0
     prev_key = None
 
+    table: list[list[Any]] = []  # this shard's member table: [key, [ext], [data offset], [size]] per sample
+
     def close() -> None:
         nonlocal tar
         if tar is not None:
             tar.close()
-            index.append({"name": os.path.basename(paths[-1]), "num_samples": count,
-                          "num_bytes": os.path.getsize(paths[-1])})
+            entry = {"name": os.path.basename(paths[-1]), "num_samples": count, "num_bytes": os.path.getsize(paths[-1])}
+            if not gzip:  # offsets of an uncompressed archive: the reader then parses no header
+                entry["members"] = entry["name"] + MEMBERS_SUFFIX
+                with open(paths[-1] + MEMBERS_SUFFIX, "w") as f:
+                    json.dump({"format": INDEX_FORMAT, "samples": table}, f, separators=(",", ":"))
+            index.append(entry)
             tar = None
+            table.clear()
 
     for key, members in _samples_of(source):
         key = str(key)
@@ -92,12 +102,17 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
             tar = tarfile.open(paths[-1], "w:gz" if gzip else "w", format=tarfile.USTAR_FORMAT
                                if all(len(f"{key}.{e}") < 100 for e in members) else tarfile.PAX_FORMAT)
             used = count = 0
+        row: list[Any] = [key, [], [], []]
         for ext, data in members.items():
             info = tarfile.TarInfo(f"{key}.{ext}")
             info.size = len(data)
             info.mtime = 0
             info.mode = 0o644
             tar.addfile(info, io.BytesIO(bytes(data)))
+            row[1].append(ext)
+            row[2].append(tar.offset - -(-len(data) // 512) * 512)  # where the data starts (after its headers)
+            row[3].append(len(data))
+        table.append(row)
         used += size
         count += 1
     close()

@@ -124,3 +124,20 @@ class RangeServer:
     def __exit__(self, *exc) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def main() -> None:
+    """``python -m tests.datasets.shards.range_server DIR [--delay S]``: serves DIR until killed; prints the port."""
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("directory")
+    p.add_argument("--delay", type=float, default=0.0)
+    args = p.parse_args()
+    srv = RangeServer(args.directory, delay=args.delay)
+    print(srv.port, flush=True)
+    srv._httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -138,7 +138,8 @@ def test_truncated_shard_names_shard_sample_and_member(shard_dir, tmp_path):
     assert e.value.path == str(bad)
 
 
-def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path):
+@pytest.mark.parametrize("table", [False, True], ids=["tarfile", "member_table"])
+def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path, table):
     d, paths, samples = shard_dir
     with tarfile.open(paths[0]) as tf:
         members = tf.getmembers()
@@ -147,6 +148,11 @@ def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path
     # the index says how many samples the shard should have: the lost ones are reported
     index = json.load(open(index_of(d)))
     index["shards"] = [dict(index["shards"][0], name="bad.tar"), dict(index["shards"][1], name=paths[1])]
+    for entry, p in zip(index["shards"], paths):
+        if table:  # the truncated copy keeps the original's member table
+            entry["members"] = p + ".members.json"
+        else:
+            entry.pop("members")
     json.dump(index, open(tmp_path / "index.json", "w"))
     ds = TarShardDataset(str(tmp_path / "index.json"), shuffle=False, on_error="skip")
     with pytest.warns(RuntimeWarning, match="bad.tar"):
@@ -171,3 +177,20 @@ def test_not_a_tar_is_a_decode_error(tmp_path):
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         TarShardDataset([tmp_path / "nope.tar"])
+
+
+def test_member_table_reads_like_tarfile_and_a_stale_one_is_refused(shard_dir, tmp_path):
+    d, paths, samples = shard_dir
+    ds = TarShardDataset(index_of(d), shuffle=False)
+    assert all(t is not None for t in ds.shards.tables)  # write_shards wrote one per plain shard
+    assert [(o["__key__"], bytes(o["bin"].numpy())) for o in ds] == [(k, m["bin"]) for k, m in samples]
+    table = json.load(open(paths[0] + ".members.json"))
+    table["samples"][1][2][0] += 512  # one offset off by a block
+    index = json.load(open(index_of(d)))
+    index["shards"] = index["shards"][:1]
+    index["shards"][0].update(name=paths[0], members=str(tmp_path / "stale.json"))
+    json.dump(table, open(tmp_path / "stale.json", "w"))
+    json.dump(index, open(tmp_path / "index.json", "w"))
+    with pytest.raises(DecodeError, match=rf"sample '{samples[1][0]}', member '{samples[1][0]}.txt': the member table "
+                                          "does not match"):
+        list(TarShardDataset(str(tmp_path / "index.json"), shuffle=False))
