@@ -193,10 +193,10 @@ def source_name(source: str | os.PathLike) -> str:
 
 
 class TableCursor:
-    """Reads the samples of a local plain tar by the member table ``write_shards`` wrote beside it: each member
-    with one positioned read (``os.preadv``) of its header and data into one buffer, the data a uint8 tensor view
-    of it; no header is parsed, only checked against the table (name and size), so a table that does not match
-    its shard is an error, not silent garbage. Same interface as :class:`ShardCursor`."""
+    """Reads the samples of a local plain tar by the member table ``write_shards`` wrote beside it: each sample
+    with one positioned read (``os.preadv``) of its headers and data into one buffer, each member's data a uint8
+    tensor view of it; no header is parsed, only checked against the table (name and size), so a table that
+    does not match its shard is an error, not silent garbage. Same interface as :class:`ShardCursor`."""
 
     def __init__(self, name: str, path: str, table: list) -> None:
         self.name, self._path, self._table = name, path, table
@@ -208,22 +208,29 @@ class TableCursor:
             os.close(self._fd)
             self._fd = None
 
-    def _member(self, key: str, ext: str, offset: int, size: int) -> torch.Tensor:
-        member = f"{key}.{ext}"
-        if offset + size > self._file_size:
-            raise _error(self.name, key, member, f"truncated member (the shard ends at byte {self._file_size}, "
-                                                 f"the member at {offset + size})")
-        buf = bytearray(512 + size)
-        got = os.preadv(self._fd, [buf], offset - 512)
-        if got != len(buf):
-            raise _error(self.name, key, member, f"truncated member (read {got} of {len(buf)} bytes)")
-        encoded = member.encode()
-        if len(encoded) < 100 and (buf[:len(encoded)] != encoded or buf[len(encoded)] != 0
-                                   or _octal(buf[124:136]) != size):
-            raise _error(self.name, key, member, "the member table does not match the shard (rewrite it with "
-                                                 "write_shards, or remove the index's 'members' entry)")
-        return torch.frombuffer(buf, dtype=torch.uint8, offset=512, count=size) if size else \
-            torch.empty(0, dtype=torch.uint8)
+    def _read(self, key: str, exts: list, offsets: list, sizes: list) -> dict[str, torch.Tensor]:
+        """The sample's members with one positioned read (they are consecutive in the archive: from the first
+        header to the end of the last member's data) into one uninitialised buffer; members are views of it."""
+        first, end = offsets[0] - 512, offsets[-1] + sizes[-1]
+        if end > self._file_size or first < 0:
+            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (the shard ends at byte "
+                                                             f"{self._file_size}, the member at {end})")
+        buf = torch.empty(end - first, dtype=torch.uint8)
+        raw = buf.numpy()
+        got = os.preadv(self._fd, [raw], first)
+        if got != len(raw):
+            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (read {got} of {len(raw)} bytes)")
+        out = {}
+        for ext, offset, size in zip(exts, offsets, sizes):
+            member = f"{key}.{ext}"
+            h = offset - 512 - first
+            encoded = member.encode()
+            if h < 0 or len(encoded) < 100 and (raw[h:h + len(encoded)].tobytes() != encoded or raw[h + len(encoded)] != 0
+                                                or _octal(raw[h + 124:h + 136].tobytes()) != size):
+                raise _error(self.name, key, member, "the member table does not match the shard (rewrite it with "
+                                                     "write_shards, or remove the index's 'members' entry)")
+            out[ext] = buf[h + 512:h + 512 + size]
+        return out
 
     def sample(self, index: int) -> Sample | None:
         """Sample ``index`` read now (random access), or None past the table's end."""
@@ -233,7 +240,7 @@ class TableCursor:
         if not 0 <= index < len(self._table):
             return None
         key, exts, offsets, sizes = self._table[index]
-        return Sample(key, index, {e: self._member(key, e, o, n) for e, o, n in zip(exts, offsets, sizes)})
+        return Sample(key, index, self._read(key, exts, offsets, sizes))
 
     def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
         if self._fd is None:
@@ -244,7 +251,7 @@ class TableCursor:
             if want is not None and not want(index):
                 yield Sample(key, index, None)
                 continue
-            yield Sample(key, index, {e: self._member(key, e, o, n) for e, o, n in zip(exts, offsets, sizes)})
+            yield Sample(key, index, self._read(key, exts, offsets, sizes))
 
 
 def _octal(field: bytes) -> int:

@@ -197,3 +197,14 @@ def test_split_and_subtract_rules():
     assert Split(3, 2, 1, 0, True).part([(0, 10)]) == [(6, 9)]
     assert subtract([(0, 10), (20, 30)], [(2, 4), (8, 22)]) == [(0, 2), (4, 8), (22, 30)]
     assert collections.Counter() == collections.Counter()
+
+
+def test_dataset_is_a_pipeline_source(shard_dir):
+    from spdl_torch.pipeline import PipelineBuilder
+
+    d, _, _ = shard_dir
+    ds = _ds(d, seed=4)
+    pipeline = (PipelineBuilder().add_source(ds).pipe(lambda s: s["__index__"], concurrency=2)
+                .aggregate(8).add_sink(2).build(num_threads=2))
+    got = [i for batch in pipeline for i in batch]
+    assert got == ds.global_order(0)
