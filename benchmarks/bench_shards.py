@@ -7,8 +7,9 @@ and ratios. Batch 32, 2 workers, the real-photo set (``data/imagenet_like/train`
 Contenders (MODE): ``folder`` (spdl_torch.DataLoader + ImageFolder), ``shards`` (+ TarShardDataset, local
 files), ``http`` (TarShardDataset from a local HTTP server, a separate process, 20 ms added to every
 response), ``wds`` (torch's DataLoader, 2 worker processes, + ``webdataset`` on the same shards with the same
-decoder: ``spdl_torch.io.decode_image`` and the same torchvision transform per sample), ``tarfile`` (only
-reading every member with the tar reader: is Python's tarfile the bottleneck?). TRANSFORM: ``eval``
+decoder: ``spdl_torch.io.decode_image`` and the same torchvision transform per sample), ``tarfile`` / ``table``
+(only reading every member, one thread: through Python's tarfile, or by the member table: is the tar reader
+the bottleneck?). TRANSFORM: ``eval``
 (Resize 256, CenterCrop 224, float, Normalize) or ``train`` (RandomResizedCrop 224, flip, float, Normalize).
 Also: images/s against the shuffle buffer size and against the shard size (``shards``, eval).
 """
@@ -76,14 +77,16 @@ def one(mode: str, transform: str, source: str, buffer: int) -> dict:
 
         ds = wds.WebDataset(urls, shardshuffle=False, empty_check=False).shuffle(buffer).map(decode)
         loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=2)
-    elif mode == "tarfile":
+    elif mode in ("tarfile", "table"):
+        from spdl_torch.datasets.shards._stream import ShardSet
         from spdl_torch.datasets.shards._tar import ShardCursor, local_opener
 
-        urls = sorted(os.path.join(source, n) for n in os.listdir(source) if n.endswith(".tar"))
+        shards = ShardSet(os.path.join(source, "index.json"), fetch=None, policy=None, max_concurrency=1,
+                          chunk_size=1, read_ahead=1)
         c0, t0 = _cpu(), time.perf_counter()
         n = nbytes = 0
-        for u in urls:
-            cur = ShardCursor(u, local_opener(u))
+        for i, u in enumerate(shards.names):
+            cur = ShardCursor(u, local_opener(u)) if mode == "tarfile" else shards.cursor(i)
             for s in cur.read(0, 1 << 62):
                 n += 1
                 nbytes += sum(int(t.numel()) for t in s.members.values())
@@ -137,7 +140,7 @@ def main() -> None:
     n_shards = {mb: len(json.load(open(os.path.join(d, "index.json")))["shards"]) for mb, d in shard_dirs.items()}
     print(f"shards: {n_shards}", flush=True)
     results: dict[tuple, list[dict]] = {}
-    plan = [("tarfile", "-", shard_dirs[100])]
+    plan = [("tarfile", "-", shard_dirs[100]), ("table", "-", shard_dirs[100])]
     for tfm in ("eval", "train"):
         plan += [("folder", tfm, a.root), ("shards", tfm, shard_dirs[100]), ("http", tfm, shard_dirs[100]),
                  ("wds", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[5])]
