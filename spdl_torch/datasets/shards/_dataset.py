@@ -53,7 +53,8 @@ class TarShardDataset(IterableDataset):
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
             shard, the key and the member; ``"skip"``: the sample is skipped with a ``RuntimeWarning``,
             counted in ``skipped`` (a list of messages, shared by the workers).
-        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp).
+        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
+            the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).
         retry: :class:`RetryPolicy` of every range request (timeout, attempts, backoff, jitter).
         max_concurrency: range requests in flight, process-wide, per fetch function.
         chunk_size, read_ahead: bytes per range request; requests a stream keeps in flight ahead of its reader.

@@ -1,5 +1,6 @@
 """Reading WebDataset tar shards with Python's :mod:`tarfile`: members grouped into samples by key, each member's
-bytes read once into its own buffer and handed on as a uint8 tensor view of it (``torch.frombuffer``, no copy).
+bytes read once into its own buffer and handed on as a uint8 tensor view of it (``torch.frombuffer``, no copy);
+with a member table (:class:`TableCursor`), a sample's bytes are read once into one buffer, members views of it.
 
 A sample is a run of consecutive file members with the same key: the member path up to the first dot of its
 base name (``dir/n0001.jpg`` and ``dir/n0001.cls`` are sample ``dir/n0001`` with members ``jpg`` and ``cls``), as
