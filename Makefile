@@ -14,12 +14,13 @@ APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscal
 # Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
 # in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
 FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
-PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil \
+# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in setup.py).
+PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
                $(FRAMEWORK_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-frameworks demo bench clean
+.PHONY: all deps build test test-frameworks test-torchrun demo bench clean
 
 all: build
 
@@ -59,6 +60,11 @@ test: build
 # Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
 test-frameworks: build
 	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_frameworks.py
+
+# Not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU); test_order.py checks the same
+# rules in-process.
+test-torchrun: build
+	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_torchrun.py
 
 demo: build
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)
@@ -139,8 +145,8 @@ soak: build
 # ---- Benchmarks (see benchmarks/RESULTS.md); not part of `make test` -----------------------------------
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
-# psutil, matplotlib and spdl 0.8 go into .venv for the benchmark only: none is a dependency of spdl_torch.
-BENCH_PKGS  := psutil matplotlib spdl==0.8.0
+# psutil, matplotlib, spdl 0.8 and webdataset (bench_shards.py) go into .venv for the benchmark only: none is a dependency of spdl_torch.
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0 webdataset==1.0.2
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 

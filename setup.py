@@ -81,6 +81,8 @@ setup(
     description="Thread-based data loading for PyTorch with GIL-free native decode ops",
     packages=find_packages(include=["spdl_torch", "spdl_torch.*"]),
     python_requires=">=3.10",
+    # remote tar shards (spdl_torch.datasets.TarShardDataset with http(s):// sources and the default fetch)
+    extras_require={"remote": ["aiohttp>=3.9"]},
     # SPDL_TORCH_NO_EXTENSION=1 installs only the Python package (the Makefile then builds the extension
     # in place with `setup.py build_ext --inplace`, which keeps ninja's incremental build directory).
     ext_modules=[] if os.environ.get("SPDL_TORCH_NO_EXTENSION") == "1" else [_extension()],

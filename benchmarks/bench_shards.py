@@ -1,0 +1,183 @@
+"""Tar shards side by side (issue #19): each contender one timed pass in a fresh process, interleaved, medians
+and ratios. Batch 32, 2 workers, the real-photo set (``data/imagenet_like/train``) packed by ``write_shards``.
+
+    python -m benchmarks.bench_shards --root data/imagenet_like/train [--reps 3] [--out DIR]
+    python -m benchmarks.bench_shards --one MODE TRANSFORM SOURCE      (one pass; prints a JSON line)
+
+Contenders (MODE): ``folder`` (spdl_torch.DataLoader + ImageFolder), ``shards`` (+ TarShardDataset, local
+files), ``http`` (TarShardDataset from a local HTTP server, a separate process, 20 ms added to every
+response), ``wds`` (torch's DataLoader, 2 worker processes, + ``webdataset`` on the same shards with the same
+decoder: ``spdl_torch.io.decode_image`` and the same torchvision transform per sample), ``tarfile`` / ``table``
+(only reading every member, one thread: through Python's tarfile, or by the member table: is the tar reader
+the bottleneck?). TRANSFORM: ``eval``
+(Resize 256, CenterCrop 224, float, Normalize) or ``train`` (RandomResizedCrop 224, flip, float, Normalize).
+Also: images/s against the shuffle buffer size and against the shard size (``shards``, eval).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _transform(name):
+    import torch
+    from torchvision.transforms import v2
+
+    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+    if name == "eval":
+        return v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), *norm])
+    return v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), *norm])
+
+
+def _cpu():
+    r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
+def one(mode: str, transform: str, source: str, buffer: int) -> dict:
+    sys.path.insert(0, REPO)
+    import torch
+
+    import spdl_torch
+    from spdl_torch.datasets import ImageFolder, TarShardDataset, collate
+
+    torch.manual_seed(0)
+    tf = _transform(transform)
+    server = None
+    if mode == "folder":
+        loader = spdl_torch.DataLoader(ImageFolder(source, transform=tf), batch_size=32, num_workers=2,
+                                       shuffle=True, collate_fn=collate)
+    elif mode in ("shards", "http"):
+        index = os.path.join(source, "index.json")
+        if mode == "http":
+            server = subprocess.Popen([sys.executable, "-m", "tests.datasets.shards.range_server", source,
+                                       "--delay", "0.02"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+            index = f"http://127.0.0.1:{server.stdout.readline().strip()}/index.json"
+        ds = TarShardDataset(index, transform=tf, batch_size=32, shuffle_buffer=buffer)
+        loader = spdl_torch.DataLoader(ds, batch_size=32, num_workers=2, collate_fn=collate)
+    elif mode == "wds":
+        import webdataset as wds
+
+        from spdl_torch.io import decode_image
+
+        urls = sorted(os.path.join(source, n) for n in os.listdir(source) if n.endswith(".tar"))
+
+        def decode(sample):
+            data = torch.frombuffer(bytearray(sample["jpeg"]), dtype=torch.uint8)
+            return tf(decode_image(data)), int(sample["cls"])
+
+        ds = wds.WebDataset(urls, shardshuffle=False, empty_check=False).shuffle(buffer).map(decode)
+        loader = torch.utils.data.DataLoader(ds, batch_size=32, num_workers=2)
+    elif mode in ("tarfile", "table"):
+        from spdl_torch.datasets.shards._stream import ShardSet
+        from spdl_torch.datasets.shards._tar import ShardCursor, local_opener
+
+        shards = ShardSet(os.path.join(source, "index.json"), fetch=None, policy=None, max_concurrency=1,
+                          chunk_size=1, read_ahead=1)
+        c0, t0 = _cpu(), time.perf_counter()
+        n = nbytes = 0
+        for i, u in enumerate(shards.names):
+            cur = ShardCursor(u, local_opener(u)) if mode == "tarfile" else shards.cursor(i)
+            for s in cur.read(0, 1 << 62):
+                n += 1
+                nbytes += sum(int(t.numel()) for t in s.members.values())
+            cur.close()
+        dt = time.perf_counter() - t0
+        return {"mode": mode, "transform": "-", "images": n, "images_per_s": n / dt, "MB_per_s": nbytes / dt / 1e6,
+                "cpu_ms_per_image": 1000 * (_cpu() - c0) / n}
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    c0, t0 = _cpu(), time.perf_counter()
+    n = 0
+    for x, y in loader:
+        n += len(y)
+    dt = time.perf_counter() - t0
+    cpu = _cpu() - c0
+    if server is not None:
+        server.kill()
+    return {"mode": mode, "transform": transform, "images": n, "images_per_s": n / dt,
+            "cpu_ms_per_image": 1000 * cpu / n}
+
+
+def _run(args: list[str]) -> dict:
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_shards", "--one", *args], capture_output=True,
+                       text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    if p.returncode != 0:
+        raise SystemExit(p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--one", nargs=3)
+    ap.add_argument("--buffer", type=int, default=1000)
+    ap.add_argument("--root", default="data/imagenet_like/train")
+    ap.add_argument("--out", default="build/bench_shards")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sweeps", action="store_true", help="also the shuffle-buffer and shard-size sweeps")
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(one(*a.one, a.buffer)))
+        return
+    sys.path.insert(0, REPO)
+    from spdl_torch.datasets import ImageFolder, write_shards
+
+    shard_dirs = {}
+    for mb in (100, 25, 5):
+        d = os.path.join(a.out, f"shards_{mb}MB")
+        if not os.path.exists(os.path.join(d, "index.json")):
+            write_shards(ImageFolder(a.root), d, shard_size=mb << 20)
+        shard_dirs[mb] = d
+    n_shards = {mb: len(json.load(open(os.path.join(d, "index.json")))["shards"]) for mb, d in shard_dirs.items()}
+    print(f"shards: {n_shards}", flush=True)
+    results: dict[tuple, list[dict]] = {}
+    plan = [("tarfile", "-", shard_dirs[100]), ("table", "-", shard_dirs[100])]
+    for tfm in ("eval", "train"):
+        plan += [("folder", tfm, a.root), ("shards", tfm, shard_dirs[100]), ("http", tfm, shard_dirs[100]),
+                 ("wds", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[5])]
+    for rep in range(a.reps):  # interleaved: every contender once per repetition
+        for mode, tfm, src in plan:
+            r = _run([mode, tfm, src])
+            key = (mode, tfm, os.path.basename(src))
+            results.setdefault(key, []).append(r)
+            print(rep, key, f"{r['images_per_s']:.0f} img/s, {r['cpu_ms_per_image']:.2f} CPU ms/img", flush=True)
+    med = {k: (statistics.median(r["images_per_s"] for r in v), statistics.median(r["cpu_ms_per_image"] for r in v))
+           for k, v in results.items()}
+    print("\nmedians (images/s, CPU ms/image):")
+    for k, v in med.items():
+        print(f"  {k}: {v[0]:.0f}, {v[1]:.2f}")
+    for tfm in ("eval", "train"):
+        f = med[("folder", tfm, "train")][0]
+        s = med[("shards", tfm, "shards_100MB")][0]
+        print(f"{tfm}: shards/folder {s / f:.2f}x; shards/wds(100MB) {s / med[('wds', tfm, 'shards_100MB')][0]:.2f}x; "
+              f"shards/wds(5MB) {s / med[('wds', tfm, 'shards_5MB')][0]:.2f}x; "
+              f"http/shards {med[('http', tfm, 'shards_100MB')][0] / s:.2f}x")
+    if a.sweeps:
+        for buf in (1, 100, 1000, 4000):
+            r = _run_buf(buf, shard_dirs[100])
+            print(f"buffer {buf}: {r['images_per_s']:.0f} img/s, {r['cpu_ms_per_image']:.2f} CPU ms/img", flush=True)
+        for mb, d in shard_dirs.items():
+            r = _run(["shards", "eval", d])
+            print(f"shard size {mb} MB ({n_shards[mb]} shards): {r['images_per_s']:.0f} img/s, "
+                  f"{r['cpu_ms_per_image']:.2f} CPU ms/img", flush=True)
+
+
+def _run_buf(buf: int, src: str) -> dict:
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_shards", "--one", "shards", "eval", src, "--buffer",
+                        str(buf)], capture_output=True, text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
+    if p.returncode != 0:
+        raise SystemExit(p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""Tar (WebDataset) shards: reading (:class:`TarShardDataset`, local or ``http(s)://``), writing
+(:func:`write_shards`), the global sample order and its resumable state (:func:`merge_states`), and remote reads
+(:class:`HttpFetch`, :class:`RetryPolicy`, any ``async def fetch(url, start, stop) -> bytes``).
+
+Modules: ``_tar`` (tarfile reader, samples by key), ``_order`` (global order, split over ranks and workers),
+``_stream`` (sources and one unit's reader), ``_members`` (member -> decoder mapping, fused image batches),
+``_remote`` (async range fetch, retries, streams), ``_cache`` (bounded read-ahead cache), ``_write``,
+``_dataset``.
+"""
+
+from ._dataset import TarShardDataset, merge_states
+from ._members import DEFAULT_DECODERS, IMAGE_EXTS
+from ._remote import FetchStatusError, HttpFetch, RetryPolicy, TransientFetchError
+from ._write import write_shards
+
+__all__ = ["DEFAULT_DECODERS", "FetchStatusError", "HttpFetch", "IMAGE_EXTS", "RetryPolicy", "TarShardDataset",
+           "TransientFetchError", "merge_states", "write_shards"]

@@ -1,0 +1,286 @@
+"""``TarShardDataset``: WebDataset tar shards (local or ``http(s)://``), in a global order that does not depend on
+the number of ranks or worker threads, resumable exactly (same split) or across another split (see
+:mod:`._order` for the definitions and :mod:`._members` for what a sample becomes)."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch.utils.data import IterableDataset
+
+from .._fused import FusedBatchMixin
+from ._members import IMAGE_EXTS, as_mapping, decode_stream
+from ._order import Layout, Split, intervals_len, normalize, subtract, take
+from ._remote import FetchFn, RetryPolicy
+from ._stream import ShardSet, unit_samples
+
+__all__ = ["STATE_FORMAT", "TarShardDataset", "merge_states"]
+
+STATE_FORMAT = "spdl_torch.TarShardDataset/1"
+MERGED_FORMAT = "spdl_torch.TarShardDataset.merged/1"
+
+
+class TarShardDataset(IterableDataset):
+    """Samples of WebDataset tar shards: members ``<key>.<ext>`` grouped by key, read sequentially.
+
+    Args:
+        sources: shard paths / ``http(s)://`` URLs (plain or gzip tars), one path or URL, or the
+            ``index.json`` that :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to
+            count its samples; without it every shard's headers are read once, here).
+        transform: image mode: a torchvision (v2 or v1) transform; the sample's image member (first of
+            ``image_exts``) and ``.cls`` label give ``(image, label)`` as ``ImageFolder`` does, and a fusable
+            prefix runs in one ``decode_images`` call per ``batch_size`` samples (a uint8 or float
+            Tensor[N, 3, H, W] whose rows are the images; :func:`spdl_torch.datasets.collate` returns it without
+            a copy when the loader's ``batch_size`` is the same). ``None``: dict mode (see ``decoders``).
+        target_transform: applied to the integer label (image mode).
+        batch_size: samples per decode call in image mode; give the loader's ``batch_size``.
+        shuffle: shuffle shards and samples (else shard order, file order).
+        shuffle_buffer: samples per shuffle block (see :mod:`spdl_torch.datasets.shards._order`): memory holds
+            one block of encoded members per worker; larger mixes more shards.
+        seed: seed of the order and of the random augmentations (per sample: ``(seed, epoch, index)``); every
+            rank must use the same one.
+        rank, world_size: this process' rank (default: :func:`spdl_torch.distributed.rank_and_world_size`).
+        drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
+            world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
+        decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
+            :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); other members
+            stay uint8 tensors (views of their read buffers).
+        image_exts, label_ext: which members image mode reads (``label_ext=None``: label ``None``).
+        on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
+            shard, the key and the member; ``"skip"``: the sample is skipped with a ``RuntimeWarning``,
+            counted in ``skipped`` (a list of messages, shared by the workers).
+        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
+            the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).
+        retry: :class:`RetryPolicy` of every range request (timeout, attempts, backoff, jitter).
+        max_concurrency: range requests in flight, process-wide, per fetch function.
+        chunk_size, read_ahead: bytes per range request; requests a stream keeps in flight ahead of its reader.
+        cache_dir, cache_bytes: optional local cache of remote shards, bounded to ``cache_bytes``; the next
+            shard of a worker is downloaded into it while the current one is read.
+        max_pixels: as :class:`~spdl_torch.datasets.ImageFolder`.
+        warn_unfused, require_fused: as :class:`~spdl_torch.datasets.ImageFolder`.
+
+    Order: the epoch's global order G is a pure function of ``(seed, epoch, shards, shuffle_buffer)``;
+    rank ``r`` delivers its contiguous part of G, split among the loader's worker threads contiguously; the
+    loader interleaves the workers' batches. The same samples, in the same per-worker order, for any completion
+    order. ``len(ds)`` is this rank's sample count (equal on every rank).
+
+    Resume: ``spdl_torch.DataLoader.state_dict()`` holds each worker's :meth:`state_dict` (a few integers);
+    ``load_state_dict`` of the loader resumes the same split exactly (same samples, order, augmentations).
+    For another world size or thread count, combine every rank's loader state with :func:`merge_states` and
+    call :meth:`load_state_dict` of a new dataset with it: every sample of the epoch not consumed is delivered
+    exactly once (plus padding repeats when the remainder does not divide evenly, as ``DistributedSampler``),
+    the remainder keeping its global order and split anew.
+
+    Raises:
+        ValueError: bad arguments; no shard; an index of another format.
+        OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples.
+    """
+
+    _init_fusion = FusedBatchMixin._init_fusion
+    _plan_text = FusedBatchMixin._plan_text
+    _max_pixels = FusedBatchMixin._max_pixels
+
+    def __init__(self, sources: Any, *, transform: Callable | None = None, target_transform: Callable | None = None,
+                 batch_size: int = 32, shuffle: bool = True, shuffle_buffer: int = 1000, seed: int = 0,
+                 rank: int | None = None, world_size: int | None = None, drop_last: bool = False,
+                 decoders: Mapping[str, Callable] | None = None, image_exts: Sequence[str] = IMAGE_EXTS,
+                 label_ext: str | None = "cls", on_error: str = "raise", fetch: FetchFn | None = None,
+                 retry: RetryPolicy | None = None, max_concurrency: int = 16, chunk_size: int = 4 << 20,
+                 read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
+                 max_pixels: int | None = None, warn_unfused: bool = True, require_fused: bool = False) -> None:
+        from ...distributed import _resolve
+        from ...transforms import fuse
+
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"TarShardDataset: on_error should be 'raise' or 'skip', got {on_error!r}")
+        for name, v, lo in (("batch_size", batch_size, 1), ("shuffle_buffer", shuffle_buffer, 1),
+                            ("max_concurrency", max_concurrency, 1), ("chunk_size", chunk_size, 1),
+                            ("read_ahead", read_ahead, 1)):
+            if not isinstance(v, int) or v < lo:
+                raise ValueError(f"TarShardDataset: expected an int {name} >= {lo}, got {name}={v!r}")
+        if cache_dir is not None and cache_bytes <= 0:
+            raise ValueError(f"TarShardDataset: cache_dir needs cache_bytes > 0, got {cache_bytes=}")
+        self.rank, self.world_size = _resolve(rank, world_size)
+        self.transform, self.target_transform = transform, target_transform
+        self.batch_size, self.shuffle, self.shuffle_buffer = batch_size, bool(shuffle), shuffle_buffer
+        self.seed, self.epoch, self.drop_last = int(seed), 0, bool(drop_last)
+        self.decoders = as_mapping(decoders)
+        self.image_exts, self.label_ext = tuple(image_exts), label_ext
+        self.on_error = on_error
+        self.skipped: list[str] = []
+        cache = None
+        if cache_dir is not None:
+            from ._cache import ShardCache
+
+            cache = ShardCache(cache_dir, cache_bytes)
+        self.shards = ShardSet(sources, fetch=fetch, policy=retry or RetryPolicy(), max_concurrency=max_concurrency,
+                               chunk_size=chunk_size, read_ahead=read_ahead, cache=cache)
+        self.plan = fuse(transform) if transform is not None else None
+        self._init_fusion(warn_unfused, require_fused, True, max_pixels, None)
+        self._unit_state: dict[str, Any] | None = None  # a worker's saved state, loaded before iter()
+        self._resume: dict[str, Any] = {"merged": None, "offset": None}  # shared by the worker copies
+        self._progress: dict[str, Any] | None = None
+
+    # -- the plan --------------------------------------------------------------------------------
+    @property
+    def num_samples(self) -> int:
+        """Samples in all shards."""
+        return sum(self.shards.counts)
+
+    def layout(self, epoch: int | None = None) -> Layout:
+        """The global order of ``epoch`` (default: the current one)."""
+        return Layout(self.shards.counts, self.seed, self.epoch if epoch is None else epoch, self.shuffle,
+                      self.shuffle_buffer)
+
+    def global_order(self, epoch: int | None = None) -> list[int]:
+        """G: the epoch's global order as global sample indices (shard offset + index in the shard)."""
+        lay = self.layout(epoch)
+        out = []
+        for p in range(lay.num_samples):
+            out.append(lay.global_index(*lay.locate(lay.x_of(p))))
+        return out
+
+    def _split(self) -> Split:
+        info = torch.utils.data.get_worker_info()
+        t, n = (0, 1) if info is None else (info.id, info.num_workers)
+        return Split(self.world_size, self.rank, n, t, self.drop_last)
+
+    def _base(self, epoch: int) -> list[tuple[int, int]]:
+        merged = self._resume["merged"]
+        if merged is not None and merged["epoch"] == epoch:
+            return [tuple(iv) for iv in merged["remaining"]]
+        return [(0, self.num_samples)]
+
+    def __len__(self) -> int:
+        return Split(self.world_size, self.rank, 1, 0, self.drop_last).rank_size(intervals_len(self._base(self.epoch)))
+
+    def set_epoch(self, epoch: int) -> None:
+        """Selects the epoch (``spdl_torch.DataLoader`` calls it on every worker's copy). After
+        :meth:`load_state_dict` of a merged state, the first epoch set is the saved epoch and later ones follow
+        it (the loader's count plus a fixed offset)."""
+        box = self._resume
+        if box["merged"] is not None:
+            if box["offset"] is None:
+                box["offset"] = box["merged"]["epoch"] - int(epoch)
+            epoch = int(epoch) + box["offset"]
+        self.epoch = int(epoch)
+
+    # -- iteration -------------------------------------------------------------------------------
+    def __iter__(self):
+        epoch = self.epoch
+        split = self._split()
+        base = self._base(epoch)
+        part = split.part(base)
+        start = 0
+        saved = self._unit_state
+        if saved is not None:
+            self._unit_state = None
+            self._check_state(saved, split, epoch, base)
+            start = int(saved["consumed"])
+        self._progress = progress = self._state_of(split, epoch, base, start)
+        items = unit_samples(self.layout(epoch), self.shards, part, start, self._fail)
+        return decode_stream(self, items, epoch, progress, self._fail)
+
+    def _fail(self, error: BaseException) -> None:
+        if self.on_error == "raise":
+            raise error
+        self.skipped.append(str(error))
+        warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=2)
+
+    # -- state -------------------------------------------------------------------------------------
+    def _state_of(self, split: Split, epoch: int, base: list, consumed: int) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, "seed": self.seed, "epoch": epoch, "num_samples": self.num_samples,
+                "shuffle": self.shuffle, "shuffle_buffer": self.shuffle_buffer, "drop_last": self.drop_last,
+                "world_size": split.world_size, "rank": split.rank, "num_workers": split.num_workers,
+                "worker": split.worker, "base": [list(iv) for iv in base], "consumed": consumed}
+
+    def state_dict(self) -> dict[str, Any]:
+        """This worker's position: the split, the order's parameters and the samples of its part consumed."""
+        if self._progress is not None:
+            return dict(self._progress)
+        if self._unit_state is not None:
+            return dict(self._unit_state)
+        split = self._split()
+        return self._state_of(split, self.epoch, self._base(self.epoch), 0)
+
+    def _check_state(self, state: dict, split: Split, epoch: int, base: list) -> None:
+        mine = self._state_of(split, epoch, base, 0)
+        for k in ("seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "drop_last", "world_size", "rank",
+                  "num_workers", "worker", "base"):
+            if state.get(k) != mine[k]:
+                raise ValueError(
+                    f"TarShardDataset.load_state_dict: the state has {k}={state.get(k)!r:.100}, this worker has "
+                    f"{mine[k]!r:.100}: a state resumes only the same split; for another world size or number of "
+                    "workers, load merge_states(all ranks' states) into a new dataset")
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Loads a worker's :meth:`state_dict` (the loader does, per worker, before its ``iter()``) or a
+        :func:`merge_states` result (before the loader is created: the saved epoch's remaining samples, split
+        for this dataset's ranks and the loader's workers).
+
+        Raises:
+            ValueError: not a state of this class, or of a dataset with other shards or order parameters.
+        """
+        fmt = state.get("format") if isinstance(state, dict) else None
+        if fmt == STATE_FORMAT:
+            self._unit_state = dict(state)
+            self._progress = None
+            return
+        if fmt != MERGED_FORMAT:
+            raise ValueError(f"TarShardDataset.load_state_dict: not a {STATE_FORMAT} state: {state!r:.200}")
+        for k, mine in (("seed", self.seed), ("num_samples", self.num_samples), ("shuffle", self.shuffle),
+                        ("shuffle_buffer", self.shuffle_buffer)):
+            if state[k] != mine:
+                raise ValueError(f"TarShardDataset.load_state_dict: the merged state has {k}={state[k]!r}, this "
+                                 f"dataset {mine!r}")
+        self._resume.update(merged=dict(state), offset=None)
+        self.epoch = int(state["epoch"])
+
+
+def merge_states(states: Sequence[Any]) -> dict[str, Any]:
+    """One state for a resume with another world size or number of workers: the samples of the epoch that no
+    worker of any rank has consumed.
+
+    Args:
+        states: every rank's ``spdl_torch.DataLoader.state_dict()`` (or :meth:`TarShardDataset.state_dict` of
+            the workers); a worker missing from them has consumed nothing.
+
+    Returns:
+        ``{"format", "seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "remaining"}`` where
+        ``remaining`` lists G's positions not consumed, as ``[start, stop)`` intervals in G's order.
+
+    Raises:
+        ValueError: no worker state; states of different epochs, splits or datasets.
+    """
+    units = []
+    for s in states:
+        if isinstance(s, dict) and s.get("format") == STATE_FORMAT:
+            units.append(s)
+        elif isinstance(s, dict) and "iter_states" in s:
+            units.extend(v for v in (s["iter_states"] or {}).values() if isinstance(v, dict))
+        else:
+            raise ValueError(f"merge_states: not a DataLoader or TarShardDataset state: {s!r:.200}")
+    if not units:
+        raise ValueError("merge_states: no worker state (nothing was consumed: start the epoch afresh)")
+    ref = units[0]
+    same = ("seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "drop_last", "world_size", "num_workers", "base")
+    consumed = []
+    for u in units:
+        for k in same:
+            if u[k] != ref[k]:
+                raise ValueError(f"merge_states: states differ in {k} ({u[k]!r:.80} vs {ref[k]!r:.80})")
+        split = Split(u["world_size"], u["rank"], u["num_workers"], u["worker"], u["drop_last"])
+        base = [tuple(iv) for iv in u["base"]]
+        consumed += take(split.part(base), 0, int(u["consumed"]))
+    base = [tuple(iv) for iv in ref["base"]]
+    if ref["drop_last"]:  # the dropped tail was never going to be delivered
+        n = Split(ref["world_size"], 0, 1, 0, True).rank_size(intervals_len(base)) * ref["world_size"]
+        base = take(base, 0, n)
+    remaining = subtract(base, normalize(consumed))
+    return {"format": MERGED_FORMAT, **{k: ref[k] for k in ("seed", "epoch", "num_samples", "shuffle", "shuffle_buffer")},
+            "remaining": [list(iv) for iv in remaining]}
+

@@ -1,0 +1,275 @@
+"""Remote shards: byte ranges fetched by an ``async def fetch(url, start, stop) -> bytes`` on one background event
+loop, with bounded concurrency, a per-request timeout and retries (exponential backoff with jitter), streamed
+into the tar reader through a read-ahead window (a shard is never held whole in memory).
+
+``HttpFetch`` is the built-in fetch (aiohttp, HTTP range requests). Any other client plugs in as a coroutine
+function of the same signature; it returns the bytes ``[start, stop)``, fewer only at the end of the object, and
+raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx: retried), ``ConnectionError``,
+``TimeoutError`` or :class:`TransientFetchError` for what a retry may fix. An S3 example with aiobotocore::
+
+    session = aiobotocore.session.get_session()
+
+    async def s3_fetch(url, start, stop):          # url: "https://<bucket>.s3.amazonaws.com/<key>"
+        bucket, key = parse(url)
+        async with session.create_client("s3") as s3:
+            r = await s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={start}-{stop - 1}")
+            async with r["Body"] as body:
+                return await body.read()
+
+    ds = TarShardDataset(urls, fetch=s3_fetch)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import dataclasses
+import io
+import random
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from typing import Any
+
+__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "TransientFetchError", "fetch_range"]
+
+FetchFn = Callable[[str, int, int], Awaitable[bytes]]
+
+
+class FetchStatusError(OSError):
+    """The server answered ``status`` (an HTTP status code) for ``url``."""
+
+    def __init__(self, url: str, status: int, message: str = "") -> None:
+        super().__init__(f"{url}: HTTP {status}{': ' + message if message else ''}")
+        self.url, self.status = url, int(status)
+
+
+class TransientFetchError(OSError):
+    """A failure a retry may fix (a short body, a dropped connection)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of one range request: at most ``attempts`` tries, each limited to ``timeout`` seconds; before
+    retry k (1-based) a sleep of ``min(max_backoff, backoff * 2**(k-1))`` times a uniform factor in
+    ``[1 - jitter, 1 + jitter]``. Retried: connection errors, timeouts, short bodies, 5xx; never 4xx."""
+
+    attempts: int = 5
+    timeout: float = 30.0
+    backoff: float = 0.05
+    max_backoff: float = 2.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.timeout <= 0 or self.backoff < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError(f"RetryPolicy: expected attempts >= 1, timeout > 0, backoff >= 0, 0 <= jitter <= 1, got {self}")
+
+    def delay(self, retry: int, rng: random.Random) -> float:
+        base = min(self.max_backoff, self.backoff * (2 ** (retry - 1)))
+        return base * (1 + self.jitter * (2 * rng.random() - 1))
+
+
+def _retryable(e: BaseException) -> bool:
+    if isinstance(e, FetchStatusError):
+        return e.status >= 500
+    if isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError, TransientFetchError)):
+        return True
+    try:
+        import aiohttp
+    except ImportError:
+        return False
+    return isinstance(e, aiohttp.ClientError)
+
+
+class _Loop:
+    """One daemon thread running the event loop that every remote read of the process shares."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            if cls._loop is None or cls._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="spdl_torch-shard-fetch", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+
+class _Limiter:
+    """Bounds the requests in flight of one fetch function (created on the loop)."""
+
+    def __init__(self, n: int) -> None:
+        self.sem = asyncio.Semaphore(n)
+
+
+_limiters: dict[tuple[int, int], _Limiter] = {}
+
+
+async def fetch_range(fetch: FetchFn, url: str, start: int, stop: int, policy: RetryPolicy,
+                      max_concurrency: int, rng: random.Random | None = None) -> bytes:
+    """``fetch(url, start, stop)`` under the concurrency bound, the timeout and the retries.
+
+    Raises:
+        OSError: a 4xx answer (at once), or the last failure once ``policy.attempts`` are spent; the message
+            names the URL and the byte range.
+    """
+    rng = rng or random.Random()
+    key = (id(fetch), max_concurrency)
+    limiter = _limiters.get(key)
+    if limiter is None:
+        limiter = _limiters[key] = _Limiter(max_concurrency)
+    last: BaseException | None = None
+    for attempt in range(1, policy.attempts + 1):
+        if attempt > 1:
+            await asyncio.sleep(policy.delay(attempt - 1, rng))
+        try:
+            async with limiter.sem:
+                data = await asyncio.wait_for(fetch(url, start, stop), policy.timeout)
+        except Exception as e:  # noqa: BLE001 -- classified right below
+            if not _retryable(e):
+                raise OSError(f"{url}: bytes {start}-{stop - 1}: {e}") from e
+            last = e
+            continue
+        if len(data) > stop - start:
+            last = TransientFetchError(f"{len(data)} bytes for a range of {stop - start}")
+            continue
+        return data
+    raise OSError(f"{url}: bytes {start}-{stop - 1}: failed after {policy.attempts} attempts: "
+                  f"{type(last).__name__}: {last}") from last
+
+
+class HttpFetch:
+    """HTTP(S) range requests with aiohttp (one session per event loop, ``limit`` connections).
+
+    ``await fetch(url, start, stop)`` -> the bytes ``[start, stop)`` (fewer at the end of the object; empty
+    past it). Raises :class:`FetchStatusError` for an error status and :class:`TransientFetchError` for a body
+    shorter than its ``Content-Range`` says.
+    """
+
+    def __init__(self, *, limit: int = 32, headers: dict[str, str] | None = None) -> None:
+        self.limit = int(limit)
+        self.headers = dict(headers or {})
+        self._sessions: dict[int, Any] = {}
+
+    async def _session(self) -> Any:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        s = self._sessions.get(id(loop))
+        if s is None or s.closed:
+            s = self._sessions[id(loop)] = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.limit), headers=self.headers)
+            _open_sessions.add(s)
+        return s
+
+    async def __call__(self, url: str, start: int, stop: int) -> bytes:
+        session = await self._session()
+        async with session.get(url, headers={"Range": f"bytes={start}-{stop - 1}"}) as r:
+            if r.status == 416:
+                return b""
+            if r.status >= 400:
+                raise FetchStatusError(url, r.status, r.reason or "")
+            body = await r.read()
+            if r.status == 200:  # the server ignored the range
+                return body[start:stop]
+            expected = stop - start
+            rng = r.headers.get("Content-Range", "")
+            try:
+                span, total = rng.split(" ", 1)[1].split("/")
+                a, b = (int(v) for v in span.split("-"))
+                expected = min(stop, int(total)) - start if total != "*" else b - a + 1
+            except (IndexError, ValueError):
+                pass
+            if len(body) != expected:
+                raise TransientFetchError(f"short body: {len(body)} of {expected} bytes")
+            return body
+
+
+_open_sessions: set[Any] = set()
+
+
+@atexit.register
+def _close_sessions() -> None:
+    """Closes the aiohttp sessions on their loop at exit (quietly: no "Unclosed client session")."""
+    loop = _Loop._loop
+    if loop is None or loop.is_closed() or not _open_sessions:
+        return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(s.close() for s in list(_open_sessions)), return_exceptions=True)
+
+    try:
+        asyncio.run_coroutine_threadsafe(close_all(), loop).result(timeout=2)
+    except Exception:  # noqa: BLE001 -- best effort at exit
+        pass
+    _open_sessions.clear()
+
+
+class RemoteStream(io.RawIOBase):
+    """A read-only stream over ``url``: chunks of ``chunk_size`` bytes fetched ``read_ahead`` at a time ahead of
+    the reader on the shared loop. At most ``read_ahead`` chunks are held; the end of the object is the first
+    chunk shorter than asked (or ``size`` when known)."""
+
+    def __init__(self, url: str, fetch: FetchFn, *, policy: RetryPolicy, max_concurrency: int,
+                 chunk_size: int = 4 << 20, read_ahead: int = 4, size: int | None = None,
+                 sink: Callable[[bytes], None] | None = None) -> None:
+        super().__init__()
+        self.url, self._fetch, self._policy = url, fetch, policy
+        self._concurrency = max_concurrency
+        self._chunk, self._ahead = int(chunk_size), max(1, int(read_ahead))
+        self._size = size
+        self._sink = sink
+        self._loop = _Loop.get()
+        self._futures: deque[Future] = deque()
+        self._next_start = 0
+        self._eof_seen = False
+        self._buf = memoryview(b"")
+        self._rng = random.Random(hash(url))
+        self._fill()
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> None:
+        # the size unknown: one request until the first answer shows the object is longer than a chunk
+        ahead = self._ahead if self._size is not None or self._next_start > self._chunk else 1
+        while len(self._futures) < ahead and not self._eof_seen:
+            start = self._next_start
+            if self._size is not None and start >= self._size:
+                break
+            stop = start + self._chunk if self._size is None else min(start + self._chunk, self._size)
+            coro = fetch_range(self._fetch, self.url, start, stop, self._policy, self._concurrency, self._rng)
+            self._futures.append((asyncio.run_coroutine_threadsafe(coro, self._loop), stop - start))
+            self._next_start = stop
+
+    def readinto(self, b: Any) -> int:
+        while not len(self._buf):
+            if not self._futures:
+                return 0
+            fut, asked = self._futures.popleft()
+            data = fut.result()
+            if len(data) < asked:
+                if self._size is not None:
+                    raise OSError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
+                                  f"expected {self._size} bytes")
+                self._eof_seen = True
+                for f, _ in self._futures:
+                    f.cancel()
+                self._futures.clear()
+            if self._sink is not None and data:
+                self._sink(data)
+            self._buf = memoryview(data)
+            self._fill()
+        n = min(len(b), len(self._buf))
+        b[:n] = self._buf[:n]
+        self._buf = self._buf[n:]
+        return n
+
+    def close(self) -> None:
+        for f, _ in self._futures:
+            f.cancel()
+        self._futures.clear()
+        super().close()

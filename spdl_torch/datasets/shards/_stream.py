@@ -1,0 +1,217 @@
+"""One unit's samples in global order: the sources (local files, URLs, an index), and the reader that walks a
+unit's part of the global order block by block, reading each block's stretch of shards once, sequentially."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, BinaryIO
+
+from ...errors import DecodeError
+from ._order import Layout, positions, take
+from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range
+from ._tar import Sample, ShardCursor, TableCursor, count_samples, is_url, local_opener
+from ._write import INDEX_FORMAT
+
+__all__ = ["ShardSet", "unit_samples"]
+
+
+class ShardSet:
+    """The shards of a dataset: names, sample counts (from ``index.json`` or counted once) and openers.
+
+    Raises:
+        ValueError: no shard; an index of another format.
+        OSError, spdl_torch.DecodeError: a shard or the index cannot be read.
+    """
+
+    def __init__(self, sources: Any, *, fetch: FetchFn | None, policy: RetryPolicy, max_concurrency: int,
+                 chunk_size: int, read_ahead: int, cache: Any = None) -> None:
+        self._fetch, self.policy = fetch, policy
+        self.max_concurrency, self.chunk_size, self.read_ahead = max_concurrency, chunk_size, read_ahead
+        self.cache = cache
+        sizes: list[int | None]
+        if isinstance(sources, (str, os.PathLike)) and os.fspath(sources).endswith(".json"):
+            index = json.loads(self._read_all(os.fspath(sources)))
+            if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+                raise ValueError(f"TarShardDataset: {os.fspath(sources)} is not a {INDEX_FORMAT} index")
+            base = os.fspath(sources)
+            join = posixpath.join if is_url(base) else os.path.join
+            parent = base.rsplit("/", 1)[0] if is_url(base) else os.path.dirname(base)
+            self.names = [join(parent, s["name"]) for s in index["shards"]]
+            self.counts = [int(s["num_samples"]) for s in index["shards"]]
+            sizes = [s.get("num_bytes") for s in index["shards"]]
+            self.tables = [os.path.join(parent, s["members"]) if s.get("members") and not is_url(base) else None
+                           for s in index["shards"]]
+        else:
+            if isinstance(sources, (str, os.PathLike)):
+                sources = [sources]
+            self.names = [s if is_url(s) else os.fspath(s) for s in sources]
+            sizes = [None] * len(self.names)
+            self.counts = None
+            self.tables = [None] * len(self.names)
+        self.sizes = sizes
+        if not self.names:
+            raise ValueError("TarShardDataset: expected at least one shard")
+        if self.counts is None:
+            self.counts = [count_samples(n, self.opener(i)) for i, n in enumerate(self.names)]
+
+    @property
+    def fetch(self) -> FetchFn:
+        if self._fetch is None:
+            from ._remote import HttpFetch
+
+            self._fetch = HttpFetch(limit=self.max_concurrency)
+        return self._fetch
+
+    def _read_all(self, source: str) -> bytes:
+        if not is_url(source):
+            with open(source, "rb") as f:
+                return f.read()
+        import asyncio
+
+        out, start, step = bytearray(), 0, 1 << 20
+        while True:
+            coro = fetch_range(self.fetch, source, start, start + step, self.policy, self.max_concurrency)
+            data = asyncio.run_coroutine_threadsafe(coro, _Loop.get()).result()
+            out += data
+            if len(data) < step:
+                return bytes(out)
+            start += step
+
+    def opener(self, i: int) -> Callable[[], tuple[BinaryIO, bool]]:
+        name = self.names[i]
+        if not is_url(name):
+            return local_opener(name)
+
+        def open_remote() -> tuple[BinaryIO, bool]:
+            if self.cache is not None:
+                path = self.cache.lookup(name)
+                if path is not None:
+                    return local_opener(path)()
+            raw = RemoteStream(name, self.fetch, policy=self.policy, max_concurrency=self.max_concurrency,
+                               chunk_size=self.chunk_size, read_ahead=self.read_ahead, size=self.sizes[i])
+            import io
+
+            return io.BufferedReader(raw, buffer_size=1 << 20), False
+
+        return open_remote
+
+    def cursor(self, i: int) -> ShardCursor | TableCursor:
+        """A reader of shard i: by its member table when it has one (local plain tars from write_shards), else
+        through tarfile."""
+        table = self.tables[i]
+        if table is not None:
+            with open(table) as f:
+                doc = json.load(f)
+            if doc.get("format") != INDEX_FORMAT or len(doc.get("samples", ())) != self.counts[i]:
+                reason = f"the member table {table} does not match the index ({self.counts[i]} samples)"
+                raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason)
+            return TableCursor(self.names[i], self.names[i], doc["samples"])
+        return ShardCursor(self.names[i], self.opener(i))
+
+    def prefetch(self, i: int) -> None:
+        """Starts downloading shard i into the cache (remote shards with a cache only)."""
+        if self.cache is not None and is_url(self.names[i]):
+            self.cache.prefetch(self.names[i], self.sizes[i], self.fetch, self.policy, self.max_concurrency,
+                                self.chunk_size)
+
+
+def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int]], start: int,
+                 on_error: Callable[[DecodeError], None]) -> Iterator[tuple[int, int, str, Sample | None]]:
+    """Yields ``(ordinal, global_index, shard_name, sample)`` for the positions ``part[start:]`` (``ordinal``:
+    the position's place in ``part``), in order. A sample lost to a damaged shard comes as ``None`` after
+    ``on_error`` (which raises under the "raise" policy) was told why.
+
+    Shards with a member table are read sample by sample as the order asks (positioned reads: nothing is held,
+    and a sample is decoded while its bytes are still in the CPU's cache); the others block by block, each block's
+    stretch of shards once, sequentially (memory: one block of encoded members)."""
+    cursors: dict[int, Any] = {}
+    tables: dict[int, Any] = {}
+    ordinal = start
+    try:
+        it = positions(take(part, start, 1 << 62))
+        p = next(it, None)
+        while p is not None:
+            k = p // layout.block
+            group = [p]
+            for p in it:
+                if p // layout.block != k:
+                    break
+                group.append(p)
+            else:
+                p = None
+            xs = [layout.x_of(q) for q in group]
+            where = [layout.locate(x) for x in xs]
+            if all(shards.tables[s] is not None for s, _ in where):
+                for shard, j in where:
+                    yield ordinal, layout.global_index(shard, j), shards.names[shard], \
+                        _table_sample(shards, tables, shard, j, on_error)
+                    ordinal += 1
+                continue
+            got = _read_block(layout, shards, k, set(xs), cursors, on_error)
+            for x, (shard, j) in zip(xs, where):
+                yield ordinal, layout.global_index(shard, j), shards.names[shard], got.get(x)
+                ordinal += 1
+    finally:
+        for c in list(cursors.values()) + list(tables.values()):
+            c.close()
+
+
+def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
+                  on_error: Callable[[DecodeError], None]) -> Sample | None:
+    cursor = tables.get(shard)
+    if cursor is None:
+        if len(tables) >= 8:  # a bounded number of open shards
+            tables.pop(next(iter(tables))).close()
+        cursor = tables[shard] = shards.cursor(shard)
+    try:
+        return cursor.sample(j)
+    except DecodeError as e:
+        on_error(e)
+        return None
+
+
+def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], cursors: dict[int, ShardCursor],
+                on_error: Callable[[DecodeError], None]) -> dict[int, Sample]:
+    got: dict[int, Sample] = {}
+    x0 = k * layout.block
+    for shard, a, b in layout.block_segments(k):
+        xs = x0 - a  # X position of sample 0 of this shard
+        want = [j for j in range(a, b) if j + xs in needed]
+        x0 += b - a
+        if not want:
+            continue
+        cursor = cursors.get(shard)
+        if cursor is None:
+            for other in list(cursors):  # one open shard at a time
+                cursors.pop(other).close()
+            cursor = cursors[shard] = shards.cursor(shard)
+            nxt = _next_shard(layout, shard)
+            if nxt is not None:
+                shards.prefetch(nxt)
+        wanted = set(want)
+        try:
+            for s in cursor.read(want[0], want[-1] + 1, want=wanted.__contains__):
+                if s.members is not None:
+                    got[s.index + xs] = s
+        except DecodeError as e:
+            on_error(e)
+            continue
+        missing = [j for j in want if j + xs not in got]
+        if missing:
+            reason = (f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} "
+                      f"is missing")
+            on_error(DecodeError(f"{shards.names[shard]}: {reason}", path=shards.names[shard], reason=reason))
+    return got
+
+
+def _next_shard(layout: Layout, shard: int) -> int | None:
+    i = layout.shard_order.index(shard)
+    return layout.shard_order[i + 1] if i + 1 < len(layout.shard_order) else None
+
+
+def warn_skipped(error: BaseException) -> None:
+    warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=3)

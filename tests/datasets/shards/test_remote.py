@@ -1,0 +1,173 @@
+"""Remote shards from a local HTTP server (a thread of this process, Range support) with latency, 503s, dropped
+connections and short bodies: nothing lost, nothing duplicated; failures past the retry budget name the URL."""
+
+import asyncio
+import os
+
+import pytest
+
+from spdl_torch.datasets import TarShardDataset
+from spdl_torch.datasets.shards import HttpFetch, RetryPolicy
+
+from .range_server import RangeServer
+
+pytest.importorskip("aiohttp")
+
+FAST = RetryPolicy(attempts=6, timeout=5.0, backoff=0.001, max_backoff=0.01)
+
+
+def _keys(ds):
+    return [(o["__key__"], bytes(o["bin"].numpy())) for o in ds]
+
+
+def _expected(samples):
+    return [(k, m["bin"]) for k, m in samples]
+
+
+@pytest.mark.parametrize("faults", [
+    dict(),
+    dict(delay=0.02),
+    dict(fail_every=10),
+    dict(drop_every=7),
+    dict(short_every=5),
+])
+def test_remote_shards_arrive_whole(shard_dir, faults):
+    d, paths, samples = shard_dir
+    with RangeServer(d, **faults) as srv:
+        ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST, chunk_size=8192, read_ahead=3)
+        assert ds.shards.counts == [int(c) for c in ds.shards.counts] and sum(ds.shards.counts) == len(samples)
+        assert _keys(ds) == _expected(samples)
+        if set(faults) - {"delay"}:
+            assert srv.faults > 0  # the faults happened and were retried
+        assert srv.requests > len(paths)  # ranges, not whole shards
+
+
+def test_remote_without_index_counts_through_the_stream(shard_dir):
+    d, paths, samples = shard_dir
+    with RangeServer(d, fail_every=4) as srv:
+        urls = [srv.url(os.path.basename(p)) for p in paths]
+        ds = TarShardDataset(urls, shuffle=True, shuffle_buffer=9, retry=FAST, chunk_size=16384)
+        got = list(ds)
+    assert [o["__index__"] for o in got] == ds.global_order(0)
+    assert sorted(o["__key__"] for o in got) == sorted(k for k, _ in samples)
+
+
+def test_failure_past_the_retry_budget_names_the_url(shard_dir):
+    d, paths, _ = shard_dir
+    with RangeServer(d, fail_every=1) as srv:
+        url = srv.url(os.path.basename(paths[0]))
+        with pytest.raises(OSError, match=rf"{url}: bytes 0-\d+: failed after 3 attempts: FetchStatusError.*503"):
+            TarShardDataset([url], retry=RetryPolicy(attempts=3, backoff=0.001))
+        assert srv.requests == 3
+
+
+def test_4xx_is_not_retried(shard_dir):
+    d, _, _ = shard_dir
+    with RangeServer(d) as srv:
+        url = srv.url("missing.tar")
+        with pytest.raises(OSError, match=rf"{url}.*HTTP 404"):
+            TarShardDataset([url], retry=RetryPolicy(attempts=5, backoff=0.001))
+        assert srv.requests == 1
+
+
+def test_timeout_is_retried_then_raised(shard_dir):
+    d, paths, _ = shard_dir
+    with RangeServer(d, delay=0.3) as srv:
+        url = srv.url(os.path.basename(paths[0]))
+        with pytest.raises(OSError, match=rf"{url}.*failed after 2 attempts: TimeoutError"):
+            TarShardDataset([url], retry=RetryPolicy(attempts=2, timeout=0.05, backoff=0.001))
+
+
+def test_backoff_grows_exponentially_with_bounded_jitter():
+    import random
+
+    p = RetryPolicy(backoff=0.1, max_backoff=1.0, jitter=0.5)
+    rng = random.Random(0)
+    for k, base in ((1, 0.1), (2, 0.2), (3, 0.4), (4, 0.8), (5, 1.0), (9, 1.0)):
+        delays = [p.delay(k, rng) for _ in range(200)]
+        assert base * 0.5 <= min(delays) and max(delays) <= base * 1.5
+        assert max(delays) - min(delays) > base * 0.5  # jitter spreads the retries
+    with pytest.raises(ValueError, match="attempts"):
+        RetryPolicy(attempts=0)
+
+
+def test_a_custom_fetch_plugs_in(shard_dir):
+    """Any ``async def fetch(url, start, stop) -> bytes``: here one that reads local files (as an S3 client
+    would read objects), and fails each range once with ConnectionError."""
+    d, paths, samples = shard_dir
+    seen = set()
+    calls = []
+
+    async def fetch(url, start, stop):
+        calls.append((url, start, stop))
+        if (url, start) not in seen:
+            seen.add((url, start))
+            raise ConnectionError("simulated reset")
+        await asyncio.sleep(0)
+        path = os.path.join(d, url.rsplit("/", 1)[1])
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(stop - start)
+
+    urls = [f"https://bucket.example/{os.path.basename(p)}" for p in paths]
+    ds = TarShardDataset(urls, shuffle=False, fetch=fetch, retry=FAST, chunk_size=10_000)
+    assert _keys(ds) == _expected(samples)
+    assert calls and all(u.startswith("https://bucket.example/") for u, _, _ in calls)
+
+
+def test_concurrency_is_bounded(shard_dir):
+    d, paths, samples = shard_dir
+    active, peak = 0, 0
+
+    async def fetch(url, start, stop):
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        try:
+            await asyncio.sleep(0.002)
+        finally:  # read-ahead beyond the end of a shard is cancelled
+            active -= 1
+        with open(os.path.join(d, url.rsplit("/", 1)[1]), "rb") as f:
+            f.seek(start)
+            return f.read(stop - start)
+
+    urls = [f"http://h/{os.path.basename(p)}" for p in paths]
+    ds = TarShardDataset(urls, shuffle=False, fetch=fetch, max_concurrency=2, read_ahead=8, chunk_size=2048)
+    assert len(list(ds)) == len(samples)
+    assert peak == 2
+
+
+def test_cache_dir_is_bounded_and_serves_repeat_epochs(shard_dir, tmp_path):
+    d, paths, samples = shard_dir
+    total = sum(os.path.getsize(p) for p in paths)
+    bound = total // 2
+    with RangeServer(d) as srv:
+        ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST, cache_dir=tmp_path / "cache",
+                             cache_bytes=bound, chunk_size=16384)
+        assert _keys(ds) == _expected(samples)
+        cached = [n for n in os.listdir(tmp_path / "cache") if ".part" not in n]
+        assert cached and ds.shards.cache.used_bytes() <= bound
+        last = ds.shards.names[-1]
+        assert ds.shards.cache.lookup(last) is not None  # the most recent shards stayed
+        before = srv.requests
+        ds2 = TarShardDataset([last], shuffle=False, retry=FAST, cache_dir=tmp_path / "cache", cache_bytes=bound)
+        n_last = ds.shards.counts[-1]
+        assert _keys(ds2) == _expected(samples[-n_last:])
+        assert srv.requests == before  # counted and read from the cache: no request
+    with pytest.raises(ValueError, match="cache_bytes"):
+        TarShardDataset(os.path.join(d, "index.json"), cache_dir=tmp_path / "c2")
+
+
+def test_http_fetch_reads_ranges_and_the_end(shard_dir):
+    d, paths, _ = shard_dir
+    data = open(paths[0], "rb").read()
+    with RangeServer(d) as srv:
+        url = srv.url(os.path.basename(paths[0]))
+        fetch = HttpFetch()
+
+        async def go():
+            return [await fetch(url, 10, 110), await fetch(url, len(data) - 5, len(data) + 100),
+                    await fetch(url, len(data) + 10, len(data) + 20)]
+
+        a, b, c = asyncio.run(go())
+    assert a == data[10:110] and b == data[-5:] and c == b""

@@ -1,0 +1,196 @@
+"""The tar reader and ``write_shards`` against Python's ``tarfile`` and the files' own bytes."""
+
+import gzip
+import json
+import os
+import tarfile
+
+import pytest
+import torch
+
+from spdl_torch import DecodeError
+from spdl_torch.datasets import ImageFolder, TarShardDataset, write_shards
+from spdl_torch.datasets.shards._tar import ShardCursor, count_samples, local_opener, split_name
+
+from ... import images
+from .conftest import index_of, make_samples
+
+
+def _tarfile_members(paths):
+    """The reference: every member of every shard as (name, bytes), read by tarfile."""
+    out = []
+    for p in paths:
+        with tarfile.open(p) as tf:
+            for m in tf.getmembers():
+                out.append((m.name, tf.extractfile(m).read()))
+    return out
+
+
+def test_split_name_follows_webdataset():
+    assert split_name("a/b.seg.png") == ("a/b", "seg.png")
+    assert split_name("x.jpg") == ("x", "jpg")
+    assert split_name("d.1/k") == ("d.1/k", "")
+
+
+def test_write_shards_members_and_index_match_tarfile(shard_dir):
+    d, paths, samples = shard_dir
+    assert len(paths) > 3
+    expected = [(f"{k}.{e}", v) for k, m in samples for e, v in m.items()]
+    assert _tarfile_members(paths) == expected
+    index = json.load(open(index_of(d)))
+    assert [s["name"] for s in index["shards"]] == [os.path.basename(p) for p in paths]
+    assert [s["num_bytes"] for s in index["shards"]] == [os.path.getsize(p) for p in paths]
+    counts = [len({split_name(m.name)[0] for m in tarfile.open(p)}) for p in paths]
+    assert [s["num_samples"] for s in index["shards"]] == counts
+    assert all(os.path.getsize(p) <= 40_000 for p in paths)
+
+
+def test_reader_gives_each_members_bytes_as_uint8_views(shard_dir):
+    d, paths, samples = shard_dir
+    got = []
+    for p in paths:
+        c = ShardCursor(p, local_opener(p))
+        got += [(s.key, s.members) for s in c.read(0, 10**9)]
+        c.close()
+    assert [k for k, _ in got] == [k for k, _ in samples]
+    for (_, members), (_, ref) in zip(got, samples):
+        assert list(members) == list(ref)
+        for ext, t in members.items():
+            assert t.dtype == torch.uint8 and t.dim() == 1
+            assert bytes(t.numpy()) == ref[ext]
+
+
+def test_reader_ranges_and_skips(shard_dir):
+    d, paths, samples = shard_dir
+    p = paths[1]
+    n = count_samples(p, local_opener(p))
+    c = ShardCursor(p, local_opener(p))
+    first = list(c.read(2, 5))
+    more = list(c.read(5, n, want=lambda i: i % 2 == 0))  # continues without reopening
+    again = list(c.read(0, 1))  # earlier: reopens
+    c.close()
+    assert [s.index for s in first] == [2, 3, 4]
+    assert [s.index for s in more] == list(range(5, n))
+    assert [s.members is None for s in more] == [i % 2 == 1 for i in range(5, n)]
+    assert again[0].index == 0 and again[0].members is not None
+
+
+def test_gzip_shards_read_like_plain(tmp_path):
+    samples = make_samples(30)
+    paths = write_shards(samples, tmp_path, shard_size=20_000, gzip=True)
+    assert all(p.endswith(".tar.gz") for p in paths)
+    with open(paths[0], "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"
+    ds = TarShardDataset(paths, shuffle=False)  # no index: counted from the files
+    out = list(ds)
+    assert [o["__key__"] for o in out] == [k for k, _ in samples]
+    assert [bytes(o["bin"].numpy()) for o in out] == [m["bin"] for _, m in samples]
+    assert [o["cls"] for o in out] == [int(m["cls"]) for _, m in samples]
+    assert [o["txt"] for o in out] == [m["txt"].decode() for _, m in samples]
+    with gzip.open(paths[0]) as g:  # the reference reads the same archive
+        assert tarfile.open(fileobj=g).getnames()[0] == f"{samples[0][0]}.txt"
+
+
+def test_write_shards_packs_an_image_folder_bytes_and_labels(image_folder, tmp_path):
+    image_folder(["a", "b"], 3, lambda rng, c, k: images.noise((9, 13, 3), rng), root="tree")
+    folder = ImageFolder(tmp_path / "tree")
+    paths = write_shards(folder, tmp_path / "out", shard_size=10240)
+    members = dict(_tarfile_members(paths))
+    for path, label in folder.samples:
+        key = os.path.relpath(path, folder.root).rsplit(".", 1)[0]
+        assert members[f"{key}.jpg"] == open(path, "rb").read()
+        assert members[f"{key}.cls"] == str(label).encode()
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([("", {"a": b""})], "non-empty"),
+    ([("k.x", {"a": b""})], "dot"),
+    ([("k", {"a": b""}), ("k", {"a": b""})], "repeats"),
+    ([("k", {"": b""})], "empty extension"),
+])
+def test_write_shards_rejects_bad_samples(bad, match, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        write_shards(bad, tmp_path)
+
+
+def test_write_shards_rejects_tiny_shard_size_and_non_bytes(tmp_path):
+    with pytest.raises(ValueError, match="shard_size"):
+        write_shards([], tmp_path, shard_size=100)
+    with pytest.raises(TypeError, match="expected bytes"):
+        write_shards([("k", {"a": "text"})], tmp_path)
+
+
+def _truncated_copy(src, dst, keep):
+    data = open(src, "rb").read()
+    open(dst, "wb").write(data[:keep])
+    return dst
+
+
+def test_truncated_shard_names_shard_sample_and_member(shard_dir, tmp_path):
+    d, paths, samples = shard_dir
+    with tarfile.open(paths[0]) as tf:
+        members = tf.getmembers()
+    victim = next(m for m in members if m.name.endswith(".bin") and m.size > 1000)
+    bad = _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
+    key = split_name(victim.name)[0]
+    with pytest.raises(DecodeError, match=rf"bad\.tar: sample '{key}', member '{victim.name}': truncated") as e:
+        list(TarShardDataset([bad, paths[1]], shuffle=False))
+    assert e.value.path == str(bad)
+
+
+@pytest.mark.parametrize("table", [False, True], ids=["tarfile", "member_table"])
+def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path, table):
+    d, paths, samples = shard_dir
+    with tarfile.open(paths[0]) as tf:
+        members = tf.getmembers()
+    victim = next(m for m in members if m.name.endswith(".bin") and m.size > 1000)
+    bad = _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
+    # the index says how many samples the shard should have: the lost ones are reported
+    index = json.load(open(index_of(d)))
+    index["shards"] = [dict(index["shards"][0], name="bad.tar"), dict(index["shards"][1], name=paths[1])]
+    for entry, p in zip(index["shards"], paths):
+        if table:  # the truncated copy keeps the original's member table
+            entry["members"] = p + ".members.json"
+        else:
+            entry.pop("members")
+    json.dump(index, open(tmp_path / "index.json", "w"))
+    ds = TarShardDataset(str(tmp_path / "index.json"), shuffle=False, on_error="skip")
+    with pytest.warns(RuntimeWarning, match="bad.tar"):
+        out = list(ds)
+    good_before = [split_name(m.name)[0] for m in members if m.offset_data + m.size <= victim.offset_data]
+    good_before = list(dict.fromkeys(good_before))
+    victim_key = split_name(victim.name)[0]
+    good_before = [k for k in good_before if k != victim_key]
+    n0 = index["shards"][0]["num_samples"]
+    second = [k for k, _ in samples[n0:n0 + index["shards"][1]["num_samples"]]]
+    assert [o["__key__"] for o in out] == good_before + second
+    assert ds.skipped and "bad.tar" in ds.skipped[0]
+
+
+def test_not_a_tar_is_a_decode_error(tmp_path):
+    p = tmp_path / "junk.tar"
+    p.write_bytes(b"this is not a tar archive" * 100)
+    with pytest.raises(DecodeError, match="junk.tar: not a readable tar"):
+        TarShardDataset([p])
+
+
+def test_missing_file_is_an_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        TarShardDataset([tmp_path / "nope.tar"])
+
+
+def test_member_table_reads_like_tarfile_and_a_stale_one_is_refused(shard_dir, tmp_path):
+    d, paths, samples = shard_dir
+    ds = TarShardDataset(index_of(d), shuffle=False)
+    assert all(t is not None for t in ds.shards.tables)  # write_shards wrote one per plain shard
+    assert [(o["__key__"], bytes(o["bin"].numpy())) for o in ds] == [(k, m["bin"]) for k, m in samples]
+    table = json.load(open(paths[0] + ".members.json"))
+    table["samples"][1][2][0] += 512  # one offset off by a block
+    index = json.load(open(index_of(d)))
+    index["shards"] = index["shards"][:1]
+    index["shards"][0].update(name=paths[0], members=str(tmp_path / "stale.json"))
+    json.dump(table, open(tmp_path / "stale.json", "w"))
+    json.dump(index, open(tmp_path / "index.json", "w"))
+    with pytest.raises(DecodeError, match=rf"sample '{samples[1][0]}', member '{samples[1][0]}.txt': the member table "
+                                          "does not match"):
+        list(TarShardDataset(str(tmp_path / "index.json"), shuffle=False))
