@@ -12,9 +12,12 @@ __all__ = ["FusedPlan"]
 
 
 def _to_pil(image: torch.Tensor):
-    """A uint8 Tensor[3, H, W] (RGB) as a ``PIL.Image`` of mode ``"RGB"`` (what Pillow's loader gives)."""
+    """A uint8 Tensor[3, H, W] (RGB) as a ``PIL.Image`` of mode ``"RGB"`` (what Pillow's loader gives), a
+    Tensor[1, H, W] (a fused ``Grayscale()``) as one of mode ``"L"`` (what ``convert("L")`` gives)."""
     from PIL import Image
 
+    if image.shape[0] == 1:
+        return Image.fromarray(image[0].contiguous().numpy(), "L")
     return Image.fromarray(image.permute(1, 2, 0).contiguous().numpy(), "RGB")
 
 
