@@ -145,13 +145,16 @@ soak: build
 # ---- Benchmarks (see benchmarks/RESULTS.md); not part of `make test` -----------------------------------
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
-# psutil, matplotlib, spdl 0.8 and webdataset (bench_shards.py) go into .venv for the benchmark only: none is a dependency of spdl_torch.
-BENCH_PKGS  := psutil matplotlib spdl==0.8.0 webdataset==1.0.2
+# psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py)
+# go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
+# numpy stay as they are (pip gets them as constraints).
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 
-$(STAMPS)/bench-deps: $(STAMPS)/venv
-	$(PY) -m pip install -q $(BENCH_PKGS)
+$(STAMPS)/bench-deps: $(STAMPS)/venv Makefile
+	$(PY) -m pip freeze | grep -iE '^(torch|torchvision|numpy)==' > $(STAMPS)/bench-constraints.txt
+	$(PY) -m pip install -q -c $(STAMPS)/bench-constraints.txt $(BENCH_PKGS)
 	@touch $@
 
 bench: build $(STAMPS)/bench-deps

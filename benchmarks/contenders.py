@@ -33,9 +33,15 @@ Contenders:
 4'. ``spdl_torch_v1``: the same as 4 with the classic ``torchvision.transforms`` recipe of contender 1
    (``Resize/CenterCrop`` or ``RandomResizedCrop/RandomHorizontalFlip``, ``ToTensor``, ``Normalize``), which
    ``fuse`` maps onto the same op call: what a user switching from 1 gets without touching the transform.
+4''. ``spdl_torch_crop``: the same as 4 with ``Resize(256), RandomCrop(224), RandomHorizontalFlip()``
+   (v2; fused as ``geometry="random_crop"``) in every workload: a recipe that fused nothing before.
+4j / 2j. ``spdl_torch_jitter`` and ``torch_tvio_jitter``: the workload's v2 recipe with ``ColorJitter(0.4,
+   0.4, 0.4)`` after the flip, on 4 (fused prefix, ColorJitter + ToDtype + Normalize per sample in the
+   worker threads) and on 2 (everything per sample in worker processes).
 5. ``bound``: no loader: the same ``decode_images`` call (same op arguments as 4, same files read with
    ``read_file``) on whole batches in a loop in one thread, with the native pool set to one thread;
    ``images/s x cores`` is the decode bound for ``cores`` threads with perfect scaling.
+6-7. The peers of ``benchmarks/peers.py``: NVIDIA DALI's CPU pipeline and torchcodec + v2.
 """
 
 from __future__ import annotations
@@ -55,18 +61,25 @@ RESIZE = 256
 SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
-CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "spdl_torch_v1", "bound")
+CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "spdl_torch_v1", "spdl_torch_crop",
+              "spdl_torch_jitter", "torch_tvio_jitter", "bound", "dali_cpu", "torch_codec")
+JITTER = (0.4, 0.4, 0.4)
 LABELS = {
     "torch_pil": "1 torch DataLoader + Pillow + transforms",
     "torch_tvio": "2 torch DataLoader + decode_jpeg + v2",
     "spdl08": "3 spdl 0.8 (pipeline + load_image_batch)",
     "spdl_torch": "4 spdl_torch.DataLoader + fused dataset",
     "spdl_torch_v1": "4' the same, classic (v1) transforms",
+    "spdl_torch_crop": "4'' the same, Resize(256) + RandomCrop(224) + flip",
+    "spdl_torch_jitter": "4j 4 + ColorJitter per sample",
+    "torch_tvio_jitter": "2j 2 + ColorJitter",
+    "dali_cpu": "6 NVIDIA DALI, CPU pipeline",
+    "torch_codec": "7 torch DataLoader + torchcodec + v2",
     "bound": "5 bound: decode_images, 1 thread x cores",
 }
 SHORT = {"torch_pil": "torch+PIL", "torch_tvio": "torch+tvio", "spdl08": "spdl 0.8", "spdl_torch": "spdl_torch",
-         "spdl_torch_v1": "spdl_torch v1",
-         "bound": "bound"}
+         "spdl_torch_v1": "spdl_torch v1", "spdl_torch_crop": "spdl_t crop", "spdl_torch_jitter": "spdl_t jitter",
+         "torch_tvio_jitter": "tvio jitter", "bound": "bound", "dali_cpu": "DALI CPU", "torch_codec": "torchcodec"}
 
 
 def spdl_available() -> bool:
@@ -82,18 +95,35 @@ def needs_spdl(contender: str) -> bool:
     return contender == "spdl08"
 
 
+def unavailable(contender: str) -> str | None:
+    """Why ``contender`` cannot run here (a benchmark-only package is missing), or None."""
+    from benchmarks import peers
+
+    if needs_spdl(contender) and not spdl_available():
+        return "spdl is not importable (pip install spdl==0.8.0; `make bench` does)"
+    if contender in peers.PEERS and not peers.available(contender):
+        return "its package is not importable (`make bench`'s bench-deps installs it)"
+    return None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Transforms
 # ---------------------------------------------------------------------------------------------------------
 
 
-def v2_transform(mode: str):
+def v2_transform(mode: str, variant: str = ""):
+    """The v2 recipe of ``mode``; ``variant`` ``"crop"``: Resize(256) + RandomCrop(224) + flip instead of the
+    geometry; ``"jitter"``: ColorJitter after the geometry."""
     from torchvision.transforms import v2
 
-    if mode == "eval":
+    if variant == "crop":
+        geometry = [v2.Resize(RESIZE, antialias=True), v2.RandomCrop(SIZE), v2.RandomHorizontalFlip()]
+    elif mode == "eval":
         geometry = [v2.Resize(RESIZE, antialias=True), v2.CenterCrop(SIZE)]
     else:
         geometry = [v2.RandomResizedCrop(SIZE, scale=SCALE, ratio=RATIO, antialias=True), v2.RandomHorizontalFlip()]
+    if variant == "jitter":
+        geometry.append(v2.ColorJitter(*JITTER))
     return v2.Compose([*geometry, v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
 
 
@@ -139,8 +169,8 @@ class PilDataset(_FileDataset):
 class TvioDataset(_FileDataset):
     """``torchvision.io.read_file`` + ``decode_jpeg`` (RGB) + v2 transforms on the uint8 tensor."""
 
-    def __init__(self, paths: Sequence[str], labels: Sequence[int], mode: str) -> None:
-        super().__init__(paths, labels, v2_transform(mode))
+    def __init__(self, paths: Sequence[str], labels: Sequence[int], mode: str, variant: str = "") -> None:
+        super().__init__(paths, labels, v2_transform(mode, variant))
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         from torchvision.io import ImageReadMode, decode_jpeg, read_file
@@ -216,12 +246,14 @@ class _SpdlLoader:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def spdl_torch_dataset(paths: Sequence[str], labels: Sequence[int], mode: str, classic: bool = False):
+def spdl_torch_dataset(paths: Sequence[str], labels: Sequence[int], mode: str, classic: bool = False,
+                       variant: str = ""):
     import spdl_torch.datasets
 
-    transform = classic_transform(mode) if classic else v2_transform(mode)
-    ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=transform, seed=0)
-    if ds.plan is None or ds.plan.rest is not None:
+    transform = classic_transform(mode) if classic else v2_transform(mode, variant)
+    ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=transform, seed=0,
+                                             warn_unfused=variant != "jitter")
+    if ds.plan is None or (ds.plan.rest is not None) != (variant == "jitter"):
         raise RuntimeError(f"spdl_torch: the {mode} transform is not fully fused: plan={ds.plan}")
     return ds
 
@@ -264,20 +296,25 @@ def build(contender: str, paths: Sequence[str], labels: Sequence[int], mode: str
     if contender == "torch_pil":
         ds = PilDataset(paths, labels, mode)
         return ds, lambda: torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=workers)
-    if contender == "torch_tvio":
-        ds = TvioDataset(paths, labels, mode)
+    if contender in ("torch_tvio", "torch_tvio_jitter"):
+        ds = TvioDataset(paths, labels, mode, "jitter" if contender == "torch_tvio_jitter" else "")
         return ds, lambda: torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=workers)
     if contender == "spdl08":
         return None, lambda: _SpdlLoader(paths, labels, mode, batch_size, workers)
-    if contender in ("spdl_torch", "spdl_torch_v1"):
+    if contender in ("spdl_torch", "spdl_torch_v1", "spdl_torch_crop", "spdl_torch_jitter"):
         import spdl_torch
         import spdl_torch.datasets
 
-        ds = spdl_torch_dataset(paths, labels, mode, classic=contender == "spdl_torch_v1")
+        variant = {"spdl_torch_crop": "crop", "spdl_torch_jitter": "jitter"}.get(contender, "")
+        ds = spdl_torch_dataset(paths, labels, mode, classic=contender == "spdl_torch_v1", variant=variant)
         return ds, lambda: spdl_torch.DataLoader(ds, batch_size=batch_size, num_workers=workers,
                                                  collate_fn=spdl_torch.datasets.collate)
     if contender == "bound":
         return None, lambda: _Bound(paths, labels, mode, batch_size)
+    from benchmarks import peers
+
+    if contender in peers.PEERS:
+        return peers.build(contender, paths, labels, mode, batch_size, workers)
     raise ValueError(f"unknown contender {contender!r}; expected one of {CONTENDERS}")
 
 

@@ -30,6 +30,22 @@ CPU_TARGETS = (
 )
 
 
+# Issue #16: the new recipes against the fused v2 one, the per-sample remainder against torch's DataLoader,
+# and the peers: (key, what, metric, ours, other, op, threshold; None: no target, reported only).
+PEER_TARGETS = (
+    ("crop_vs_v2", "images/s, Resize+RandomCrop recipe / v2 recipe", "images_per_s", "spdl_torch_crop", "spdl_torch",
+     ">=", 0.9),
+    ("jitter_vs_torch", "images/s, + ColorJitter: spdl_torch / torch DataLoader + v2", "images_per_s",
+     "spdl_torch_jitter", "torch_tvio_jitter", ">=", None),
+    ("jitter_cpu_vs_torch", "CPU s/image, + ColorJitter: spdl_torch / torch DataLoader + v2", "cpu_s_per_image",
+     "spdl_torch_jitter", "torch_tvio_jitter", "<=", None),
+    ("ips_vs_dali", "images/s, spdl_torch / DALI CPU", "images_per_s", "spdl_torch", "dali_cpu", ">=", 3.0),
+    ("cpu_vs_dali", "CPU s/image, spdl_torch / DALI CPU", "cpu_s_per_image", "spdl_torch", "dali_cpu", "<=", 0.4),
+    ("ips_vs_torchcodec", "images/s, spdl_torch / torchcodec + v2", "images_per_s", "spdl_torch", "torch_codec",
+     ">=", 2.0),
+)
+
+
 def _median(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -84,6 +100,13 @@ def check_targets(summary: dict) -> dict:
             value = _ratio(v1.get("images_per_s"), ours.get("images_per_s") if ours else None)
             rows.append({"key": "v1_vs_v2", "what": "images/s, spdl_torch v1 recipe / v2 recipe", "value": value,
                          "target": ">= 0.9", "met": None if value is None else value >= 0.9, "v1": True})
+        for key, what, metric, mine, other, op, threshold in PEER_TARGETS:
+            if mine in by_c and other in by_c:
+                value = _ratio(by_c[mine].get(metric), by_c[other].get(metric))
+                met = None if value is None or threshold is None else (
+                    value >= threshold if op == ">=" else value <= threshold)
+                rows.append({"key": key, "what": what, "value": value, "met": met, "peer": True,
+                             "target": "-" if threshold is None else f"{op} {threshold}"})
         for key, what, other, threshold in CPU_TARGETS:
             value = _ratio(by_c.get(other, {}).get("cpu_s_per_image"), ours.get("cpu_s_per_image") if ours else None)
             rows.append({"key": key, "what": what, "value": value, "target": f">= {threshold}",
@@ -147,7 +170,7 @@ def markdown(results: dict) -> str:
     table3 = ["", "The classic torchvision.transforms (v1) recipe on the same fused dataset:", "",
               "| workload | images/s, spdl_torch v1 recipe / v2 recipe |", "|---|---:|"]
     for w, rows in results["targets"].items():
-        for table, sel in ((lines, [t for t in rows if not t.get("cpu_normalized") and not t.get("v1")]),
+        for table, sel in ((lines, [t for t in rows if not (t.get("cpu_normalized") or t.get("v1") or t.get("peer"))]),
                            (table2, [t for t in rows if t.get("cpu_normalized")]),
                            (table3, [t for t in rows if t.get("v1")])):
             if not sel and table is table3:
@@ -160,6 +183,15 @@ def markdown(results: dict) -> str:
     lines += table2
     if len(table3) > 5:
         lines += table3
+    peer_rows = [(w, t) for w, rows in results["targets"].items() for t in rows if t.get("peer")]
+    if peer_rows:
+        lines += ["", "Recipes and peers (issue #16):", "", "| workload | ratio | value | target |", "|---|---|---:|---|"]
+        for w, t in peer_rows:
+            mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
+            lines.append(f"| {w} | {t['what']} | {_f(t['value'], '.2f')} | {t['target']}{mark} |")
+    from benchmarks.fidelity import markdown as fidelity_markdown
+
+    lines += fidelity_markdown(results.get("fidelity") or {})
     return "\n".join(lines) + "\n"
 
 

@@ -90,7 +90,7 @@ def _child(spec: dict) -> dict:
         t1 = time.perf_counter()
         if tuple(images.shape[1:]) != (3, C.SIZE, C.SIZE) or images.dtype != torch.float32:
             raise RuntimeError(f"{contender}: unexpected batch {tuple(images.shape)} {images.dtype}")
-        if contender in ("spdl_torch", "spdl_torch_v1"):
+        if contender in ("spdl_torch", "spdl_torch_v1", "spdl_torch_crop"):
             fused = C.is_fused_batch(images)
         n_first = n = len(targets)
         batches = 1
@@ -215,6 +215,8 @@ def versions() -> dict:
         "psutil": _version("psutil"),
         "spdl": _version("spdl"),
         "spdl_io": _version("spdl_io"),
+        "nvidia_dali": _version("nvidia-dali-cuda120"),
+        "torchcodec": _version("torchcodec"),
         "spdl_torch_commit": _git("rev-parse", "HEAD"),
         "spdl_torch_dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
     }
@@ -310,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from benchmarks import contenders as C
-    from benchmarks import report
+    from benchmarks import fidelity, report
 
     if args.report:
         return _rewrite_report(Path(args.report), args.no_plots)
@@ -324,11 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         if c not in C.CONTENDERS:
             raise SystemExit(f"unknown contender {c!r}; expected {', '.join(C.CONTENDERS)}")
 
-    skipped: dict[str, str] = {}
-    if not C.spdl_available():
-        for c in chosen:
-            if C.needs_spdl(c):
-                skipped[c] = "spdl is not importable (pip install spdl==0.8.0; `make bench` does)"
+    skipped = {c: why for c in chosen if (why := C.unavailable(c))}
     active = [c for c in chosen if c not in skipped]
 
     roots = {"imagenet": args.root, "hires": args.hires_root}
@@ -401,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         "skipped": skipped,
         "runs": runs,
     }
+    if "eval" in wl_info and not args.quick:  # each contender's eval batch against torchvision's (PSNR)
+        results["fidelity"] = fidelity.measure(active, wl_info["eval"]["root"], args.batch_size, args.workers)
     results["summary"] = report.summarize(runs, workloads, active)
     results["targets"] = report.check_targets(results["summary"])
     out_dir = Path(args.out_dir)

@@ -1,7 +1,8 @@
 """`python -m benchmarks.run --quick` runs end to end on a tiny folder and writes every field.
 
 Only proves that the suite works: no timing assertion. spdl 0.8 (contender 3) is skipped by the suite when
-it is not importable; psutil is needed by the resource monitor.
+it is not importable; psutil is needed by the resource monitor. The peers of benchmarks/peers.py (DALI,
+torchcodec: benchmark-only packages, slow to start) and the ColorJitter variants are left out.
 """
 
 import json
@@ -32,22 +33,26 @@ def _make_folder(root: Path, n: int = 64) -> None:
 
 
 def test_bench_quick_writes_every_field(tmp_path):
-    from benchmarks.contenders import CONTENDERS, spdl_available
+    from benchmarks.contenders import CONTENDERS, unavailable
+    from benchmarks.peers import PEERS
     from benchmarks.run import RUN_FIELDS
+
+    chosen = [c for c in CONTENDERS if c not in PEERS and not c.endswith("_jitter")]  # the jitter pair: variants
 
     _make_folder(tmp_path / "data")
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "benchmarks.run", "--quick", "--root", str(tmp_path / "data"), "--limit", "64",
-           "--reps", "1", "--workloads", "eval", "--step-batches", "1", "--out-dir", str(out), "--name", "t"]
+           "--reps", "1", "--workloads", "eval", "--step-batches", "1", "--out-dir", str(out), "--name", "t",
+           "--contenders", ",".join(chosen)]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=150,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     res = json.loads((out / "t.json").read_text())
     assert (out / "t.md").exists()
-    expected = [c for c in CONTENDERS if spdl_available() or c != "spdl08"]
+    expected = [c for c in chosen if not unavailable(c)]
     assert list(res["contenders"]) == expected
-    if not spdl_available():
+    if unavailable("spdl08"):
         assert "spdl08" in res["skipped"]
     for key in ("date", "machine", "versions", "config", "workloads", "runs", "summary", "targets", "plots"):
         assert key in res, key
@@ -66,6 +71,7 @@ def test_bench_quick_writes_every_field(tmp_path):
         assert r["images"] == 64 and r["images_per_s"] > 0 and r["cpu_s_per_image"] > 0
     assert runs["spdl_torch"]["fused_batch_no_copy"] is True
     assert runs["spdl_torch_v1"]["fused_batch_no_copy"] is True  # the classic recipe fuses too
+    assert runs["spdl_torch_crop"]["fused_batch_no_copy"] is True  # Resize + RandomCrop fuses
     for c in expected:
         s = res["summary"]["eval"][c]
         for field in ("images_per_s", "cpu_s_per_image", "mem_overhead_mb", "first_batch_s", "step_slowdown"):

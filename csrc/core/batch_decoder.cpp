@@ -15,16 +15,48 @@
 #include "detail/orientation.h"
 
 namespace spdl_torch::core {
+namespace {
+
+// torchvision's CenterCrop offset: round((resized - out) / 2), or centred zero padding when out > resized.
+int64_t centre_crop_first(int64_t resized, int64_t out) {
+  return out > resized ? -((out - resized) / 2) : round_half_even(double(resized - out) / 2.0);
+}
+
+}  // namespace
 
 SampleGeometry sample_geometry(const BatchOptions& opt, int64_t h, int64_t w, int64_t seed) {
   SplitMix64 rng(seed);
   SampleGeometry g;
   g.box = {0, 0, h, w};
   switch (opt.geometry) {
-    case GeometryMode::Eval:
-      g.y = eval_axis(h, w, opt.resize_shorter, opt.height);
-      g.x = eval_axis(w, h, opt.resize_shorter, opt.width);
+    case GeometryMode::Eval: {
+      const ResizedSize r = resized_size(h, w, opt.resize_shorter, opt.max_size);
+      g.y = window_axis(h, r.height, centre_crop_first(r.height, opt.height));
+      g.x = window_axis(w, r.width, centre_crop_first(r.width, opt.width));
       break;
+    }
+    case GeometryMode::RandomCrop: {
+      const ResizedSize r = resized_size(h, w, opt.resize_shorter, opt.max_size);
+      const bool pad = opt.padding.size() == 4;
+      const CropRange ry = random_crop_range(r.height, pad ? opt.padding[1] : 0, pad ? opt.padding[3] : 0,
+                                             opt.pad_if_needed, opt.height);
+      const CropRange rx = random_crop_range(r.width, pad ? opt.padding[0] : 0, pad ? opt.padding[2] : 0,
+                                             opt.pad_if_needed, opt.width);
+      if (ry.offsets < 1 || rx.offsets < 1) {
+        throw InvalidArgument("RandomCrop: the crop " + std::to_string(opt.height) + "x" + std::to_string(opt.width) +
+                              " is larger than the " + (pad || opt.pad_if_needed ? "padded " : "") + "image (" +
+                              std::to_string(ry.padded) + "x" + std::to_string(rx.padded) +
+                              " after the resize); torchvision raises here too (pad_if_needed=True pads it)");
+      }
+      // torchvision draws top, then left (RandomCrop.make_params); a draw is taken even for one offset.
+      g.box.top = rng.randint(ry.offsets);
+      g.box.left = rng.randint(rx.offsets);
+      g.box.height = opt.height;
+      g.box.width = opt.width;
+      g.y = window_axis(h, r.height, g.box.top - ry.pad_lo);
+      g.x = window_axis(w, r.width, g.box.left - rx.pad_lo);
+      break;
+    }
     case GeometryMode::Resize:
       g.y = resize_axis(h, opt.height);
       g.x = resize_axis(w, opt.width);
@@ -36,6 +68,7 @@ SampleGeometry sample_geometry(const BatchOptions& opt, int64_t h, int64_t w, in
       break;
   }
   g.flip = opt.hflip_prob > 0 && rng.uniform() < opt.hflip_prob;
+  g.vflip = opt.vflip_prob > 0 && rng.uniform() < opt.vflip_prob;
   return g;
 }
 
@@ -74,7 +107,10 @@ SamplePlan plan_sample(const SampleInput& in, const BatchOptions& opt) {
   plan.geometry = sample_geometry(opt, h, w, in.seed);
   const SampleGeometry& g = plan.geometry;
   // The smallest factor that keeps at least dct_min_ratio source pixels per output pixel on both axes.
-  const double need = opt.dct_min_ratio <= 0 ? 1.0 + 1e-9
+  // The nearest filters pick source pixels: only a full-size decode has them.
+  const bool full_size = opt.dct_min_ratio <= 0 || opt.filter == ResampleFilter::Nearest ||
+                         opt.filter == ResampleFilter::NearestExact;
+  const double need = full_size ? 1.0 + 1e-9
                                              : std::max(opt.dct_min_ratio / g.y.scale, opt.dct_min_ratio / g.x.scale);
   for (const JpegScale& s : jpeg_downscale_factors()) {
     plan.scale = s;
@@ -140,7 +176,7 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
   SampleGeometry g = plan.geometry;  // orientation 1: displayed == stored
   g.y = scale_axis(g.y, full_h, h);
   g.x = scale_axis(g.x, full_w, w);
-  AxisWeights wy(g.y, h, opt.height, opt.filter, false);
+  AxisWeights wy(g.y, h, opt.height, opt.filter, g.vflip);
   AxisWeights wx(g.x, w, opt.width, opt.filter, g.flip);
   const auto decode_whole = [&] {
     if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
@@ -211,7 +247,7 @@ void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOp
     img = decode_full(in, opt);
     g = sample_geometry(opt, img.height, img.width, in.seed);
   }
-  const AxisWeights wy(g.y, img.height, opt.height, opt.filter, false);
+  const AxisWeights wy(g.y, img.height, opt.height, opt.filter, g.vflip);
   const AxisWeights wx(g.x, img.width, opt.width, opt.filter, g.flip);
   resample_into(img.pixels, img.height, img.width, img.width * 3, wy, wx, out);
   trim(buffers.decoded);

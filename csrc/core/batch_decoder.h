@@ -25,12 +25,17 @@ struct SampleInput {
 struct SampleGeometry {
   AxisMap y;
   AxisMap x;
-  bool flip = false;
-  CropBox box;  // train: the RandomResizedCrop box; eval/resize: the whole image
+  bool flip = false;   // horizontal
+  bool vflip = false;  // vertical
+  // train: the RandomResizedCrop box (source pixels); random_crop: the RandomCrop box in the resized and
+  // padded image; eval/resize: the whole image
+  CropBox box;
 };
 
 // Draws the sample's geometry for a displayed source of src_height x src_width from its seed: the train
-// box first (RandomResizedCrop draws), then the flip (uniform() < hflip_prob).
+// box first (RandomResizedCrop draws; random_crop: top, then left), then the flips (uniform() < hflip_prob,
+// then uniform() < vflip_prob; a flip with probability 0 draws nothing). random_crop throws
+// InvalidArgument when the crop does not fit the (padded) resized image.
 SampleGeometry sample_geometry(const BatchOptions& opt, int64_t src_height, int64_t src_width, int64_t seed);
 
 // sample_geometry for a caller-given image size (random_resized_crop_params): throws InvalidArgument

@@ -85,6 +85,51 @@ AxisMap eval_axis(int64_t in_size, int64_t other_in, int64_t resize_shorter, int
   return m;
 }
 
+ResizedSize resized_size(int64_t height, int64_t width, int64_t resize_shorter, int64_t max_size) {
+  const bool w_short = width <= height;  // torchvision: short, long = (w, h) if w <= h else (h, w)
+  const int64_t short_in = w_short ? width : height, long_in = w_short ? height : width;
+  int64_t new_short = short_in, new_long = long_in;
+  if (resize_shorter > 0) {
+    new_short = resize_shorter;
+    new_long = int64_t(double(resize_shorter * long_in) / double(short_in));
+    if (max_size > 0 && new_long > max_size) {
+      new_short = int64_t(double(max_size * new_short) / double(new_long));
+      new_long = max_size;
+    }
+  } else if (max_size > 0) {
+    new_short = int64_t(double(max_size * short_in) / double(long_in));
+    new_long = max_size;
+  }
+  // A degenerate image (e.g. 1 x 5000 with a small max_size) keeps at least one pixel per axis.
+  new_short = std::max<int64_t>(new_short, 1);
+  ResizedSize r;
+  r.height = w_short ? new_long : new_short;
+  r.width = w_short ? new_short : new_long;
+  return r;
+}
+
+AxisMap window_axis(int64_t in_size, int64_t resized, int64_t first) {
+  AxisMap m;
+  m.virtual_size = resized;
+  m.scale = double(in_size) / double(resized);
+  m.first = first;
+  m.clip_hi = in_size;
+  return m;
+}
+
+CropRange random_crop_range(int64_t resized, int64_t pad_lo, int64_t pad_hi, bool pad_if_needed, int64_t out_size) {
+  CropRange r;
+  r.pad_lo = pad_lo;
+  r.padded = resized + pad_lo + pad_hi;
+  if (pad_if_needed && r.padded < out_size) {
+    const int64_t diff = out_size - r.padded;
+    r.pad_lo += diff;
+    r.padded += 2 * diff;
+  }
+  r.offsets = r.padded - out_size + 1;
+  return r;
+}
+
 AxisMap resize_axis(int64_t in_size, int64_t out_size) {
   AxisMap m;
   m.virtual_size = out_size;

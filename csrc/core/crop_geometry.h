@@ -58,6 +58,31 @@ struct AxisMap {
 // other axis's source sizes.
 AxisMap eval_axis(int64_t in_size, int64_t other_in, int64_t resize_shorter, int64_t out_size);
 
+// torchvision's Resize(int) output size (_compute_resized_output_size) of an image of height x width:
+// the shorter side -> resize_shorter and the longer int(S * long / short); then, with max_size > 0, a
+// longer side above max_size -> max_size and the shorter int(max_size * short' / long'). resize_shorter 0
+// with max_size > 0: the longer side -> max_size (v2's Resize(None, max_size)); both 0: the input size.
+struct ResizedSize {
+  int64_t height = 0;
+  int64_t width = 0;
+};
+ResizedSize resized_size(int64_t height, int64_t width, int64_t resize_shorter, int64_t max_size);
+
+// An axis of in_size source pixels resized to `resized` pixels, of which the output shows virtual pixels
+// first .. first + out_size - 1 (outside [0, resized): zero padding).
+AxisMap window_axis(int64_t in_size, int64_t resized, int64_t first);
+
+// torchvision's RandomCrop offset rule on one axis of a resized image of `resized` pixels with zero
+// padding pad_lo / pad_hi (pad_if_needed: both sides grow by out - padded when the padded axis is shorter
+// than the crop): the number of valid offsets (padded - out + 1, < 1 when the crop does not fit), and the
+// padding before the image.
+struct CropRange {
+  int64_t offsets = 0;
+  int64_t pad_lo = 0;
+  int64_t padded = 0;
+};
+CropRange random_crop_range(int64_t resized, int64_t pad_lo, int64_t pad_hi, bool pad_if_needed, int64_t out_size);
+
 // Resize the whole axis to out_size.
 AxisMap resize_axis(int64_t in_size, int64_t out_size);
 

@@ -35,6 +35,10 @@ AxisWeights::AxisWeights(const AxisMap& m, int64_t in_size, int64_t out, Resampl
     throw InvalidArgument("resample: expected positive sizes and scale, got in " + std::to_string(in_size) +
                           ", out " + std::to_string(out) + ", scale " + std::to_string(m.scale));
   }
+  if (filter == ResampleFilter::Nearest || filter == ResampleFilter::NearestExact) {
+    build_nearest(m, in_size, filter == ResampleFilter::NearestExact, mirror);
+    return;
+  }
   const double base_support = filter == ResampleFilter::Bilinear ? 1.0 : 2.0;
   const double support = m.scale >= 1.0 ? base_support * m.scale : base_support;
   const double inv = m.scale >= 1.0 ? 1.0 / m.scale : 1.0;
@@ -77,6 +81,44 @@ AxisWeights::AxisWeights(const AxisMap& m, int64_t in_size, int64_t out, Resampl
   if (src_hi < src_lo) src_lo = src_hi = 0;  // all padding
 }
 
+void AxisWeights::build_nearest(const AxisMap& m, int64_t in_size, bool exact, bool mirror) {
+  // The resized extent's source length (the map's scale is length / virtual_size) and torch's float32
+  // index rule (aten/native/UpSample.h: nearest_idx, nearest_exact_idx).
+  const int64_t length = std::max<int64_t>(int64_t(std::llround(m.scale * double(m.virtual_size))), 1);
+  const int64_t base = int64_t(std::llround(m.origin));
+  const float s = float(length) / float(m.virtual_size);
+  const int64_t lo_limit = std::clamp<int64_t>(m.clip_lo, 0, in_size);
+  const int64_t hi_limit = std::clamp<int64_t>(m.clip_hi, 0, in_size);
+  taps = 1;
+  start.assign(size_t(out_size), 0);
+  count.assign(size_t(out_size), 0);
+  weights.assign(size_t(out_size), 1.0f);
+  src_lo = in_size;
+  src_hi = 0;
+  for (int64_t o = 0; o < out_size; ++o) {
+    const int64_t v = m.first + o;
+    const int64_t slot = mirror ? out_size - 1 - o : o;
+    if (v < 0 || v >= m.virtual_size) continue;  // padding
+    int64_t idx;
+    if (length == m.virtual_size) {
+      idx = v;
+    } else if (exact) {
+      idx = int64_t(std::floor(float((double(v) + 0.5) * double(s))));
+    } else if (m.virtual_size == 2 * length) {
+      idx = v >> 1;
+    } else {
+      idx = int64_t(std::floor(float(v) * s));
+    }
+    idx = std::min(idx, length - 1) + base;
+    if (idx < lo_limit || idx >= hi_limit) continue;
+    start[size_t(slot)] = idx;
+    count[size_t(slot)] = 1;
+    src_lo = std::min(src_lo, idx);
+    src_hi = std::max(src_hi, idx + 1);
+  }
+  if (src_hi < src_lo) src_lo = src_hi = 0;
+}
+
 void AxisWeights::shift(int64_t offset) {
   if (offset < 0 || offset > src_lo) {
     throw InternalError("resample: expected a shift in [0, " + std::to_string(src_lo) + "], got " +
@@ -100,7 +142,7 @@ void SlotWriter::zero() const {
 void resample_into(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
                    const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out) {
 #if defined(SPDL_TORCH_RESAMPLE_AVX2)
-  if (out.channels == 3 && resample_avx2_available()) {
+  if (out.channels == 3 && out.gray == GrayRule::None && resample_avx2_available()) {
     detail::check_resample_args(src_height, src_width, src_row_bytes, wy, wx, out);
     detail::resample_rgb_avx2(src, src_row_bytes, wy, wx, out);
     return;

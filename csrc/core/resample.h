@@ -13,7 +13,16 @@
 
 namespace spdl_torch::core {
 
-enum class ResampleFilter { Bilinear, Bicubic };  // triangle; Keys cubic with a = -0.5 (PIL, torchvision)
+// Bilinear: triangle; Bicubic: Keys cubic with a = -0.5 (PIL, torchvision), both antialiased. Nearest:
+// source pixel floor(o * in / out) (torch's "nearest", float32 arithmetic); NearestExact: floor((o + 0.5)
+// * in / out) (torch's "nearest-exact", Pillow's NEAREST). The nearest filters take one source pixel per
+// output pixel (no antialiasing, as torchvision).
+enum class ResampleFilter { Bilinear, Bicubic, Nearest, NearestExact };
+
+// Grey from the resized RGB values (0..255): None (RGB); Torchvision: trunc(0.2989 R + 0.587 G + 0.114 B)
+// in float32 (torchvision's rgb_to_grayscale of a uint8 tensor); Pillow: (R * 19595 + G * 38470 +
+// B * 7471 + 0x8000) >> 16 (Pillow's convert("L"), ITU-R 601-2).
+enum class GrayRule { None, Torchvision, Pillow };
 
 // The precomputed window of every output pixel of one axis.
 struct AxisWeights {
@@ -31,6 +40,9 @@ struct AxisWeights {
 
   // Re-bases the windows on a source that starts `offset` pixels later (a decoded sub-region).
   void shift(int64_t offset);
+
+ private:
+  void build_nearest(const AxisMap& m, int64_t in_size, bool exact, bool mirror);
 };
 
 enum class OutType { UInt8, Float32, BFloat16 };
@@ -44,12 +56,14 @@ struct SlotWriter {
   int64_t stride_w = 0;
   int64_t height = 0;
   int64_t width = 0;
-  int channels = 3;
+  int channels = 3;          // output channels: 3, or 1..4 of the source's without gray
+  GrayRule gray = GrayRule::None;  // grey from a 3-channel source into 1 or 3 (replicated) channels
   bool normalize = false;   // float outputs: (x / 255 - mean) / std; else x / 255
   float mean[4] = {0, 0, 0, 0};
   float std[4] = {1, 1, 1, 1};
 
   void zero() const;  // fills the slot with zeros (a failed sample)
+  int source_channels() const { return gray == GrayRule::None ? channels : 3; }
 };
 
 // Resamples src (HWC uint8, `channels` channels, rows `src_row_bytes` apart, src_height x src_width)

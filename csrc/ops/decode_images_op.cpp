@@ -35,7 +35,9 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
     c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
     c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
-    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode) {
+    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode, double vflip_prob,
+    int64_t max_size, at::IntArrayRef padding, bool pad_if_needed, c10::string_view color,
+    int64_t num_output_channels) {
   const int64_t n = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
   const core::BatchOptions opt = translate_core_errors("decode_images", [&] {
@@ -55,6 +57,12 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     o.out_type = out_type(out_dtype);
     o.mean = values(mean);
     o.std = values(std);
+    o.vflip_prob = vflip_prob;
+    o.max_size = max_size;
+    o.padding.assign(padding.begin(), padding.end());
+    o.pad_if_needed = pad_if_needed;
+    o.gray = core::parse_color(std::string(color));
+    o.num_output_channels = int(num_output_channels);
     o.validate();
     return o;
   });
@@ -70,7 +78,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     seeds_cpu = seeds->to(at::kCPU).contiguous();
   } else {
     TORCH_CHECK_VALUE(!opt.random(), "decode_images: expected seeds (int64[", n,
-                      "]) for geometry=\"train\" or hflip_prob > 0, got None");
+                      "]) for geometry=\"train\" or \"random_crop\", hflip_prob > 0 or vflip_prob > 0, got None");
   }
   TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(),
               "decode_images: pin_memory=True needs a CUDA runtime, none is available");
@@ -95,12 +103,13 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
       translate_core_errors("decode_images", [] { return core::global_thread_pool(); });
   core::BatchTurn turn = core::wait_for_batch_turn(*pool);
 
+  const int64_t channels = opt.num_output_channels;
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch;
   if (pin_memory) {  // torch's caching host allocator
-    batch = at::empty({n, 3, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
+    batch = at::empty({n, channels, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
   } else {  // returned to the OS when freed, past a small pool of recycled buffers (batch_memory.cpp)
-    batch = empty_batch({n, 3, height, width}, out_dtype, format);
+    batch = empty_batch({n, channels, height, width}, out_dtype, format);
   }
   at::Tensor ok = at::empty({n}, at::TensorOptions().dtype(at::kBool));
 
@@ -115,9 +124,10 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     w.stride_w = batch.stride(3);
     w.height = height;
     w.width = width;
-    w.channels = 3;
+    w.channels = int(channels);
+    w.gray = opt.gray;
     w.normalize = opt.normalize();
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < int(channels); ++c) {
       w.mean[c] = opt.channel_mean(c);
       w.std[c] = opt.channel_std(c);
     }

@@ -11,10 +11,16 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0, "
       "Tensor? seeds=None, str interpolation=\"bilinear\", ScalarType? dtype=None, float[]? mean=None, "
       "float[]? std=None, bool channels_last=False, bool pin_memory=False, bool strict=True, "
-      "bool apply_exif_orientation=True, int max_pixels=178956970, float dct_min_ratio=2.0, bool partial_decode=True) -> (Tensor, Tensor)");
+      "bool apply_exif_orientation=True, int max_pixels=178956970, float dct_min_ratio=2.0, bool partial_decode=True, "
+      "float vflip_prob=0.0, int max_size=0, int[] padding=[], bool pad_if_needed=False, str color=\"rgb\", "
+      "int num_output_channels=3) -> (Tensor, Tensor)");
   m.def(
       "random_resized_crop_params(int seed, int height, int width, *, float[] scale=[0.08, 1.0], "
       "float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0) -> int[]");
+  m.def(
+      "sample_geometry(int seed, int height, int width, *, int out_height, int out_width, str geometry=\"train\", "
+      "int resize_shorter=0, int max_size=0, float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], "
+      "int[] padding=[], bool pad_if_needed=False, float hflip_prob=0.0, float vflip_prob=0.0) -> int[]");
   m.def("set_num_threads(int n) -> ()");
   m.def("get_num_threads() -> int");
   m.def("set_batch_memory_capacity(int nbytes) -> ()");

@@ -581,6 +581,8 @@ static std::string batch_decode(const Bytes& data, BatchOptions opt, bool partia
   w.stride_w = 1;
   w.height = opt.height;
   w.width = opt.width;
+  w.channels = opt.num_output_channels;
+  w.gray = opt.gray;
   return decode_batch({SampleInput{data.data(), data.size(), 77}}, opt, {w}, pool)[0];
 }
 
@@ -589,7 +591,7 @@ static std::string batch_decode(const Bytes& data, BatchOptions opt, bool partia
 // that damage below the crop is not read by the partial decode. Returns the number of JPEGs compared.
 static int check_partial_decode(const fs::path& p, const Bytes& data) {
   if (data.size() < 2 || data[0] != 0xFF || data[1] != 0xD8) return 0;
-  BatchOptions configs[4];
+  BatchOptions configs[6];
   configs[0].resize_shorter = 64;
   configs[0].height = configs[0].width = 56;
   configs[1].geometry = GeometryMode::Train;
@@ -599,6 +601,14 @@ static int check_partial_decode(const fs::path& p, const Bytes& data) {
   configs[2].filter = ResampleFilter::Bicubic;
   configs[3].geometry = GeometryMode::Resize;
   configs[3].height = 17, configs[3].width = 29;
+  // Issue #16's geometries: RandomCrop with padding after a max_size resize, both flips, grey; nearest.
+  configs[4].geometry = GeometryMode::RandomCrop;
+  configs[4].resize_shorter = 48, configs[4].max_size = 60, configs[4].padding = {3, 1, 0, 2};
+  configs[4].pad_if_needed = true, configs[4].height = 52, configs[4].width = 40;
+  configs[4].hflip_prob = configs[4].vflip_prob = 1.0, configs[4].gray = GrayRule::Torchvision;
+  configs[5].geometry = GeometryMode::Train;
+  configs[5].height = 20, configs[5].width = 24, configs[5].filter = ResampleFilter::Nearest;
+  configs[5].vflip_prob = 0.5, configs[5].gray = GrayRule::Pillow, configs[5].num_output_channels = 1;
   int compared = 0;
   for (const BatchOptions& opt : configs) {
     Bytes full, partial;
@@ -732,10 +742,57 @@ static void test_batch_options_validate() {
         "expected std values != 0, got 0 for channel 1");
   CHECK(message([](BatchOptions& o) { o.out_type = OutType::Float32, o.mean = {0.5}, o.std = {0.25}; }).empty());
   CHECK(thrown<InvalidArgument>([] { parse_geometry_mode("bad"); }) ==
-        "expected geometry mode to be one of \"eval\", \"resize\", \"train\", got \"bad\"");
-  CHECK(thrown<InvalidArgument>([] { parse_resample_filter("nearest"); }) ==
-        "expected interpolation \"bilinear\" or \"bicubic\", got \"nearest\"");
+        "expected geometry mode to be one of \"eval\", \"resize\", \"train\", \"random_crop\", got \"bad\"");
+  CHECK(thrown<InvalidArgument>([] { parse_resample_filter("lanczos"); }) ==
+        "expected interpolation \"bilinear\", \"bicubic\", \"nearest\" or \"nearest_exact\", got \"lanczos\"");
   CHECK(thrown<InvalidArgument>([&] { crop_params(ok, 0, 5, 1); }) == "expected a positive image size, got 0x5");
+}
+
+// Issue #16's geometry pieces: torchvision's Resize size rule with max_size, RandomCrop's offset range,
+// torch's nearest index rules, the grey rules and vertical flips in the resample.
+static void test_issue16_geometry() {
+  ResizedSize r = resized_size(90, 50, 40, 50);  // 40 x 72 -> longer 72 > 50: 27 x 50 (int(50 * 40 / 72))
+  CHECK(r.height == 50 && r.width == 27);
+  r = resized_size(50, 90, 40, 0);
+  CHECK(r.height == 40 && r.width == 72);
+  r = resized_size(50, 90, 0, 45);  // Resize(None, max_size=45)
+  CHECK(r.height == 25 && r.width == 45);
+  CropRange c = random_crop_range(40, 2, 4, true, 56);  // 46 padded -> +10 per side: 66, 11 offsets
+  CHECK(c.padded == 66 && c.pad_lo == 12 && c.offsets == 11);
+  c = random_crop_range(40, 0, 0, false, 41);
+  CHECK(c.offsets == 0);
+  // nearest: floor(o * 10 / 4) = 0, 2, 5, 7; nearest_exact: floor((o + 0.5) * 2.5) = 1, 3, 6, 8
+  const AxisWeights n(resize_axis(10, 4), 10, 4, ResampleFilter::Nearest, false);
+  const AxisWeights e(resize_axis(10, 4), 10, 4, ResampleFilter::NearestExact, true);
+  CHECK(n.start == (std::vector<int64_t>{0, 2, 5, 7}) && n.count == (std::vector<int64_t>(4, 1)));
+  CHECK(e.start == (std::vector<int64_t>{8, 6, 3, 1}));  // mirrored
+  // Grey of a 1 x 2 image through a 1:1 resample: torchvision truncates, Pillow rounds (its fixed point).
+  const uint8_t src[6] = {200, 100, 50, 10, 250, 3};
+  for (GrayRule rule : {GrayRule::Torchvision, GrayRule::Pillow}) {
+    uint8_t out[2] = {0, 0};
+    SlotWriter w;
+    w.data = out, w.height = 1, w.width = 2, w.stride_c = 2, w.stride_h = 2, w.stride_w = 1;
+    w.channels = 1, w.gray = rule;
+    const AxisWeights wy(resize_axis(1, 1), 1, 1, ResampleFilter::Bilinear, false);
+    const AxisWeights wx(resize_axis(2, 2), 2, 2, ResampleFilter::Bilinear, false);
+    resample_into(src, 1, 2, 6, wy, wx, w);
+    const double l0 = 200 * 0.2989 + 100 * 0.587 + 50 * 0.114, l1 = 10 * 0.2989 + 250 * 0.587 + 3 * 0.114;
+    if (rule == GrayRule::Torchvision) {
+      CHECK(out[0] == uint8_t(l0) && out[1] == uint8_t(l1));
+    } else {
+      CHECK(out[0] == ((200 * 19595 + 100 * 38470 + 50 * 7471 + 0x8000) >> 16) &&
+            out[1] == ((10 * 19595 + 250 * 38470 + 3 * 7471 + 0x8000) >> 16));
+    }
+  }
+  // A vertical flip reverses the rows.
+  const uint8_t col[6] = {1, 2, 3, 4, 5, 6};  // 2 x 1 RGB
+  uint8_t flipped[6] = {0};
+  SlotWriter w;
+  w.data = flipped, w.height = 2, w.width = 1, w.stride_c = 2, w.stride_h = 1, w.stride_w = 1;
+  const AxisWeights wy(resize_axis(2, 2), 2, 2, ResampleFilter::Bilinear, true);
+  const AxisWeights wx(resize_axis(1, 1), 1, 1, ResampleFilter::Bilinear, false);
+  resample_into(col, 2, 1, 3, wy, wx, w);
+  CHECK(flipped[0] == 4 && flipped[1] == 1 && flipped[2] == 5 && flipped[3] == 2);
 }
 
 // A bug (here: a slot that does not match the options) is an InternalError that stops the batch, naming
@@ -921,6 +978,7 @@ int main(int argc, char** argv) {
   test_pixel_limit();
   test_batch_options_validate();
   test_internal_error_is_rethrown();
+  test_issue16_geometry();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

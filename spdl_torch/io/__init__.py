@@ -2,6 +2,7 @@
 
 from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 from ._file import read_file
+from ._geometry import SampleGeometry, sample_geometry
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
 from ._memory import batch_memory_stats, get_batch_memory_capacity, reset_batch_memory_peak, set_batch_memory_capacity
 
@@ -16,6 +17,8 @@ __all__ = [
     "random_resized_crop_params",
     "read_file",
     "reset_batch_memory_peak",
+    "sample_geometry",
+    "SampleGeometry",
     "set_batch_memory_capacity",
     "set_num_threads",
 ]

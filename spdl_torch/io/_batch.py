@@ -41,6 +41,12 @@ def _decode_images_fake(
     max_pixels=MAX_IMAGE_PIXELS,
     dct_min_ratio=2.0,
     partial_decode=True,
+    vflip_prob=0.0,
+    max_size=0,
+    padding=(),
+    pad_if_needed=False,
+    color="rgb",
+    num_output_channels=3,
 ):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_images: expected uint8 data, got {d.dtype} (sample {i})")
@@ -48,7 +54,7 @@ def _decode_images_fake(
     n = len(data)
     out_dtype = torch.uint8 if dtype is None else dtype
     memory_format = torch.channels_last if channels_last else torch.contiguous_format
-    batch = torch.empty((n, 3, height, width), dtype=out_dtype, device=data[0].device, memory_format=memory_format)
+    batch = torch.empty((n, num_output_channels, height, width), dtype=out_dtype, device=data[0].device, memory_format=memory_format)
     ok = torch.empty((n,), dtype=torch.bool, device=data[0].device)
     return batch, ok
 
@@ -106,6 +112,12 @@ def decode_images(
     dct_min_ratio: float = 2.0,
     partial_decode: bool = True,
     mode: str | None = None,
+    vflip_prob: float = 0.0,
+    max_size: int = 0,
+    padding: Sequence[int] | None = None,
+    pad_if_needed: bool = False,
+    color: str = "rgb",
+    num_output_channels: int = 3,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
@@ -122,7 +134,13 @@ def decode_images(
         * ``"resize"``: resize the whole image to ``height x width`` -- ``Resize((height, width))``.
         * ``"train"``: ``RandomResizedCrop((height, width), scale, ratio)``: torchvision's box rule (10
           attempts, then the central fallback) with draws from the sample's own generator.
-        Then a horizontal flip with probability ``hflip_prob``.
+        * ``"random_crop"``: resize as ``"eval"`` (``resize_shorter``, ``max_size``), zero ``padding``,
+          then ``RandomCrop((height, width), padding, pad_if_needed)``: torchvision's offset rule (top,
+          then left, uniform over the valid offsets) with draws from the sample's generator; a crop larger
+          than the padded image fails for that sample, as torchvision's ``RandomCrop`` raises.
+        ``"eval"`` and ``"random_crop"`` resize with torchvision's ``Resize(resize_shorter, max_size)``
+        size rule. Then a horizontal flip with probability ``hflip_prob``, a vertical one with
+        ``vflip_prob``, and the grey conversion of ``color``.
 
     Concurrent calls (e.g. a loader's worker threads) take turns on the shared pool in the order they
     arrive: a call allocates its batch only once the calls before it have started decoding their last
@@ -141,7 +159,10 @@ def decode_images(
         scale, ratio: train: RandomResizedCrop's area fraction range and aspect ratio (w/h) range.
         hflip_prob: probability of a horizontal flip per sample.
         seeds: int64 per sample (tensor [N] or ints); required for ``"train"`` or ``hflip_prob > 0``.
-        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased. Against torchvision's
+        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased, or ``"nearest"`` /
+            ``"nearest_exact"`` (torch's index rules ``floor(o * in / out)`` / ``floor((o + 0.5) * in /
+            out)`` in float32, no antialiasing, as torchvision; ``"nearest_exact"`` is also Pillow's
+            NEAREST; JPEGs then decode at full size). Against torchvision's
             uint8 resize: bilinear within 1 level; bicubic up to a few levels at sharp edges, because
             torchvision rounds and clamps to uint8 between its horizontal and vertical passes (cutting
             the cubic's negative lobes) while this op keeps the intermediate in float.
@@ -169,9 +190,21 @@ def decode_images(
             Arithmetic-coded JPEGs always decode whole. False decodes the whole (DCT-scaled) image (for
             comparison).
         mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
+        vflip_prob: probability of a vertical flip per sample (drawn after the horizontal one).
+        max_size: eval / random_crop: torchvision's ``Resize`` ``max_size`` (0: none): a longer side above it
+            after the resize is scaled down to it (the shorter side in proportion, truncated); with
+            ``resize_shorter=0`` the longer side becomes ``max_size`` (v2's ``Resize(None, max_size)``).
+            Must exceed ``resize_shorter``.
+        padding: random_crop: zero padding ``(left, top, right, bottom)`` in pixels of the resized image.
+        pad_if_needed: random_crop: pad both sides of an axis shorter than the crop by the difference.
+        color: ``"rgb"`` (default), ``"gray"`` (torchvision's ``Grayscale`` of a uint8 tensor:
+            ``trunc(0.2989 R + 0.587 G + 0.114 B)``) or ``"gray_pil"`` (Pillow's ``convert("L")``:
+            ``(19595 R + 38470 G + 7471 B + 2**15) >> 16``), of the resized uint8 values.
+        num_output_channels: 3 (default; grey replicated into R, G, B) or 1 (grey colors only; then mean
+            and std hold one value).
 
     Returns:
-        ``batch``: Tensor[N, 3, height, width] of ``dtype`` (RGB), or, with ``strict=False``, the tuple
+        ``batch``: Tensor[N, C, height, width] of ``dtype`` (RGB, or grey; C = ``num_output_channels``), or, with ``strict=False``, the tuple
         ``(batch, ok)`` where ``ok`` is a bool Tensor[N], False for samples that failed (zero-filled).
 
     Raises:
@@ -204,8 +237,11 @@ def decode_images(
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
         raise TypeError(f"decode_images: expected a sequence of images (paths, bytes or 1-D uint8 tensors), got a "
                         f"single {type(srcs).__name__}; pass [src] for one image")
-    height, width, resize_shorter = (_int_size(name, value) for name, value in
-                                     (("height", height), ("width", width), ("resize_shorter", resize_shorter)))
+    height, width, resize_shorter, max_size, num_output_channels = (
+        _int_size(name, value) for name, value in (("height", height), ("width", width),
+                                                   ("resize_shorter", resize_shorter), ("max_size", max_size),
+                                                   ("num_output_channels", num_output_channels)))
+    padding = [] if padding is None else [_int_size("padding", p) for p in padding]
     if len(srcs) == 0:
         raise ValueError(f"decode_images: expected at least one image, got {len(srcs)=}")
     if dtype not in _DTYPES:
@@ -241,6 +277,12 @@ def decode_images(
             max_pixels=limit,
             dct_min_ratio=float(dct_min_ratio),
             partial_decode=bool(partial_decode),
+            vflip_prob=float(vflip_prob),
+            max_size=max_size,
+            padding=padding,
+            pad_if_needed=bool(pad_if_needed),
+            color=color,
+            num_output_channels=num_output_channels,
         )
     except RuntimeError as e:
         paths = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else None for s in srcs]

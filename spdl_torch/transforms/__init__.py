@@ -10,10 +10,17 @@ torchvision (v2 or v1 class of the same name)                      decode_images
 ``Resize(S)`` + ``CenterCrop((H, W))`` (any crop size; larger:     ``mode="eval", resize_shorter=S``
 zero padding, as CenterCrop)
 ``CenterCrop((H, W))``                                             ``mode="eval", resize_shorter=0``
+``Resize(S)`` + ``RandomCrop((H, W), padding, pad_if_needed)``     ``mode="random_crop", resize_shorter=S,
+(zero padding only: ``fill=0``, ``padding_mode="constant"``)       padding, pad_if_needed``
+``RandomCrop((H, W), ...)``                                        ``mode="random_crop", resize_shorter=0``
+``Resize(S, max_size=M)`` / ``Resize(None, max_size=M)`` + a crop  ``max_size=M``
 ``Resize((H, W))``                                                 ``mode="resize"``
 ``RandomResizedCrop((H, W), scale, ratio)``                        ``mode="train", scale, ratio``
 ``RandomHorizontalFlip(p)`` (anywhere after the geometry)          ``hflip_prob=p``
-``RandomApply([RandomHorizontalFlip(q)], p)``                      ``hflip_prob=p * q``
+``RandomVerticalFlip(p)`` (anywhere after the geometry)            ``vflip_prob=p``
+``RandomApply([RandomHorizontalFlip(q)], p)`` (or Vertical)        ``hflip_prob=p * q`` (``vflip_prob``)
+``Grayscale(n)`` (uint8 or PIL, before or after the geometry),     ``color="gray"`` (tensor rule) or
+``RGB()`` (grey -> 3 channels; RGB stays RGB)                      ``"gray_pil"`` (Pillow's), ``num_output_channels``
 ``ToTensor()`` (v1, of a PIL image: float32 in [0, 1])             ``dtype=torch.float32``
 ``ToDtype(float32 | bfloat16, scale=True)``,                       ``dtype``
 ``ConvertImageDtype(float32 | bfloat16)`` (of a uint8 image)
@@ -22,8 +29,18 @@ zero padding, as CenterCrop)
 ``ToDtype(uint8, scale=True)``, ``ConvertImageDtype(uint8)``
 =================================================================  ======================================
 
-Resizes are bilinear or bicubic without ``max_size``; on tensors they must be antialiased (v2's default),
-on PIL images (v1 pipelines, below) they always are, as Pillow's. ``Resize(S)`` computes its output size
+Resizes are bilinear or bicubic, antialiased on tensors (v2's default; ``antialias=False`` does not fuse),
+on PIL images (v1 pipelines, below) always, as Pillow's; or NEAREST (torch's index rule on tensors,
+Pillow's on PIL images) / NEAREST_EXACT, for which JPEGs decode at full size. Pillow-only filters (BOX,
+HAMMING, LANCZOS) do not fuse. A ``Grayscale`` converts the resized RGB pixels (torchvision's rule on
+tensors: ``trunc(0.2989 R + 0.587 G + 0.114 B)``; Pillow's ``convert("L")`` on PIL images); placed
+before the resize (torchvision then resizes the grey image) the result differs by rounding only. It fuses
+while the image is uint8 or PIL (``Grayscale`` of a float image does not fuse); a 1-channel output takes
+a ``Normalize`` with one mean and std. ``RandomCrop`` offsets are drawn from the per-sample seed with
+torchvision's rule (top, then left, uniform over the valid range); a crop larger than the padded
+resized image fails for that sample (``DecodeError``), where torchvision raises ``ValueError``.
+``RandomChoice`` does not fuse (the op draws no choice between transforms); ``RandomApply`` fuses around
+a single flip only. ``Resize(S)`` computes its output size
 as torchvision does (the longer side ``int(S * long / short)``, truncated; v1 and v2 share the rule).
 A float32 -> bfloat16 cast (``ToDtype(bfloat16)``, ``ConvertImageDtype(bfloat16)``) after the float
 conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and rounds once (torchvision
@@ -41,7 +58,8 @@ ImageFolder runs unchanged on ours.
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
 it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
 the same values on the batch Tensor[N, C, H, W] as per sample (``Normalize``, ``ToDtype``,
-``ConvertImageDtype``, ``Grayscale``, ``CenterCrop``, ``Pad``, ...) runs once per batch (the result stays
+``ConvertImageDtype``, ``Grayscale``, ``CenterCrop``, ``Pad``, ...) runs on the batch, 4 samples per call
+(cache-sized chunks, measured faster than the whole batch at once; the result stays
 one batch tensor); from the first transform that is not of that kind on (random ones such as
 ``ColorJitter``, ``RandAugment``, ``RandomErasing``: torchvision v2 draws one set of parameters per call,
 so a batched call would give every sample the same draw) it runs per sample, as in torchvision. A v1

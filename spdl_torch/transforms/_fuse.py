@@ -9,8 +9,8 @@ from typing import Any
 import torch
 import torchvision.transforms as T1
 from torchvision.transforms import v2
-from torchvision.transforms.v2 import InterpolationMode
 
+from ._geometry import match_geometry
 from ._plan import FusedPlan
 
 __all__ = ["Analysis", "analyse", "fuse", "input_kind"]
@@ -53,37 +53,6 @@ def input_kind(transform: Callable | None) -> str:
     return "pil" if pil else "tensor"
 
 
-def _interpolation(t: Any, pil: bool) -> str | None:
-    """bilinear / bicubic, antialiased. PIL images are always antialiased (v1 and v2 ignore ``antialias``)."""
-    if not pil and getattr(t, "antialias", True) is not True:
-        return None
-    mode = t.interpolation
-    if mode in (InterpolationMode.BILINEAR, "bilinear"):
-        return "bilinear"
-    if mode in (InterpolationMode.BICUBIC, "bicubic"):
-        return "bicubic"
-    return None
-
-
-def _pair(size: Any) -> tuple[int, int] | None:
-    if isinstance(size, int):
-        return size, size
-    size = list(size)
-    if len(size) == 1:
-        return int(size[0]), int(size[0])
-    if len(size) == 2:
-        return int(size[0]), int(size[1])
-    return None
-
-
-def _resize_size(t: Any) -> list[int] | None:
-    """``Resize.size`` as a list of 1 (shorter side) or 2 (h, w) ints; None for ``size=None``."""
-    size = t.size
-    if size is None:
-        return None
-    return [int(size)] if isinstance(size, int) else [int(s) for s in size]
-
-
 @dataclasses.dataclass
 class Analysis:
     """What :func:`analyse` found: the plan (``None``: nothing fused), the first transform that is not
@@ -95,43 +64,41 @@ class Analysis:
     input: str
 
 
-_RESIZES, _CROPS, _RRCS, _FLIPS = (T1.Resize, v2.Resize), (T1.CenterCrop, v2.CenterCrop), \
-    (T1.RandomResizedCrop, v2.RandomResizedCrop), (T1.RandomHorizontalFlip, v2.RandomHorizontalFlip)
+_HFLIPS, _VFLIPS = (T1.RandomHorizontalFlip, v2.RandomHorizontalFlip), (T1.RandomVerticalFlip, v2.RandomVerticalFlip)
+_FLIPS = _HFLIPS + _VFLIPS
+_GRAYS = (T1.Grayscale, v2.Grayscale)
 _NORMALIZES, _CONVERTS = (T1.Normalize, v2.Normalize), (T1.ConvertImageDtype, v2.ConvertImageDtype)
 _TO_TENSOR_FLOAT = (T1.ToTensor, v2.ToTensor)
 _TO_TENSOR_UINT8 = (T1.PILToTensor, v2.PILToTensor, v2.ToImage)
 
 
-def _geometry(ts: list[Any], k: int, pil: bool) -> tuple[dict[str, Any], int, bool, str]:
-    """The op's geometry from ``ts[k]`` (and ``ts[k + 1]``): (kwargs, next index, random, why not)."""
-    t = ts[k] if k < len(ts) else None
-    if t is None:
-        return {}, k, False, "no geometry transform (Resize + CenterCrop, Resize((h, w)), CenterCrop or RandomResizedCrop)"
-    if type(t) in _RESIZES:
-        size = _resize_size(t)
-        interp = _interpolation(t, pil)
-        if size is None or t.max_size is not None:
-            return {}, k, False, "Resize with max_size does not map onto decode_images"
-        if interp is None:
-            return {}, k, False, "only antialiased bilinear/bicubic resizes are fused"
-        if len(size) == 1:
-            nxt = ts[k + 1] if k + 1 < len(ts) else None
-            if type(nxt) not in _CROPS:
-                return {}, k, False, "Resize(S) alone has no fixed output size: follow it by a CenterCrop"
-            h, w = _pair(nxt.size)
-            return dict(mode="eval", resize_shorter=size[0], height=h, width=w, interpolation=interp), k + 2, False, ""
-        return dict(mode="resize", height=size[0], width=size[1], interpolation=interp), k + 1, False, ""
-    if type(t) in _CROPS:
-        h, w = _pair(t.size)
-        return dict(mode="eval", resize_shorter=0, height=h, width=w), k + 1, False, ""
-    if type(t) in _RRCS:
-        interp = _interpolation(t, pil)
-        if interp is None:
-            return {}, k, False, "only antialiased bilinear/bicubic resizes are fused"
-        h, w = _pair(t.size)
-        return dict(mode="train", height=h, width=w, scale=tuple(float(s) for s in t.scale),
-                    ratio=tuple(float(r) for r in t.ratio), interpolation=interp), k + 1, True, ""
-    return {}, k, False, "not a fusable geometry transform"
+class _Colour:
+    """The grey conversion found so far: Grayscale(n) (tensor rule or Pillow's), then v2.RGB."""
+
+    def __init__(self) -> None:
+        self.color, self.channels = "rgb", 3
+
+    def take(self, t: Any, pil: bool, dtype: torch.dtype, normalized: bool) -> tuple[bool, str]:
+        """Whether ``t`` (Grayscale / RGB) fuses here; else why not."""
+        if type(t) is v2.RGB:  # grey -> 3 channels; RGB stays RGB
+            if self.color != "rgb":
+                self.channels = 3
+            return True, ""
+        if dtype != torch.uint8 or normalized:
+            return False, "Grayscale of a float image (fused only before the conversion to float)"
+        if self.color != "rgb":
+            self.channels = int(t.num_output_channels)
+            return True, ""
+        self.color, self.channels = ("gray_pil" if pil else "gray"), int(t.num_output_channels)
+        return True, ""
+
+    def kwargs(self) -> dict[str, Any]:
+        if self.color == "rgb":
+            return {}
+        kw: dict[str, Any] = {"color": self.color}
+        if self.channels != 3:
+            kw["num_output_channels"] = self.channels
+        return kw
 
 
 def analyse(transform: Callable | None) -> Analysis:
@@ -146,28 +113,33 @@ def analyse(transform: Callable | None) -> Analysis:
     pil = kind == "pil"
     k = 0
     dtype = torch.uint8
-    # Leading conversions to a uint8 tensor (a no-op for the op, whose input is encoded bytes).
-    while k < len(ts) and (type(ts[k]) in _TO_TENSOR_UINT8 and (pil or type(ts[k]) is v2.ToImage)
-                           or type(ts[k]) is v2.ToPureTensor and not pil):
-        pil = False
+    colour = _Colour()
+    # Leading conversions to a uint8 tensor (a no-op for the op, whose input is encoded bytes) and a
+    # Grayscale before the geometry (grey of the resized pixels: the same up to rounding).
+    while k < len(ts):
+        typ = type(ts[k])
+        if typ in _TO_TENSOR_UINT8 and (pil or typ is v2.ToImage) or typ is v2.ToPureTensor and not pil:
+            pil = False
+        elif not (typ in _GRAYS or typ is v2.RGB) or not colour.take(ts[k], pil, torch.uint8, False)[0]:
+            break
         k += 1
-    geo, k, random, why = _geometry(ts, k, pil)
+    geo, k, random, why = match_geometry(ts, k, pil)
     if not geo:
         return Analysis(None, ts[k] if k < len(ts) else transform, why, kind)
     kw: dict[str, Any] = dict(geo)
-    flipped = normalized = False
+    flips: dict[str, float] = {}
+    normalized = False
     why = ""
     while k < len(ts):
         t, typ = ts[k], type(ts[k])
-        if typ in _FLIPS and not flipped:
-            kw["hflip_prob"] = float(t.p)
-            random = random or t.p > 0
-            flipped = True
-        elif typ in (T1.RandomApply, v2.RandomApply) and not flipped and len(t.transforms) == 1 \
-                and type(t.transforms[0]) in _FLIPS:  # flip with probability p * q
-            kw["hflip_prob"] = float(t.p) * float(t.transforms[0].p)
-            random = random or kw["hflip_prob"] > 0
-            flipped = True
+        flip = _flip(t)
+        if flip is not None and flip[0] not in flips:
+            flips[flip[0]] = kw[flip[0]] = flip[1]
+            random = random or flip[1] > 0
+        elif typ in _GRAYS or typ is v2.RGB:
+            fused, why = colour.take(t, pil, dtype, normalized)
+            if not fused:
+                break
         elif pil and typ in _TO_TENSOR_FLOAT:  # PIL -> float32 in [0, 1]
             dtype, pil = torch.float32, False
         elif pil and typ in _TO_TENSOR_UINT8:  # PIL -> uint8 tensor
@@ -185,16 +157,18 @@ def analyse(transform: Callable | None) -> Analysis:
                 break
         elif not pil and typ is v2.ToDtype and t.dtype == torch.bfloat16 and dtype == torch.float32:
             dtype = torch.bfloat16  # a float -> float cast: scale does not matter
-        elif not pil and typ in _NORMALIZES and not normalized and dtype in _FLOATS:
+        elif not pil and typ in _NORMALIZES and not normalized and dtype in _FLOATS \
+                and (colour.channels == 3 or len(t.mean) == len(t.std) == 1):
             kw["mean"] = tuple(float(m) for m in t.mean)
             kw["std"] = tuple(float(s) for s in t.std)
             normalized = True
         else:
-            why = _why_not(t, pil, dtype, flipped, normalized)
+            why = _why_not(t, pil, dtype, flips, normalized)
             break
         k += 1
     if dtype != torch.uint8:
         kw["dtype"] = dtype
+    kw.update(colour.kwargs())
     rest_ts = ts[k:]
     plan = FusedPlan(op_kwargs=kw, fused=ts[:k], rest=_compose(transform, rest_ts) if rest_ts else None,
                      random=random, rest_input="pil" if pil else "tensor",
@@ -204,13 +178,35 @@ def analyse(transform: Callable | None) -> Analysis:
     return Analysis(plan, plan.unfused, why, kind)
 
 
-def _why_not(t: Any, pil: bool, dtype: torch.dtype, flipped: bool, normalized: bool) -> str:
+def _flip(t: Any) -> tuple[str, float] | None:
+    """A flip (``RandomHorizontalFlip(p)``, ``RandomVerticalFlip(p)``, or one of them in ``RandomApply(p')``:
+    probability p * p') as (op argument, probability); None for anything else."""
+    p = 1.0
+    if type(t) in (T1.RandomApply, v2.RandomApply):
+        if len(t.transforms) != 1:
+            return None
+        p, t = float(t.p), t.transforms[0]
+    if type(t) in _HFLIPS:
+        return "hflip_prob", p * float(t.p)
+    if type(t) in _VFLIPS:
+        return "vflip_prob", p * float(t.p)
+    return None
+
+
+def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], normalized: bool) -> str:
     typ = type(t)
-    if typ in _FLIPS:
-        return "a second horizontal flip"
+    flip = _flip(t)
+    if flip is not None:
+        return f"a second {'horizontal' if flip[0] == 'hflip_prob' else 'vertical'} flip"
+    if typ in (T1.RandomChoice, v2.RandomChoice):
+        return "RandomChoice: decode_images draws no per-sample choice between transforms"
+    if typ in (T1.RandomApply, v2.RandomApply):
+        return "RandomApply of anything but one flip"
     if typ in _NORMALIZES:
         if normalized:
             return "a second Normalize"
+        if not pil and dtype in _FLOATS:
+            return "Normalize with 3 values of a 1-channel (Grayscale) image"
         return "Normalize before a conversion to float" if not pil else "Normalize of a PIL image"
     if typ is v2.ToDtype:
         return "ToDtype without scale=True (or with a dict of dtypes)" if not pil else "ToDtype of a PIL image is a no-op"

@@ -114,9 +114,13 @@ def test_v1_variants_fuse():
     assert fuse(T.Compose([T.Resize(20, antialias=False), T.CenterCrop(16)])).op_kwargs["resize_shorter"] == 20
     assert fuse(T.Compose([T.CenterCrop(8), T.ToTensor(), T.ConvertImageDtype(torch.bfloat16)])).op_kwargs == dict(
         mode="eval", resize_shorter=0, height=8, width=8, dtype=torch.bfloat16)
-    # Not fused: nearest, max_size, Resize(S) alone, Normalize of a PIL image, ToTensor after PILToTensor.
-    assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(8)])) is None
-    assert fuse(T.Compose([T.Resize(20, max_size=40), T.CenterCrop(8)])) is None
+    # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps (issue #16).
+    assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(8)])).op_kwargs == \
+        dict(mode="eval", resize_shorter=20, height=8, width=8, interpolation="nearest_exact")
+    assert fuse(T.Compose([T.Resize(20, max_size=40), T.CenterCrop(8)])).op_kwargs["max_size"] == 40
+    # Not fused: Pillow-only filters (LANCZOS, BOX), Resize(S) alone, Normalize of a PIL image, ToTensor
+    # after PILToTensor.
+    assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.LANCZOS), T.CenterCrop(8)])) is None
     assert fuse(T.Resize(20)) is None
     plan = fuse(T.Compose([T.CenterCrop(8), T.Normalize(MEAN, STD)]))
     assert "mean" not in plan.op_kwargs and plan.rest_input == "pil"

@@ -153,3 +153,17 @@ def test_batched_normalize_equals_per_sample():
     t = v2.Compose([v2.ToDtype(torch.float32), v2.Normalize([120.0, 110.0, 100.0], [60.0, 50.0, 40.0]), v2.Grayscale(3)])
     batch = torch.randint(0, 256, (8, 3, 20, 30), dtype=torch.uint8)
     torch.testing.assert_close(t(batch), torch.stack([t(x) for x in batch]))
+
+
+def test_batched_head_in_chunks_equals_one_call():
+    # The head runs 4 samples per call into one batch (spdl_torch/transforms/_plan.py): the same values and
+    # shape as one call on the whole batch, for a batch that is no multiple of 4 and a head that changes the
+    # shape and dtype.
+    from spdl_torch.transforms._plan import run_head
+
+    head = v2.Compose([v2.CenterCrop(12), v2.Grayscale(1), v2.ToDtype(torch.float32), v2.Normalize([100.0], [40.0])])
+    batch = torch.randint(0, 256, (11, 3, 20, 30), dtype=torch.uint8)
+    out = run_head(head, batch)
+    assert out.shape == (11, 1, 12, 12) and out.dtype == torch.float32
+    torch.testing.assert_close(out, head(batch))
+    assert torch.equal(run_head(head, batch[:3]), head(batch[:3]))

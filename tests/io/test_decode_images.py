@@ -239,7 +239,7 @@ def test_argument_errors():
     data = _batch_inputs(2)
     with pytest.raises(ValueError, match="seeds"):
         decode_images(data, height=8, width=8, mode="train")
-    with pytest.raises(ValueError, match='mode to be one of "eval", "resize", "train", got "bad"'):
+    with pytest.raises(ValueError, match='mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
         decode_images(data, height=8, width=8, mode="bad")
     with pytest.raises(ValueError, match="needs dtype float32 or bfloat16, got uint8"):
         decode_images(data, height=8, width=8, mean=[0.5], std=[0.5])

@@ -192,7 +192,7 @@ def test_geometry_keyword_and_deprecated_mode():
                                                                              geometry="eval"))
     with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
         decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
-    with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", got "bad"'):
+    with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
         decode_images(data, height=16, width=12, geometry="bad")
 
 

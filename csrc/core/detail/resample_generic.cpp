@@ -17,10 +17,30 @@ using namespace detail;  // the slot writer
 #define SPDL_TORCH_TARGET_CLONES
 #endif
 
+namespace {
+
+// Grey values of one row of RGB pixels `stride` floats apart (values 0..255, whole numbers).
+void gray_row(const float* rgb, int64_t stride, int64_t width, GrayRule rule, float* out) {
+  for (int64_t x = 0; x < width; ++x) {
+    const float* p = rgb + x * stride;
+    if (rule == GrayRule::Pillow) {
+      const uint32_t l = uint32_t(p[0]) * 19595u + uint32_t(p[1]) * 38470u + uint32_t(p[2]) * 7471u + 0x8000u;
+      out[x] = float(l >> 16);
+    } else {  // torchvision: r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114), then .to(uint8)
+      float l = p[0] * 0.2989f;
+      l = l + p[1] * 0.587f;
+      l = l + p[2] * 0.114f;
+      out[x] = float(int(std::min(l, 255.0f)));
+    }
+  }
+}
+
+}  // namespace
+
 SPDL_TORCH_TARGET_CLONES
 void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
                            const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out) {
-  const int ch = out.channels;
+  const int ch = out.source_channels();
   check_resample_args(src_height, src_width, src_row_bytes, wy, wx, out);
   float mul[4], add[4];
   normalization(out, mul, add);
@@ -41,6 +61,7 @@ void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_w
 #endif
   const int64_t vstride = rgb_vectors ? 4 : ch;
   std::vector<float> values(size_t(out.width * vstride));
+  std::vector<float> gray(out.gray != GrayRule::None ? size_t(out.width) : 0);
   for (int64_t y = 0; y < out.height; ++y) {
     std::fill(values.begin(), values.end(), 0.0f);
     const int64_t n = wy.count[size_t(y)];
@@ -95,7 +116,10 @@ void resample_into_generic(const uint8_t* src, int64_t src_height, int64_t src_w
     }
     // Padding pixels (window count 0) hold the value 0, normalized like any other value: torchvision's
     // CenterCrop pads the uint8 image with 0 before ToDtype/Normalize.
-    if (out.type == OutType::Float32 && vstride == 4 && ch == 3 && out.stride_w == 1) {
+    if (out.gray != GrayRule::None) {  // the resized (rounded) RGB values -> grey, in every output channel
+      gray_row(values.data(), vstride, out.width, out.gray, gray.data());
+      write_values_row(gray.data(), 0, 1, y, out, mul, add);
+    } else if (out.type == OutType::Float32 && vstride == 4 && ch == 3 && out.stride_w == 1) {
       write_rgb_planar_f32(values.data(), y, out, mul, add);
     } else {
       write_values_row(values.data(), 1, vstride, y, out, mul, add);

@@ -6,8 +6,9 @@ namespace spdl_torch::core::detail {
 
 void check_resample_args(int64_t src_height, int64_t src_width, int64_t src_row_bytes, const AxisWeights& wy,
                          const AxisWeights& wx, const SlotWriter& out) {
-  const int ch = out.channels;
-  if (wy.out_size != out.height || wx.out_size != out.width || wy.src_hi > src_height || wx.src_hi > src_width ||
+  const int ch = out.source_channels();
+  if ((out.gray != GrayRule::None && out.channels != 1 && out.channels != 3) ||
+      wy.out_size != out.height || wx.out_size != out.width || wy.src_hi > src_height || wx.src_hi > src_width ||
       src_row_bytes < src_width * ch || ch < 1 || ch > 4) {
     throw InternalError("resample: windows do not match the source or the slot");
   }
