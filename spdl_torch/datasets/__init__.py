@@ -2,5 +2,6 @@
 
 from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
 from .folder import ImageFolder
+from .video import VideoClipDataset  # video (issue #17)
 
-__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "collate"]
+__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "VideoClipDataset", "collate"]
