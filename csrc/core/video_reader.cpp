@@ -407,14 +407,8 @@ void VideoReader::decode(const std::vector<int64_t>& indices, const FrameSink& s
   if (s.opt.seek_mode == SeekMode::Exact) {
     for (const auto& g : groups) s.wanted_pts.push_back(s.frame_index().pts[size_t(g.first)]);
     s.decode_exact(groups, sink);
-  } else {
-    s.wanted_pts.clear();
-    s.codec->skip_frame = AVDISCARD_DEFAULT;
-    const bool had = s.opt.skip_nonref;
-    s.opt.skip_nonref = false;  // approximate targets are not packet timestamps: decode everything
-    s.reader.set_before_send(nullptr);
+  } else {  // approximate targets are not packet timestamps: wanted_pts stays empty, nothing is skipped
     s.decode_approximate(groups, sink);
-    s.opt.skip_nonref = had;
   }
 }
 
