@@ -15,6 +15,7 @@ extern "C" {
 #include "detail/pixel_limit.h"
 #include "detail/video_convert.h"
 #include "detail/video_index.h"
+#include "detail/video_metadata.h"
 #include "errors.h"
 
 namespace spdl_torch::core {
@@ -126,42 +127,10 @@ struct VideoReader::Impl {
   }
 
   VideoMetadata read_metadata() {
-    const AVStream* st = demuxer.stream(stream);
-    const AVCodecParameters* par = st->codecpar;
-    VideoMetadata m;
-    m.stream_index = stream;
-    m.container = demuxer.format_name();
-    m.codec = avcodec_get_name(par->codec_id);
-    const char* pf = av_get_pix_fmt_name(AVPixelFormat(par->format));
-    m.pixel_format = pf ? pf : "";
-    m.width = par->width;
-    m.height = par->height;
-    m.rotation = display_rotation(st);
-    m.time_base_num = st->time_base.num;
-    m.time_base_den = st->time_base.den;
-    m.start_time = st->start_time != AV_NOPTS_VALUE ? double(st->start_time) * tb : 0.0;
-    if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
-      m.duration = double(st->duration) * tb;
-    } else if (demuxer.format()->duration > 0) {
-      m.duration = double(demuxer.format()->duration) / AV_TIME_BASE;
-    }
-    if (st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0) {
-      m.average_fps = av_q2d(st->avg_frame_rate);
-    } else if (st->r_frame_rate.num > 0 && st->r_frame_rate.den > 0) {
-      m.average_fps = av_q2d(st->r_frame_rate);
-    }
-    m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer.format()->bit_rate;
-    if (st->nb_frames > 0) {
-      m.num_frames = st->nb_frames;
-    } else {
+    VideoMetadata m = read_video_header(demuxer, stream);
+    if (m.num_frames < 0) {
       m.num_frames = frame_index().size();
       m.num_frames_counted = true;
-    }
-    AVStream* mst = demuxer.stream(stream);
-    const int entries = avformat_index_get_entries_count(mst);
-    for (int i = 0; i < entries; ++i) {
-      const AVIndexEntry* e = avformat_index_get_entry(mst, i);
-      if (e != nullptr && (e->flags & AVINDEX_KEYFRAME)) m.key_frame_times.push_back(double(e->timestamp) * tb);
     }
     return m;
   }
@@ -254,32 +223,47 @@ struct VideoReader::Impl {
     for (size_t k : ks) sink(k, nullptr);
   }
 
+  // Seeks to key frame k of the index (k < 0, or an index from decoding, whose guessed timestamps only
+  // reproduce from the start: the start of the stream).
+  void seek_to_key(const FrameIndex& ix, int64_t k) {
+    if (k >= 0 && !ix.decoded) {
+      seek_to(ix.key_seek[size_t(k)]);
+    } else {
+      seek_to(ix.pts.front() < 0 ? ix.pts.front() : 0);
+    }
+  }
+
   void decode_exact(const std::vector<std::pair<int64_t, std::vector<size_t>>>& groups, const FrameSink& sink) {
     const FrameIndex& ix = frame_index();
     for (const auto& [i, ks] : groups) {
       const int64_t target = ix.pts[size_t(i)];
       const int64_t key = ix.key_of(i);
       bool seek = false;
-      if (last_pts == INT64_MIN) {
-        seek = !at_start && !has_held;
+      if (last_pts == INT64_MIN) {  // nothing decoded yet: from the start only when the frame's GOP is the first
+        seek = !has_held && (!at_start || key > 0);
       } else if (target <= last_pts && !(has_held && frame_pts(held.get()) <= target)) {
         seek = true;  // behind the decoder (a frame already passed)
       } else if (ix.key_at(last_pts) < key) {
         seek = true;  // a key frame lies between: skip the frames before it
       }
-      if (seek) {
-        // An index from decoding (packets without pts): the decoder's guessed timestamps are only
-        // reproducible from the start of the stream, so every seek goes there.
-        const int64_t at = key >= 0 && !ix.decoded ? ix.key_seek[size_t(key)] : INT64_MIN;
-        if (at == INT64_MIN) {
-          seek_to(ix.pts.front() < 0 ? ix.pts.front() : 0);  // the start of the stream
-        } else {
-          seek_to(at);
-        }
-      }
+      int64_t from = key;  // the key frame the seek aims at; one earlier after a seek that landed late
+      if (seek) seek_to_key(ix, from);
+      bool fresh = seek;  // the next frame is the first after a seek
       bool found = false;
-      while (next_frame()) {
+      for (;;) {
+        if (!next_frame()) {
+          if (fresh && from >= 0) {  // the seek landed at the end: go earlier
+            seek_to_key(ix, --from);
+            continue;
+          }
+          break;
+        }
         const int64_t p = frame_pts(frame.get());
+        if (fresh && p > target && from >= 0) {  // the demuxer landed past the frame (MPEG-PS): go earlier
+          seek_to_key(ix, --from);
+          continue;
+        }
+        fresh = false;
         if (p < target) continue;  // not wanted: never converted
         if (p == target) {
           emit(i, ks, sink);
@@ -310,7 +294,7 @@ struct VideoReader::Impl {
       const int64_t target = start + int64_t(std::llround(double(i) / fps / tb));
       bool seek = false;
       if (last_pts == INT64_MIN) {
-        seek = !at_start && !has_held;
+        seek = !has_held && (!at_start || i > 0);
       } else if (double(target) + half <= double(last_pts) && !has_held) {
         seek = true;
       } else {

@@ -33,7 +33,9 @@ FrameIndex scan_frame_index(Demuxer& demuxer, int index, bool* missing_pts) {
     const int64_t ts = p.pts;
     out.pts.push_back(ts);
     last_end = std::max(last_end, ts + std::max<int64_t>(p.duration, 1));
-    if (p.flags & AV_PKT_FLAG_KEY) keys.push_back({ts, p.dts != AV_NOPTS_VALUE ? std::min(ts, p.dts) : ts});
+    // Seek by the key frame's pts: demuxers indexed by decode time shift by their own offset (mov's edit
+    // list), so min(pts, dts) could land a whole GOP early; a later key frame's dts never precedes it.
+    if (p.flags & AV_PKT_FLAG_KEY) keys.push_back({ts, ts});
   }
   av_packet_unref(packet.get());
   std::sort(out.pts.begin(), out.pts.end());

@@ -12,7 +12,7 @@ namespace spdl_torch::core::detail {
 struct FrameIndex {
   std::vector<int64_t> pts;       // frame i's pts (stream time base), ascending: presentation order
   std::vector<int64_t> key_pts;   // the key frames' pts, ascending
-  std::vector<int64_t> key_seek;  // where to seek for key k: min(pts, dts), never after the key frame
+  std::vector<int64_t> key_seek;  // where to seek for key k (its pts; decoded index: its packet's dts)
   int64_t end_pts = 0;            // the last frame's pts plus its duration (at least pts + 1)
   bool decoded = false;           // built by decoding (packets without pts), see scan_decoded_frames
 
