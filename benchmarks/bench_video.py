@@ -32,7 +32,7 @@ import psutil
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "data" / "video_bench"
+DATA = Path(os.environ.get("SPDL_TORCH_VIDEO_BENCH_DIR", ROOT / "data" / "video_bench"))
 CLIPS, T, STRIDE, SHORT, CROP, BATCH = 8, 16, 2, 128, 112, 8
 
 
