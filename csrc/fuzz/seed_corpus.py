@@ -94,12 +94,12 @@ def main(out: Path) -> None:
                 put("tiff_ifd", tiff[:MAX_BYTES])
         elif data[:4] in (b"II*\0", b"MM\0*"):
             put("tiff_ifd", data[:4096])
+    _video_seeds(root, out / "video_decode")
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")
     for kwargs in ({}, {"progressive": True}, {"subsampling": 0}, {"restart_marker_blocks": 3}):
         put("decode_batch", _synthetic_jpeg(**kwargs))
-    _video_seeds(root, out / "video_decode")
     for t, d in targets.items():
         print(f"seeds {t}: {sum(1 for _ in d.iterdir())} files in {d}")
 
