@@ -224,13 +224,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prepare", action="store_true", help="only make the input files")
     ap.add_argument("--videos", type=int, default=16)
+    ap.add_argument("--files", type=int, default=4, help="distinct input files (the videos cycle over them)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--contenders", default="spdl_torch,torchcodec,pyav,spdl 0.8")
     ap.add_argument("--variants", default="eval,train")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    files = prepare()
+    files = prepare(args.files)
     if args.prepare:
         return
     paths = [files[i % len(files)] for i in range(args.videos)]
