@@ -66,6 +66,11 @@ test-frameworks: build
 test-torchrun: build
 	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_torchrun.py
 
+# Not part of `make test`: every corpus video against the ffmpeg CLI (counts, 120 first frames, seeks; ~minutes).
+.PHONY: test-video-corpus
+test-video-corpus: build
+	SPDL_TORCH_VIDEO_CORPUS=1 $(PY) -m pytest -q tests/io/test_video.py -k corpus
+
 demo: build
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)
 	$(PY) examples/main_job.py --root $(DATA_DIR)
@@ -81,7 +86,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
@@ -148,7 +153,7 @@ soak: build
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py)
 # go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
 # numpy stay as they are (pip gets them as constraints).
-BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 

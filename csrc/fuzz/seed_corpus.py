@@ -60,8 +60,34 @@ def _synthetic_still(fmt: str) -> bytes:
     return buf.getvalue()
 
 
+def _video_seeds(root: Path | None, folder: Path) -> None:
+    """video_decode: the corpus's small videos (whole, or their first MAX_BYTES), plus tiny ffmpeg-made ones
+    (H.264 with B-frames in MP4 and Matroska, VP9 in WebM, MPEG-4 in AVI) when the CLI exists."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    videos = sorted(p for p in (root / "video").iterdir() if p.is_file()) if root and (root / "video").is_dir() else []
+    for p in sorted(videos, key=lambda p: p.stat().st_size)[:24]:
+        data = p.read_bytes()[:MAX_BYTES]
+        (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+    if shutil.which("ffmpeg") is None:
+        return
+    src = "testsrc2=size=32x24:rate=10:duration=0.8"
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in (("a.mp4", "-c:v libx264 -bf 2 -g 4"), ("b.mkv", "-c:v libx264 -g 3"),
+                           ("c.webm", "-c:v libvpx-vp9 -g 4"), ("d.avi", "-c:v mpeg4 -g 4")):
+            path = Path(tmp) / name
+            done = subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", src, *args.split(), str(path)],
+                                  capture_output=True)
+            if done.returncode == 0 and path.stat().st_size <= MAX_BYTES:
+                data = path.read_bytes()
+                (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
 def main(out: Path) -> None:
-    targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd", "image_chunks")}
+    targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd", "image_chunks",
+                                    "video_decode")}
     for d in targets.values():
         d.mkdir(parents=True, exist_ok=True)
     root = corpus_dir()
@@ -89,6 +115,7 @@ def main(out: Path) -> None:
             put("tiff_ifd", data[:4096])
         elif data[:4] in (b"\x89PNG", b"RIFF", b"GIF8"):
             stills.append(data[:MAX_BYTES])
+    _video_seeds(root, out / "video_decode")
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")

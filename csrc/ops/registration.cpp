@@ -27,4 +27,18 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("get_batch_memory_capacity() -> int");
   m.def("batch_memory_stats() -> int[]");
   m.def("reset_batch_memory_peak() -> ()");
+  // video (issue #17)
+  m.def("video_metadata(Tensor data, *, int stream=-1, bool count_frames=False) -> (Tensor, Tensor, Tensor, str, str, str)");
+  m.def(
+      "decode_video_frames(Tensor data, *, int[]? indices=None, float[]? timestamps=None, str seek_mode=\"exact\", "
+      "int stream=-1, int threads=1, bool strict=True, bool apply_rotation=True, bool skip_nonref=True, "
+      "int max_pixels=178956970, int max_frames=4096) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "decode_video_clips(Tensor[] data, *, int clip_len, int clips_per_video=1, int stride=1, "
+      "float frame_interval=0.0, str sampling=\"uniform\", int height, int width, str geometry=\"eval\", "
+      "int resize_shorter=0, float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], "
+      "float hflip_prob=0.0, Tensor? seeds=None, str interpolation=\"bilinear\", ScalarType? dtype=None, "
+      "float[]? mean=None, float[]? std=None, str layout=\"NTCHW\", bool pin_memory=False, bool strict=True, "
+      "str seek_mode=\"exact\", int threads=1, bool apply_rotation=True, bool skip_nonref=True, "
+      "int max_pixels=178956970, int max_frames=4096) -> (Tensor, Tensor, Tensor)");
 }

@@ -3,6 +3,7 @@
 from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
 from .folder import ImageFolder
 from .shards import TarShardDataset, merge_states, write_shards
+from .video import VideoClipDataset  # video (issue #17)
 
-__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "TarShardDataset", "collate", "merge_states",
-           "write_shards"]
+__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "TarShardDataset", "VideoClipDataset", "collate",
+           "merge_states", "write_shards"]

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "demux.h"
 #include "ffmpeg_utils.h"
@@ -22,6 +23,10 @@ class FrameReader {
   // Call after Demuxer::seek: drops the decoder's buffered frames and restarts reading.
   void restart();
 
+  // Called with each packet just before it is sent to the decoder (the video reader sets the codec's
+  // skip_frame per packet there). Optional.
+  void set_before_send(std::function<void(const AVPacket&)> fn) { before_send_ = std::move(fn); }
+
   int64_t corrupt_packets() const { return corrupt_; }
   AVCodecContext* codec() const { return codec_; }
 
@@ -37,6 +42,7 @@ class FrameReader {
   bool draining_ = false;
   int drain_errors_ = 0;
   int64_t corrupt_ = 0;
+  std::function<void(const AVPacket&)> before_send_;
 };
 
 }  // namespace spdl_torch::core::detail

@@ -1,0 +1,254 @@
+"""Video-classification loading, side by side in one run: clips/s and CPU s per clip.
+
+Load: 8 clips x 16 frames, stride 2, per video, resized to 128 shorter side + centre crop 112 ("eval"; the
+"train" variant: RandomResizedCrop(112)), batches of 8 videos, 2 workers / threads, from 720p H.264 files
+with 60-frame GOPs (made by ``--prepare``: libx264, testsrc2 + temporal noise, 10 s at 30 fps, into
+data/video_bench, ignored by git). Contenders:
+
+* spdl_torch: ``spdl_torch.DataLoader(VideoClipDataset(...))``, one ``decode_video_clips`` call per batch
+  on a native pool of ``--threads`` threads;
+* torch DataLoader + PyAV (``av``): seek to the key frame before each clip, decode forward, ``to_ndarray
+  (rgb24)``, torchvision v2 resize + crop, ``--threads`` worker processes;
+* torch DataLoader + torchcodec 0.17: ``VideoDecoder(num_ffmpeg_threads=1).get_frames_at`` + the same
+  torchvision transform;
+* spdl 0.8: ``spdl.io.demux_video`` + ``sample_decode_video`` (its FFmpeg filter graph scales and crops)
+  in ``spdl.pipeline`` with ``--threads`` concurrent decodes.
+
+Also the decode bound: libavcodec alone (PyAV's decode, no conversion, one thread) on the frames the clips
+need, times the threads. ``python -m benchmarks.bench_video [--prepare] [--videos 16] [--repeats 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("SPDL_TORCH_VIDEO_BENCH_DIR", ROOT / "data" / "video_bench"))
+CLIPS, T, STRIDE, SHORT, CROP, BATCH = 8, 16, 2, 128, 112, 8
+
+
+def prepare(n_files: int = 4, seconds: int = 10) -> list[Path]:
+    DATA.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i in range(n_files):
+        p = DATA / f"h264_720p_gop60_{i}.mp4"
+        if not p.exists():
+            src = f"testsrc2=size=1280x720:rate=30:duration={seconds},hue=h={40 * i},noise=alls=12:allf=t"
+            subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", src, "-c:v", "libx264", "-preset",
+                            "veryfast", "-g", "60", "-bf", "2", "-pix_fmt", "yuv420p", str(p)], check=True)
+        out.append(p)
+    return out
+
+
+def clip_indices(num_frames: int) -> list[list[int]]:
+    """decode_video_clips' uniform positions (the same frames for every contender)."""
+    span = (T - 1) * STRIDE + 1
+    room = num_frames - span
+    return [[round(c * room / (CLIPS - 1)) + t * STRIDE for t in range(T)] for c in range(CLIPS)]
+
+
+def _transform(train: bool):
+    from torchvision.transforms import v2
+
+    if train:
+        return v2.RandomResizedCrop(CROP, antialias=True)
+    return v2.Compose([v2.Resize(SHORT, antialias=True), v2.CenterCrop(CROP)])
+
+
+# ---- torch DataLoader datasets (worker processes) ------------------------------------------------------
+class _TorchcodecClips(torch.utils.data.Dataset):
+    def __init__(self, paths, train):
+        self.paths, self.train = paths, train
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        from torchcodec.decoders import VideoDecoder
+
+        dec = VideoDecoder(str(self.paths[i]), num_ffmpeg_threads=1, seek_mode="exact")
+        t = _transform(self.train)
+        return torch.stack([t(dec.get_frames_at(indices=c).data) for c in clip_indices(dec.metadata.num_frames)])
+
+
+class _PyAVClips(torch.utils.data.Dataset):
+    def __init__(self, paths, train, convert=True):
+        self.paths, self.train, self.convert = paths, train, convert
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        import av
+
+        t = _transform(self.train)
+        with av.open(str(self.paths[i])) as c:
+            st = c.streams.video[0]
+            st.thread_type, st.codec_context.thread_count = "SLICE", 1
+            fps, tb, n = st.average_rate, st.time_base, st.frames
+            out = []
+            for clip in clip_indices(n):
+                want = {round(k / fps / tb): j for j, k in enumerate(clip)}
+                c.seek(min(want), stream=st, backward=True)
+                frames = [None] * len(clip)
+                for frame in c.decode(st):
+                    if frame.pts in want:
+                        frames[want[frame.pts]] = (torch.from_numpy(frame.to_ndarray(format="rgb24")).permute(2, 0, 1)
+                                                   if self.convert else 0)
+                    if frame.pts >= max(want):
+                        break
+                if self.convert:
+                    out.append(t(torch.stack(frames)))
+            return torch.stack(out) if self.convert else torch.zeros(1)
+
+
+def _one_thread(_):
+    torch.set_num_threads(1)
+
+
+def _torch_loader(ds, threads):
+    return torch.utils.data.DataLoader(ds, batch_size=BATCH, num_workers=threads, persistent_workers=True,
+                                       worker_init_fn=_one_thread, prefetch_factor=1)
+
+
+def _spdl_torch_loader(paths, threads, train):
+    import spdl_torch
+    from spdl_torch.datasets import VideoClipDataset, collate
+
+    spdl_torch.io.set_num_threads(threads)
+    ds = VideoClipDataset(paths, clip_len=T, stride=STRIDE, clips_per_video=CLIPS, transform=_transform(train),
+                          sampling="uniform", seed=0)
+    return spdl_torch.DataLoader(ds, batch_size=BATCH, num_workers=threads, collate_fn=collate)
+
+
+def _spdl08_batches(paths, threads, train):
+    import spdl.io
+    from spdl.pipeline import PipelineBuilder
+
+    crop = (f"crop={CROP}:{CROP}:(iw-{CROP})*random(0)*0:(ih-{CROP})/2" if False else f"crop={CROP}:{CROP}")
+    scale = f"scale=w=-2:h={SHORT}:flags=bilinear"
+    filt = f"{scale},{crop},format=pix_fmts=rgb24" if not train else \
+        f"scale=w=-2:h={SHORT * 2}:flags=bilinear,crop={CROP * 2}:{CROP * 2},scale={CROP}:{CROP},format=pix_fmts=rgb24"
+
+    def load(path):
+        packets = spdl.io.demux_video(str(path))
+        clips = clip_indices(packets.num_frames if hasattr(packets, "num_frames") else len(packets))
+        flat = sorted({i for c in clips for i in c})
+        frames = spdl.io.sample_decode_video(packets, flat, filter_desc=filt)
+        arr = spdl.io.to_torch(spdl.io.convert_frames(frames))  # [F, H, W, C]
+        pos = {k: j for j, k in enumerate(flat)}
+        return torch.stack([arr[[pos[i] for i in c]] for c in clips]).permute(0, 1, 4, 2, 3)
+
+    pipe = (PipelineBuilder().add_source(paths).pipe(load, concurrency=threads).aggregate(BATCH)
+            .pipe(torch.stack).add_sink(4).build(num_threads=threads))
+    return pipe
+
+
+def _cpu(proc: psutil.Process) -> float:
+    total = sum(proc.cpu_times()[:2])
+    for ch in proc.children(recursive=True):
+        try:
+            total += sum(ch.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_one(name: str, paths: list[Path], threads: int, train: bool) -> dict:
+    proc = psutil.Process()
+    cpu0, t0 = _cpu(proc), time.perf_counter()
+    first, clips, cpu_end = None, 0, None
+    if name == "spdl 0.8":
+        pipe = _spdl08_batches(paths, threads, train)
+        with pipe.auto_stop():
+            for batch in pipe.get_iterator(timeout=600):
+                first = first or time.perf_counter() - t0
+                clips += batch.shape[0] * batch.shape[1]
+        cpu_end = _cpu(proc)
+    else:
+        if name == "spdl_torch":
+            loader = _spdl_torch_loader(paths, threads, train)
+        elif name == "torchcodec":
+            loader = _torch_loader(_TorchcodecClips(paths, train), threads)
+        else:
+            loader = _torch_loader(_PyAVClips(paths, train), threads)
+        it = iter(loader)
+        for batch in it:
+            x = batch[0] if isinstance(batch, (list, tuple)) else batch
+            first = first or time.perf_counter() - t0
+            clips += x.shape[0] * x.shape[1]
+        cpu_end = _cpu(proc)
+        del it, loader
+    wall = time.perf_counter() - t0
+    return {"contender": name, "train": train, "clips": clips, "wall_s": wall, "clips_per_s": clips / wall,
+            "cpu_s_per_clip": (cpu_end - cpu0) / clips, "first_batch_s": first}
+
+
+def decode_bound(paths: list[Path], threads: int) -> dict:
+    """libavcodec alone (PyAV decode, no conversion, 1 thread) on the frames the clips need."""
+    ds = _PyAVClips(paths[:2], False, convert=False)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    for i in range(len(ds)):
+        ds[i]
+    wall = time.perf_counter() - t0
+    per_video = wall / len(ds)
+    return {"decode_s_per_video_1_thread": per_video, "cpu_s": time.process_time() - cpu0,
+            "bound_clips_per_s": threads * CLIPS / per_video}
+
+
+def check_exact(paths: list[Path]) -> dict:
+    """Our eval clips against torchcodec's frames (the CLI's frames; test_video.py) + torchvision."""
+    from torchcodec.decoders import VideoDecoder
+
+    from spdl_torch.io import decode_video_clips
+
+    ours = decode_video_clips([paths[0]], clip_len=T, stride=STRIDE, clips_per_video=CLIPS, height=CROP, width=CROP,
+                              resize_shorter=SHORT)[0]
+    dec = VideoDecoder(str(paths[0]), seek_mode="exact")
+    t = _transform(False)
+    ref = torch.stack([t(dec.get_frames_at(indices=c).data) for c in clip_indices(dec.metadata.num_frames)])
+    d = (ours.int() - ref.int()).abs()
+    return {"max_abs_diff": int(d.max()), "mean_abs_diff": float(d.float().mean())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prepare", action="store_true", help="only make the input files")
+    ap.add_argument("--videos", type=int, default=16)
+    ap.add_argument("--files", type=int, default=4, help="distinct input files (the videos cycle over them)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--contenders", default="spdl_torch,torchcodec,pyav,spdl 0.8")
+    ap.add_argument("--variants", default="eval,train")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    files = prepare(args.files)
+    if args.prepare:
+        return
+    paths = [files[i % len(files)] for i in range(args.videos)]
+    results = {"decode_bound": decode_bound(files, args.threads), "exact": check_exact(files), "runs": []}
+    print(json.dumps(results["decode_bound"]), json.dumps(results["exact"]), flush=True)
+    for _ in range(args.repeats):
+        for variant in args.variants.split(","):
+            for name in args.contenders.split(","):
+                try:
+                    r = run_one(name, paths, args.threads, variant == "train")
+                except Exception as e:  # a peer that fails is reported, not fatal
+                    r = {"contender": name, "train": variant == "train", "error": f"{type(e).__name__}: {e}"[:300]}
+                results["runs"].append(r)
+                print(json.dumps(r), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+// VideoReader: one video stream of a MediaSource, decoded by frame index or timestamp with exact
+// semantics. Frame i is the i-th frame in presentation order; "the frame at t" is the frame displayed at t
+// (pts_i <= t < pts_{i+1}). Requests in any order (backwards, repeated) give the frames a linear decode
+// gives: the reader seeks to the key frame at or before the first wanted frame of a group of pictures and
+// decodes forward, converting only the wanted frames. The index (every packet's pts) is built once per
+// reader and reused. Not thread-safe: one reader per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "media_source.h"
+#include "video_types.h"
+
+namespace spdl_torch::core {
+
+class VideoReader {
+ public:
+  // Opens the source and its video stream. DecodeError: no video stream, unreadable or unknown codec,
+  // a frame over max_pixels; IOError: a path cannot be opened. Builds no index yet.
+  VideoReader(const MediaSource& source, const VideoReadOptions& options);
+  ~VideoReader();
+  VideoReader(const VideoReader&) = delete;
+  VideoReader& operator=(const VideoReader&) = delete;
+
+  // The header's metadata; num_frames from the container when it has it, else counted from the packets.
+  // With exact seeking and an index already built, num_frames is the index's count (num_frames_counted).
+  const VideoMetadata& metadata();
+
+  // Frames the reader can address: exact: the packets' count (builds the index); approximate: the
+  // header's count (DecodeError when the header has neither a count nor a duration and rate).
+  int64_t num_frames();
+
+  // The frame displayed at `seconds` (pts seconds of the stream). FrameRangeError outside
+  // [first pts, last pts + last duration).
+  int64_t index_at(double seconds);
+
+  // Frame i's presentation time (seconds): exact: its pts; approximate: start + i / average_fps.
+  // FrameRangeError outside [0, num_frames()).
+  double frame_time(int64_t i);
+  // The end of the last frame (seconds): exact: its pts plus its duration; approximate: start + count / fps.
+  double end_time();
+
+  // Decodes frames `indices` (any order, repeats allowed) and hands each to sink(k, frame) (k: position in
+  // `indices`), in the order the decoder produces them. FrameRangeError for an index outside
+  // [0, num_frames()), checked before decoding.
+  void decode(const std::vector<int64_t>& indices, const FrameSink& sink);
+
+  // Packets and frames the decoder rejected or flagged so far (lenient mode).
+  int64_t corrupt_packets() const;
+
+  // Frames that went through colour conversion so far (tests: frames not wanted are not converted).
+  int64_t converted_frames() const;
+  // Packets sent with skip_frame = AVDISCARD_NONREF so far (tests).
+  int64_t skipped_packets() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace spdl_torch::core

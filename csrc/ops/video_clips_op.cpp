@@ -1,0 +1,145 @@
+// decode_video_clips: B videos -> Tensor[B, N, T, 3, H, W] (layout "NTCHW") or [B, N, 3, T, H, W] ("NCTHW")
+// of N clips of T frames each, decoded, resized/cropped per clip and converted straight into their slots
+// on the shared native pool; plus ok (bool[B]) and the frame indices (int64[B, N, T]).
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../core/batch_turn.h"
+#include "../core/thread_pool.h"
+#include "../core/video_clips.h"
+#include "batch_memory.h"
+#include "video_common.h"
+
+namespace spdl_torch::ops {
+namespace {
+
+core::OutType out_type(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kByte: return core::OutType::UInt8;
+    case at::kFloat: return core::OutType::Float32;
+    case at::kBFloat16: return core::OutType::BFloat16;
+    default:
+      TORCH_CHECK_VALUE(false, "decode_video_clips: expected dtype uint8, float32 or bfloat16, got ", dtype);
+  }
+}
+
+std::vector<double> values(const c10::optional<at::ArrayRef<double>>& v) {
+  return v.has_value() ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
+    at::TensorList data, int64_t clip_len, int64_t clips_per_video, int64_t stride, double frame_interval,
+    c10::string_view sampling, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
+    at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
+    c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
+    c10::optional<at::ArrayRef<double>> std, c10::string_view layout, bool pin_memory, bool strict,
+    c10::string_view seek_mode, int64_t threads, bool apply_rotation, bool skip_nonref, int64_t max_pixels,
+    int64_t max_frames) {
+  constexpr const char* op = "decode_video_clips";
+  const int64_t b = int64_t(data.size());
+  const at::ScalarType out_dtype = dtype.value_or(at::kByte);
+  TORCH_CHECK_VALUE(layout == "NTCHW" || layout == "NCTHW", op, ": expected layout \"NTCHW\" or \"NCTHW\", got \"",
+                    std::string(layout), "\"");
+  const bool time_major = layout == "NTCHW";
+  core::ClipOptions opt;
+  opt.read = video_read_options(op, -1, threads, seek_mode, strict, apply_rotation, skip_nonref, max_pixels);
+  translate_core_errors(op, [&] {
+    opt.clip_len = clip_len;
+    opt.clips_per_video = clips_per_video;
+    opt.stride = stride;
+    opt.frame_interval = frame_interval;
+    opt.sampling = core::parse_clip_sampling(std::string(sampling));
+    opt.max_frames = max_frames;
+    core::BatchOptions& o = opt.frame;
+    o.geometry = core::parse_geometry_mode(std::string(geometry));
+    o.height = height;
+    o.width = width;
+    o.resize_shorter = resize_shorter;
+    o.scale.assign(scale.begin(), scale.end());
+    o.ratio.assign(ratio.begin(), ratio.end());
+    o.hflip_prob = hflip_prob;
+    o.filter = core::parse_resample_filter(std::string(interpolation));
+    o.max_pixels = max_pixels;
+    o.out_type = out_type(out_dtype);
+    o.mean = values(mean);
+    o.std = values(std);
+    opt.validate();
+    return 0;
+  });
+  for (int64_t i = 0; i < b; ++i) {
+    const std::string what = std::string(op) + " (sample " + std::to_string(i) + ")";
+    check_encoded_bytes(data[size_t(i)], what.c_str());
+  }
+  at::Tensor seeds_cpu;
+  if (seeds.has_value()) {
+    TORCH_CHECK_VALUE(seeds->scalar_type() == at::kLong && seeds->dim() == 1 && seeds->numel() == b, op,
+                      ": expected seeds as an int64 tensor of shape [", b, "], got ", seeds->scalar_type(),
+                      " of shape ", seeds->sizes());
+    seeds_cpu = seeds->to(at::kCPU).contiguous();
+  } else {
+    TORCH_CHECK_VALUE(!opt.random(), op, ": expected seeds (int64[", b,
+                      "]) for sampling=\"random\", geometry=\"train\" or hflip_prob > 0, got None");
+  }
+  TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(), op,
+              ": pin_memory=True needs a CUDA runtime, none is available");
+  std::vector<core::ClipInput> inputs(static_cast<size_t>(b));
+  std::vector<at::Tensor> keep(static_cast<size_t>(b));
+  for (int64_t i = 0; i < b; ++i) {
+    keep[size_t(i)] = data[size_t(i)].contiguous();
+    inputs[size_t(i)].source = video_source(keep[size_t(i)]);
+    inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
+  }
+  const std::shared_ptr<core::ThreadPool> pool = translate_core_errors(op, [] { return core::global_thread_pool(); });
+  core::BatchTurn turn = core::wait_for_batch_turn(*pool);
+
+  const int64_t n = clips_per_video, t = clip_len;
+  const std::vector<int64_t> sizes = time_major ? std::vector<int64_t>{b, n, t, 3, height, width}
+                                                : std::vector<int64_t>{b, n, 3, t, height, width};
+  at::Tensor batch = pin_memory ? at::empty(sizes, at::TensorOptions().dtype(out_dtype).pinned_memory(true))
+                                : empty_batch(sizes, out_dtype, at::MemoryFormat::Contiguous);
+  at::Tensor ok = at::empty({b}, at::TensorOptions().dtype(at::kBool));
+  const int64_t elem = batch.element_size();
+  std::vector<core::ClipSlots> slots(static_cast<size_t>(b));
+  for (int64_t i = 0; i < b; ++i) {
+    core::ClipSlots& s = slots[size_t(i)];
+    core::SlotWriter& w = s.frame;
+    w.data = static_cast<uint8_t*>(batch.data_ptr()) + i * batch.stride(0) * elem;
+    w.type = opt.frame.out_type;
+    w.stride_c = batch.stride(time_major ? 3 : 2);
+    w.stride_h = batch.stride(4);
+    w.stride_w = batch.stride(5);
+    w.height = height;
+    w.width = width;
+    w.channels = 3;
+    w.normalize = opt.frame.normalize();
+    for (int c = 0; c < 3; ++c) {
+      w.mean[c] = opt.frame.channel_mean(c);
+      w.std[c] = opt.frame.channel_std(c);
+    }
+    s.stride_clip = batch.stride(1);
+    s.stride_time = batch.stride(time_major ? 2 : 3);
+  }
+  std::vector<int64_t> indices;
+  const std::vector<std::string> errors = translate_video_errors(op, [&] {
+    return core::decode_video_clips(inputs, opt, slots, *pool, indices, [&turn] { turn.release(); });
+  });
+  at::Tensor index_tensor = at::empty({b, n, t}, at::kLong);
+  std::copy(indices.begin(), indices.end(), index_tensor.data_ptr<int64_t>());
+  bool* ok_ptr = ok.data_ptr<bool>();
+  for (int64_t i = 0; i < b; ++i) {
+    ok_ptr[i] = errors[size_t(i)].empty();
+    if (strict && !ok_ptr[i]) throw_tagged("DecodeError", {{"sample", i}}, errors[size_t(i)]);
+  }
+  return {batch, ok, index_tensor};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(spdl_torch, CPU, m) { m.impl("decode_video_clips", &decode_video_clips); }
+
+}  // namespace spdl_torch::ops

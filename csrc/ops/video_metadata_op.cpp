@@ -1,0 +1,53 @@
+// video_metadata: a video stream's header (no frame decoded) as (ints, floats, key-frame times, strings).
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <string>
+#include <tuple>
+
+#include "../core/video_reader.h"
+#include "video_common.h"
+
+namespace spdl_torch::ops {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::string> video_metadata(
+    const at::Tensor& data, int64_t stream, bool count_frames) {
+  check_encoded_bytes(data, "video_metadata");
+  const at::Tensor bytes = data.contiguous();
+  const core::VideoReadOptions opt =
+      video_read_options("video_metadata", stream, 1, "exact", true, true, false, 0);
+  return translate_video_errors("video_metadata", [&] {
+    core::VideoReader reader(video_source(bytes), opt);
+    core::VideoMetadata m = reader.metadata();
+    if (count_frames) {
+      m.num_frames = reader.num_frames();
+      m.num_frames_counted = true;
+    }
+    at::Tensor ints = at::empty({9}, at::kLong);
+    int64_t* i = ints.data_ptr<int64_t>();
+    i[0] = m.stream_index;
+    i[1] = m.width;
+    i[2] = m.height;
+    i[3] = m.rotation;
+    i[4] = m.time_base_num;
+    i[5] = m.time_base_den;
+    i[6] = m.num_frames;
+    i[7] = m.num_frames_counted ? 1 : 0;
+    i[8] = m.bit_rate;
+    at::Tensor floats = at::empty({3}, at::kDouble);
+    double* f = floats.data_ptr<double>();
+    f[0] = m.start_time;
+    f[1] = m.duration;
+    f[2] = m.average_fps;
+    at::Tensor keys = at::empty({int64_t(m.key_frame_times.size())}, at::kDouble);
+    std::copy(m.key_frame_times.begin(), m.key_frame_times.end(), keys.data_ptr<double>());
+    return std::make_tuple(ints, floats, keys, m.container, m.codec, m.pixel_format);
+  });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(spdl_torch, CPU, m) { m.impl("video_metadata", &video_metadata); }
+
+}  // namespace spdl_torch::ops

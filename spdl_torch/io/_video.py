@@ -1,0 +1,242 @@
+"""Video: ``video_metadata`` and ``decode_video_frames`` (frames by index or timestamp), their fake kernels,
+and the source handling the video functions share."""
+
+from __future__ import annotations
+
+import dataclasses
+import fractions
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+import torch
+
+from .._errors import translate
+from ._image import MAX_IMAGE_PIXELS, default_max_pixels
+
+__all__ = ["MAX_VIDEO_FRAMES", "VideoFrames", "VideoMetadata", "decode_video_frames", "video_metadata"]
+
+#: Default limit on the frames one call decodes (``max_frames=None``): a request for more raises
+#: ``ValueError`` before any frame memory is allocated.
+MAX_VIDEO_FRAMES = 4096
+
+warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
+
+
+def video_bytes(src, op: str) -> tuple[torch.Tensor, str | None]:
+    """``src`` (a path, bytes or a 1-D uint8 tensor) as a uint8 tensor, and its path (``None`` otherwise).
+    Paths are read without the GIL (``read_file``); ``OSError`` names the path."""
+    if isinstance(src, torch.Tensor):
+        return src, None
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return (torch.frombuffer(src, dtype=torch.uint8) if len(src) else torch.empty(0, dtype=torch.uint8)), None
+    if isinstance(src, (str, os.PathLike)):
+        path = os.fspath(src)
+        try:
+            return torch.ops.spdl_torch.read_file(path), path
+        except RuntimeError as e:
+            raise translate(e, None) from None  # the message names the path
+    raise TypeError(f"{op}: expected a path, bytes or a 1-D uint8 tensor, got {type(src).__name__}")
+
+
+def call_video_op(fn, path: str | None, *args, **kwargs):
+    """Runs a video op; a tagged error becomes ``DecodeError`` / ``OSError`` named by ``path``."""
+    try:
+        return fn(*args, **kwargs)
+    except RuntimeError as e:
+        raise translate(e, path, path=path) from None
+
+
+def default_max_frames() -> int:
+    """The limit of ``max_frames=None``: ``spdl_torch.io.MAX_VIDEO_FRAMES`` as the user set it, read at each call."""
+    return getattr(sys.modules[__package__], "MAX_VIDEO_FRAMES", MAX_VIDEO_FRAMES)
+
+
+def limit(name: str, value: int | None, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an int or None {name}, got {value!r} ({type(value).__name__})")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class VideoMetadata:
+    """A video stream's header, read without decoding frames.
+
+    Attributes:
+        num_frames: frames in the stream (``None`` when unknown); from the container's header when it has
+            a count, else counted from the packets (``num_frames_counted``).
+        num_frames_counted: True when ``num_frames`` was counted from the packets (exact), False when the
+            container's header gave it.
+        average_fps: average frames per second (``None`` when unknown).
+        duration_seconds: the stream's duration in seconds (``None`` when unknown).
+        width, height: the displayed frame size, in pixels, after ``rotation`` (the shape
+            :func:`decode_video_frames` returns).
+        coded_width, coded_height: the decoded frame size before the rotation.
+        rotation: clockwise degrees (0, 90, 180, 270) the display matrix asks for (phone videos).
+        codec: FFmpeg's codec name (``"h264"``, ``"vp9"``, ...); ``pixel_format``: e.g. ``"yuv420p"``.
+        container: libavformat's demuxer name.
+        time_base: seconds per pts unit (``fractions.Fraction``).
+        start_seconds: the stream's start time in seconds.
+        bit_rate: bits per second (``None`` when unknown).
+        key_frame_seconds: key frames' timestamps (seconds) from the container's index (empty when it has
+            none, e.g. Matroska before a seek).
+        stream_index: the index of the stream in the container.
+    """
+
+    num_frames: int | None
+    num_frames_counted: bool
+    average_fps: float | None
+    duration_seconds: float | None
+    width: int
+    height: int
+    coded_width: int
+    coded_height: int
+    rotation: int
+    codec: str
+    pixel_format: str
+    container: str
+    time_base: fractions.Fraction
+    start_seconds: float
+    bit_rate: int | None
+    key_frame_seconds: list[float]
+    stream_index: int
+
+
+@torch.library.register_fake("spdl_torch::video_metadata")
+def _video_metadata_fake(data, *, stream=-1, count_frames=False):
+    ctx = torch.library.get_ctx()
+    keys = data.new_empty((ctx.new_dynamic_size(),), dtype=torch.float64)
+    return (data.new_empty((9,), dtype=torch.int64), data.new_empty((3,), dtype=torch.float64), keys, "", "", "")
+
+
+def video_metadata(src, *, stream: int = -1, count_frames: bool = False) -> VideoMetadata:
+    """The metadata of ``src``'s video stream, without decoding frames.
+
+    Args:
+        src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
+        stream: the stream index (-1: FFmpeg's best video stream).
+        count_frames: count the frames from the packets even when the header has a count (reads the whole
+            file, decodes nothing; the count :func:`decode_video_frames` addresses).
+
+    Returns:
+        :class:`VideoMetadata`.
+
+    Raises:
+        spdl_torch.DecodeError: not a readable video (no video stream, audio only, empty, corrupt
+            header); the message starts with the path when ``src`` is one and carries FFmpeg's reason.
+        OSError: a path cannot be read.
+    """
+    data, path = video_bytes(src, "video_metadata")
+    ints, floats, keys, container, codec, pix = call_video_op(torch.ops.spdl_torch.video_metadata, path, data,
+                                                              stream=stream, count_frames=count_frames)
+    (index, w, h, rot, tb_num, tb_den, n, counted, bit_rate) = ints.tolist()
+    start, duration, fps = floats.tolist()
+    swap = rot % 180 != 0
+    return VideoMetadata(
+        num_frames=n if n >= 0 else None, num_frames_counted=bool(counted), average_fps=fps if fps > 0 else None,
+        duration_seconds=duration if duration >= 0 else None, width=h if swap else w, height=w if swap else h,
+        coded_width=w, coded_height=h, rotation=rot, codec=codec, pixel_format=pix, container=container,
+        time_base=fractions.Fraction(tb_num, tb_den) if tb_den else fractions.Fraction(0), start_seconds=start,
+        bit_rate=bit_rate if bit_rate > 0 else None, key_frame_seconds=keys.tolist(), stream_index=index)
+
+
+@torch.library.register_fake("spdl_torch::decode_video_frames")
+def _decode_video_frames_fake(data, *, indices=None, timestamps=None, seek_mode="exact", stream=-1, threads=1,
+                              strict=True, apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
+                              max_frames=MAX_VIDEO_FRAMES):
+    torch._check(data.dtype == torch.uint8, lambda: f"decode_video_frames: expected uint8 data, got {data.dtype}")
+    torch._check(data.dim() == 1, lambda: f"decode_video_frames: expected 1-D data, got {data.dim()} dimensions")
+    n = len(indices) if indices is not None else len(timestamps)
+    ctx = torch.library.get_ctx()
+    height, width = ctx.new_dynamic_size(), ctx.new_dynamic_size()
+    frames = data.new_empty((n, height, width, 3)).permute(0, 3, 1, 2)
+    return frames, data.new_empty((n,), dtype=torch.float64), data.new_empty((n,), dtype=torch.bool)
+
+
+@dataclasses.dataclass
+class VideoFrames:
+    """Frames of :func:`decode_video_frames`.
+
+    Attributes:
+        data: uint8 Tensor[N, 3, H, W], RGB, 0..255 (channels-last strides: ``data.permute(0, 2, 3, 1)`` is a
+            contiguous [N, H, W, 3] view).
+        pts_seconds: float64 Tensor[N], each frame's presentation time in seconds.
+        corrupt: bool Tensor[N]: frames the decoder flagged as damaged, or (zero-filled) could not produce;
+            only ever True with ``strict=False``.
+    """
+
+    data: torch.Tensor
+    pts_seconds: torch.Tensor
+    corrupt: torch.Tensor
+
+
+def decode_video_frames(
+    src,
+    *,
+    indices: Sequence[int] | None = None,
+    timestamps: Sequence[float] | None = None,
+    seek_mode: str = "exact",
+    stream: int = -1,
+    threads: int = 1,
+    strict: bool = True,
+    apply_rotation: bool = True,
+    skip_nonref: bool = True,
+    max_pixels: int | None = None,
+    max_frames: int | None = None,
+) -> VideoFrames:
+    """Decodes frames of a video by index or by timestamp, in the requested order, without the GIL.
+
+    Frame ``i`` is the ``i``-th frame in presentation order (the order ``ffmpeg -fps_mode passthrough``
+    writes them); the frame at timestamp ``t`` is the frame displayed at ``t``: the last frame whose pts
+    ``<= t`` (``pts_i <= t < pts_{i+1}``). Requests may come in any order and repeat; each gives the frame a
+    linear decode gives. The reader seeks to the key frame at or before each group of wanted frames and
+    decodes forward, converting (YUV -> RGB, as ``ffmpeg -pix_fmt rgb24``) only the wanted frames; with
+    ``skip_nonref`` the decoder skips non-reference frames nobody asked for (H.264, HEVC; identical output).
+
+    Args:
+        src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
+        indices: frame indices in ``[0, num_frames)``; or
+        timestamps: times in seconds (pts seconds of the stream: the ``pts_seconds`` this returns).
+        seek_mode: ``"exact"`` (the default: every packet's pts is read once, no decoding, so indices and
+            timestamps are exact for B-frames and variable frame rates) or ``"approximate"`` (frame ``i``
+            at ``start + i / average_fps``: no scan, exact only for constant frame rates).
+        stream: the video stream (-1: FFmpeg's best).
+        threads: FFmpeg decoder threads (default 1; 0: FFmpeg picks).
+        strict: raise on corrupt packets or frames (True), or mark them in ``corrupt`` (False; a frame the
+            decoder cannot produce is zero-filled, never replaced by a neighbour).
+        apply_rotation: rotate frames as the stream's display matrix says (as the ffmpeg CLI's autorotate).
+        skip_nonref: let the decoder skip non-reference frames that are not wanted.
+        max_pixels: per-frame pixel limit, checked from the header before any memory is allocated
+            (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
+        max_frames: the most frames one call may request (``None``: :data:`MAX_VIDEO_FRAMES`; <= 0: none).
+
+    Returns:
+        :class:`VideoFrames`: ``data`` uint8 Tensor[N, 3, H, W] (RGB, H x W the displayed size),
+        ``pts_seconds`` float64 Tensor[N], ``corrupt`` bool Tensor[N].
+
+    Raises:
+        IndexError: an index outside ``[0, num_frames)`` or a timestamp outside the stream's displayed span
+            (the message gives the valid range).
+        spdl_torch.DecodeError: unreadable, truncated or corrupt stream (``strict=True``), no video stream,
+            a frame over ``max_pixels``; the message starts with the path when ``src`` is one and carries
+            FFmpeg's reason.
+        OSError: a path cannot be read.
+        ValueError: both or neither of ``indices`` / ``timestamps``, more than ``max_frames`` frames, an
+            unknown ``seek_mode``, ``threads < 0``.
+    """
+    if (indices is None) == (timestamps is None):
+        raise ValueError("decode_video_frames: expected exactly one of indices= and timestamps=")
+    data, path = video_bytes(src, "decode_video_frames")
+    if indices is not None:
+        indices = [int(i) for i in indices]
+    if timestamps is not None:
+        timestamps = [float(t) for t in timestamps]
+    frames, pts, corrupt = call_video_op(
+        torch.ops.spdl_torch.decode_video_frames, path, data, indices=indices, timestamps=timestamps,
+        seek_mode=seek_mode, stream=stream, threads=threads, strict=strict, apply_rotation=apply_rotation,
+        skip_nonref=skip_nonref, max_pixels=default_max_pixels() if max_pixels is None else max_pixels,
+        max_frames=limit("max_frames", max_frames, default_max_frames()))
+    return VideoFrames(frames, pts, corrupt)
