@@ -1,11 +1,20 @@
 """Decoding functions: thin, typed wrappers over ``torch.ops.spdl_torch.*`` with their fake kernels."""
 
+from ._audio import MAX_AUDIO_SAMPLES, AudioBatch, AudioMetadata, audio_metadata, decode_audio, decode_audio_batch
 from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 from ._file import read_file
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
 from ._memory import batch_memory_stats, get_batch_memory_capacity, reset_batch_memory_peak, set_batch_memory_capacity
 
 __all__ = [
+    # audio (_audio.py)
+    "AudioBatch",
+    "AudioMetadata",
+    "MAX_AUDIO_SAMPLES",
+    "audio_metadata",
+    "decode_audio",
+    "decode_audio_batch",
+    # images and the rest
     "ImageReadMode",
     "MAX_IMAGE_PIXELS",
     "batch_memory_stats",
