@@ -20,7 +20,7 @@ namespace {
 
 using Batch = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
-Batch decode_audio_batch(at::TensorList data, at::ArrayRef<c10::string_view> paths, int64_t sample_rate,
+Batch decode_audio_batch(at::TensorList data, const std::vector<std::string>& paths, int64_t sample_rate,
                          int64_t num_channels, double duration, c10::optional<at::ArrayRef<double>> starts,
                          const c10::optional<at::Tensor>& seeds, c10::optional<at::ScalarType> dtype, bool pin_memory,
                          bool strict, int64_t max_samples) {
@@ -66,7 +66,7 @@ Batch decode_audio_batch(at::TensorList data, at::ArrayRef<c10::string_view> pat
       keep[size_t(i)] = data[size_t(i)].contiguous();
       item.source = audio_bytes_source(keep[size_t(i)]);
     } else {
-      item.source = core::MediaSource::from_path(std::string(paths[size_t(i)]));
+      item.source = core::MediaSource::from_path(paths[size_t(i)]);
     }
     if (starts.has_value()) {
       const double s = (*starts)[size_t(i)];

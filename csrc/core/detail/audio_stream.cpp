@@ -230,6 +230,13 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
     drain();
     result.reached_end = true;
     result.total = out_pos;
+    if (skip_in > 0 && in_pos <= skip_in) {
+      // The stream ended before the lead-in did: nothing was converted. Its length at the output rate (exact
+      // without resampling; libswresample's output count otherwise, within its rounding).
+      result.total = resampler->resamples()
+                         ? av_rescale_rnd(in_pos, resampler->out_rate(), resampler->in_rate(), AV_ROUND_NEAR_INF)
+                         : in_pos;
+    }
     const AVStream* st = input.demuxer.stream(input.stream);
     if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
         st->duration > 0 && st->codecpar->sample_rate > 0) {
