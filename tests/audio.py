@@ -80,7 +80,7 @@ def cli_samples(path, *, sample_rate: int | None = None, num_channels: int | Non
 
 def probe_channels(path) -> int:
     out = subprocess.run([FFPROBE, "-v", "error", "-select_streams", "a:0", "-show_entries", "stream=channels",
-                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout
+                          "-of", "default=nw=1:nk=1", str(path)], check=True, capture_output=True, text=True).stdout
     return int(out.strip().splitlines()[0])
 
 

@@ -176,6 +176,11 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
   };
 
   while (!done && reader.next(frame.get())) {
+    if (options.strict && reader.flagged_packets() > 0) {
+      throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                        " input (the file ends inside a packet: truncated?)" +
+                        (ffmpeg_log().empty() ? "" : " (" + ffmpeg_log() + ")"));
+    }
     const int nb = frame->nb_samples;
     if (nb <= 0) continue;
     decoded += nb;
@@ -215,6 +220,10 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
     writer->put(out_pos, n, out);
     out_pos += n;
     done = writer->done(out_pos);
+  }
+  if (options.strict && reader.flagged_packets() > 0) {
+    throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                      " input (the file ends inside a packet: truncated?)");
   }
   if (!resampler) {  // no samples at all: the output keeps the stream's stated shape
     result.sample_rate = options.sample_rate > 0 ? options.sample_rate : input.codec->sample_rate;

@@ -23,6 +23,9 @@ class FrameReader {
   void restart();
 
   int64_t corrupt_packets() const { return corrupt_; }
+  // Packets the demuxer itself flagged corrupt (AV_PKT_FLAG_CORRUPT: e.g. a WAV's short last packet when the
+  // file ends before its data chunk does); they are still sent to the decoder. Counted in both modes.
+  int64_t flagged_packets() const { return flagged_; }
   AVCodecContext* codec() const { return codec_; }
 
  private:
@@ -37,6 +40,7 @@ class FrameReader {
   bool draining_ = false;
   int drain_errors_ = 0;
   int64_t corrupt_ = 0;
+  int64_t flagged_ = 0;
 };
 
 }  // namespace spdl_torch::core::detail
