@@ -1,6 +1,10 @@
 """Datasets whose samples are decoded by spdl_torch's native (GIL-releasing) decoders."""
 
 from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
+from .audio import AudioDataset, AudioSample, audio_collate
 from .folder import ImageFolder
 
-__all__ = ["FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "collate"]
+__all__ = [
+    "AudioDataset", "AudioSample", "audio_collate",  # audio.py
+    "FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "collate",
+]
