@@ -75,7 +75,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd audio_decode
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
@@ -140,7 +140,7 @@ soak: build
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
 # psutil, matplotlib and spdl 0.8 go into .venv for the benchmark only: none is a dependency of spdl_torch.
-BENCH_PKGS  := psutil matplotlib spdl==0.8.0
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0 soundfile==0.13.1 soxr==1.0.0 torchcodec==0.17.0
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 
