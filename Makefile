@@ -19,7 +19,7 @@ PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja 
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-frameworks demo bench clean
+.PHONY: all deps build test test-frameworks test-audio-corpus demo bench clean
 
 all: build
 
@@ -55,6 +55,10 @@ build: $(STAMPS)/build
 
 test: build
 	$(PY) -m pytest -q tests
+
+# Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
+test-audio-corpus: build
+	SPDL_TORCH_AUDIO_CORPUS=all $(PY) -m pytest -q tests/io/test_audio_corpus.py
 
 # Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
 test-frameworks: build
