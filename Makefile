@@ -20,7 +20,7 @@ PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja 
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-frameworks test-torchrun demo bench clean
+.PHONY: all deps build test test-frameworks test-torchrun test-audio-corpus demo bench clean
 
 all: build
 
@@ -57,6 +57,10 @@ build: $(STAMPS)/build
 test: build
 	$(PY) -m pytest -q tests
 
+# Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
+test-audio-corpus: build
+	SPDL_TORCH_AUDIO_CORPUS=all $(PY) -m pytest -q tests/io/test_audio_corpus.py
+
 # Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
 test-frameworks: build
 	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_frameworks.py
@@ -86,7 +90,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode audio_decode
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
@@ -150,10 +154,12 @@ soak: build
 # ---- Benchmarks (see benchmarks/RESULTS.md); not part of `make test` -----------------------------------
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
-# psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py)
+# psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for
+# the video/audio benchmarks)
 # go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
 # numpy stay as they are (pip gets them as constraints).
-BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av
+BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av \
+               soundfile==0.13.1 soxr==1.0.0
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 

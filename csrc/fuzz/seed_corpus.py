@@ -85,9 +85,37 @@ def _video_seeds(root: Path | None, folder: Path) -> None:
                 (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
 
+def _audio_seeds(root, put) -> None:
+    """audio_decode: small real files of each suffix (corpus), plus tiny ffmpeg-made WAV/FLAC/MP3/Ogg/Opus."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if root is not None and (root / "audio").is_dir():
+        by_suffix = {}
+        for p in sorted((root / "audio").iterdir()):
+            if p.is_file() and p.stat().st_size <= 65536:
+                by_suffix.setdefault(p.suffix.lower(), []).append(p)
+        for group in by_suffix.values():
+            for p in group[:: max(1, len(group) // 4)][:4]:
+                put(p.read_bytes())
+    if shutil.which("ffmpeg") is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in [("a.wav", ["-c:a", "pcm_s16le"]), ("a.flac", ["-c:a", "flac"]),
+                           ("a.mp3", ["-c:a", "libmp3lame"]), ("a.ogg", ["-c:a", "libvorbis"]),
+                           ("a.opus", ["-c:a", "libopus", "-ar", "48000"])]:
+            path = Path(tmp) / name
+            r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i",
+                                "sine=frequency=440:sample_rate=16000:duration=0.1", *args, str(path)],
+                               capture_output=True)
+            if r.returncode == 0:
+                put(path.read_bytes())
+
+
 def main(out: Path) -> None:
     targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd", "image_chunks",
-                                    "video_decode")}
+                                    "video_decode", "audio_decode")}
     for d in targets.values():
         d.mkdir(parents=True, exist_ok=True)
     root = corpus_dir()
@@ -116,6 +144,7 @@ def main(out: Path) -> None:
         elif data[:4] in (b"\x89PNG", b"RIFF", b"GIF8"):
             stills.append(data[:MAX_BYTES])
     _video_seeds(root, out / "video_decode")
+    _audio_seeds(root, lambda data: put("audio_decode", data))
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")

@@ -41,4 +41,17 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float[]? mean=None, float[]? std=None, str layout=\"NTCHW\", bool pin_memory=False, bool strict=True, "
       "str seek_mode=\"exact\", int threads=1, bool apply_rotation=True, bool skip_nonref=True, "
       "int max_pixels=178956970, int max_frames=4096) -> (Tensor, Tensor, Tensor)");
+  // Audio (csrc/ops/decode_audio_op.cpp, decode_audio_batch_op.cpp).
+  m.def(
+      "decode_audio(Tensor data, *, int sample_rate=0, int num_channels=0, float start=0.0, float? stop=None, "
+      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824) -> Tensor");
+  m.def(
+      "decode_audio_file(str path, *, int sample_rate=0, int num_channels=0, float start=0.0, float? stop=None, "
+      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824) -> Tensor");
+  m.def("audio_metadata(Tensor data) -> (int[], str[], float)");
+  m.def("audio_metadata_file(str path) -> (int[], str[], float)");
+  m.def(
+      "decode_audio_batch(Tensor[] data, str[] paths, *, int sample_rate, int num_channels, float duration=-1.0, "
+      "float[]? starts=None, Tensor? seeds=None, ScalarType? dtype=None, bool pin_memory=False, bool strict=True, "
+      "int max_samples=1073741824) -> (Tensor, Tensor, Tensor, Tensor)");
 }

@@ -45,6 +45,8 @@ def collate(batch: list[Any]) -> Any:
     """``default_collate``, except that ``(image, target)`` samples whose images are, in order, all the rows
     of one batch tensor made by a fused ``__getitems__`` collate to ``[batch_tensor, targets]`` without a
     copy. Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or ``torch.utils.data.DataLoader``."""
+    if batch and hasattr(type(batch[0]), "__spdl_collate__"):  # samples that collate themselves (AudioSample)
+        return type(batch[0]).__spdl_collate__(batch)
     if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
         base = _batch_base([s[0] for s in batch])
         if base is not None:

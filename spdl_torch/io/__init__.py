@@ -1,5 +1,6 @@
 """Decoding functions: thin, typed wrappers over ``torch.ops.spdl_torch.*`` with their fake kernels."""
 
+from ._audio import MAX_AUDIO_SAMPLES, AudioBatch, AudioMetadata, audio_metadata, decode_audio, decode_audio_batch
 from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 from ._file import read_file
 from ._geometry import SampleGeometry, sample_geometry
@@ -10,6 +11,14 @@ from ._video import MAX_VIDEO_FRAMES, VideoFrames, VideoMetadata, decode_video_f
 from ._video_clips import decode_video_clips
 
 __all__ = [
+    # audio (_audio.py)
+    "AudioBatch",
+    "AudioMetadata",
+    "MAX_AUDIO_SAMPLES",
+    "audio_metadata",
+    "decode_audio",
+    "decode_audio_batch",
+    # images and the rest
     "ImageReadMode",
     "MAX_IMAGE_PIXELS",
     "batch_memory_stats",

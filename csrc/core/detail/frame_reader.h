@@ -28,6 +28,9 @@ class FrameReader {
   void set_before_send(std::function<void(const AVPacket&)> fn) { before_send_ = std::move(fn); }
 
   int64_t corrupt_packets() const { return corrupt_; }
+  // Packets the demuxer itself flagged corrupt (AV_PKT_FLAG_CORRUPT: e.g. a WAV's short last packet when the
+  // file ends before its data chunk does); they are still sent to the decoder. Counted in both modes.
+  int64_t flagged_packets() const { return flagged_; }
   AVCodecContext* codec() const { return codec_; }
 
  private:
@@ -43,6 +46,7 @@ class FrameReader {
   int drain_errors_ = 0;
   int64_t corrupt_ = 0;
   std::function<void(const AVPacket&)> before_send_;
+  int64_t flagged_ = 0;
 };
 
 }  // namespace spdl_torch::core::detail

@@ -1,0 +1,267 @@
+#include "audio_stream.h"
+
+extern "C" {
+#include <libavutil/mathematics.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "../errors.h"
+#include "audio_resampler.h"
+#include "frame_reader.h"
+
+namespace spdl_torch::core::detail {
+namespace {
+
+// Decoders whose stated length is exact, so a stream that ends early is truncated (strict: DecodeError).
+bool exact_length_codec(AVCodecID id) {
+  const AVCodecDescriptor* d = avcodec_descriptor_get(id);
+  return id == AV_CODEC_ID_FLAC || (d != nullptr && std::strncmp(d->name, "pcm_", 4) == 0);
+}
+
+std::string seconds_text(int64_t samples, int rate) { return std::to_string(double(samples) / rate) + " s"; }
+
+// The input samples (at in_rate) to drop before a resampler starts, so that output `first` (at out_rate)
+// still comes out as in the whole decode: the start is a multiple of in_rate / gcd (it maps to a whole
+// output sample) at least a few filter lengths before `first`. Sets *out_base to the output index of the
+// first output sample.
+int64_t resampler_lead_in(int in_rate, int out_rate, int64_t first, int64_t* out_base) {
+  *out_base = 0;
+  if (first <= 0) return 0;
+  if (in_rate == out_rate) {
+    *out_base = first;
+    return first;
+  }
+  const int64_t g = std::gcd(int64_t(in_rate), int64_t(out_rate));
+  const int64_t step_in = in_rate / g;
+  const int64_t step_out = out_rate / g;
+  // libswresample's filter spans about filter_size (32) / cutoff input samples per output period.
+  const int64_t margin = 8 * 32 * (int64_t(in_rate) / out_rate + 1) + 1024;
+  const int64_t first_in = av_rescale_rnd(first, in_rate, out_rate, AV_ROUND_DOWN);
+  if (first_in <= margin) return 0;
+  const int64_t periods = (first_in - margin) / step_in;
+  *out_base = periods * step_out;
+  return periods * step_in;
+}
+
+class WindowWriter {
+ public:
+  WindowWriter(AudioSink& sink, int64_t first, int64_t end, SampleType type, int channels, int64_t max_samples)
+      : sink_(sink), first_(first), end_(end), bps_(sample_type_size(type)), channels_(channels),
+        max_per_channel_(max_samples / channels) {}
+
+  // Samples [pos, pos + n) of the whole output, planar in `from`.
+  void put(int64_t pos, int n, uint8_t* const* from) {
+    const int64_t lo = std::max(pos, first_);
+    const int64_t hi = end_ >= 0 ? std::min(pos + n, end_) : pos + n;
+    if (hi <= lo) return;
+    const int64_t count = hi - lo;
+    if (written_ + count > max_per_channel_) {
+      throw DecodeError("the output exceeds max_samples (" + std::to_string(max_per_channel_ * channels_) +
+                        " samples over " + std::to_string(channels_) + " channels)");
+    }
+    const int64_t fit = sink_.reserve(written_, count);
+    for (int c = 0; c < channels_; ++c) {
+      std::memcpy(sink_.channel(c) + size_t(written_) * bps_, from[c] + size_t(lo - pos) * bps_, size_t(fit) * bps_);
+    }
+    written_ += fit;
+    if (fit < count) full_ = true;
+  }
+
+  bool done(int64_t pos) const { return full_ || (end_ >= 0 && pos >= end_); }
+  int64_t written() const { return written_; }
+
+ private:
+  AudioSink& sink_;
+  int64_t first_, end_;
+  size_t bps_;
+  int channels_;
+  int64_t max_per_channel_;
+  int64_t written_ = 0;
+  bool full_ = false;
+};
+
+// Planar scratch output of one convert call.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes_per_sample) : bps_(bytes_per_sample) {}
+  uint8_t* const* get(int channels, int samples) {
+    const size_t need = size_t(std::max(samples, 1)) * bps_;
+    if (planes_.size() != size_t(channels) || need > plane_bytes_) {
+      plane_bytes_ = std::max(need, plane_bytes_ * 2);
+      planes_.assign(size_t(channels), std::vector<uint8_t>(plane_bytes_));
+      pointers_.resize(size_t(channels));
+      for (int c = 0; c < channels; ++c) pointers_[size_t(c)] = planes_[size_t(c)].data();
+    }
+    return pointers_.data();
+  }
+
+ private:
+  size_t bps_;
+  size_t plane_bytes_ = 0;
+  std::vector<std::vector<uint8_t>> planes_;
+  std::vector<uint8_t*> pointers_;
+};
+
+}  // namespace
+
+AudioInput::AudioInput(const MediaSource& source) : demuxer(source) {
+  stream = demuxer.find_stream(StreamKind::Audio);
+  codec = open_stream_decoder(demuxer, stream, 1);
+}
+
+AudioMetadata AudioInput::metadata() const {
+  AudioMetadata m;
+  const AVStream* st = demuxer.stream(stream);
+  const AVCodecParameters* par = st->codecpar;
+  m.stream_index = stream;
+  m.sample_rate = par->sample_rate;
+  m.num_channels = par->ch_layout.nb_channels;
+  char layout[128] = {0};
+  if (av_channel_layout_describe(&par->ch_layout, layout, sizeof(layout)) > 0) m.channel_layout = layout;
+  m.codec = avcodec_get_name(par->codec_id);
+  const char* fmt = av_get_sample_fmt_name(codec->sample_fmt);
+  m.sample_format = fmt != nullptr ? fmt : "";
+  m.format = demuxer.format_name();
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
+    m.duration_seconds = double(st->duration) * av_q2d(st->time_base);
+  } else if (demuxer.format()->duration != AV_NOPTS_VALUE && demuxer.format()->duration > 0) {
+    m.duration_seconds = double(demuxer.format()->duration) / AV_TIME_BASE;
+  }
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0 && par->sample_rate > 0) {
+    m.num_frames = av_rescale_q(st->duration, st->time_base, AVRational{1, par->sample_rate});
+  }
+  m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer.format()->bit_rate;
+  return m;
+}
+
+int64_t AudioInput::stated_samples(int rate) const {
+  const AVStream* st = demuxer.stream(stream);
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
+    return av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
+  }
+  const int64_t d = demuxer.format()->duration;
+  if (d != AV_NOPTS_VALUE && d > 0) return av_rescale_q(d, AVRational{1, AV_TIME_BASE}, AVRational{1, rate});
+  return -1;
+}
+
+AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
+                                      AudioSink& sink) {
+  AudioDecodeResult result;
+  FrameReader reader(input.demuxer, input.stream, input.codec.get(), options.strict);
+  AVFramePtr frame(av_frame_alloc());
+  if (!frame) throw std::bad_alloc();
+  Scratch scratch(sample_type_size(options.type));
+  std::unique_ptr<AudioResampler> resampler;
+  std::unique_ptr<WindowWriter> writer;
+  int64_t out_pos = 0;     // whole-output index of the resampler's next output sample
+  int64_t in_pos = 0;      // input samples of the current resampler's configuration seen so far
+  int64_t skip_in = 0;     // input samples of the first configuration not converted (before the window)
+  int64_t decoded = 0;     // input samples decoded, all configurations
+  bool done = false;
+
+  auto drain = [&] {
+    for (;;) {
+      const int cap = std::max(resampler->max_output(0), 1);
+      uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
+      const int n = resampler->flush(out, cap);
+      if (n <= 0) break;
+      writer->put(out_pos, n, out);
+      out_pos += n;
+    }
+  };
+
+  while (!done && reader.next(frame.get())) {
+    if (options.strict && reader.flagged_packets() > 0) {
+      throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                        " input (the file ends inside a packet: truncated?)" +
+                        (ffmpeg_log().empty() ? "" : " (" + ffmpeg_log() + ")"));
+    }
+    const int nb = frame->nb_samples;
+    if (nb <= 0) continue;
+    decoded += nb;
+    if (!resampler) {
+      resampler = std::make_unique<AudioResampler>(frame.get(), options.sample_rate, options.num_channels,
+                                                   options.type);
+      const int rate = resampler->out_rate();
+      int64_t first = window.first, end = window.end;
+      if (first < 0) {
+        first = audio_sample_index(window.start, rate);
+        end = window.stop < 0 ? -1 : audio_sample_index(window.stop, rate);
+      }
+      result.sample_rate = rate;
+      result.num_channels = resampler->out_channels();
+      result.first = first;
+      sink.begin(resampler->out_channels(), rate);
+      writer = std::make_unique<WindowWriter>(sink, first, end, options.type, resampler->out_channels(),
+                                              options.max_samples);
+      skip_in = resampler_lead_in(resampler->in_rate(), rate, first, &out_pos);
+    } else if (!resampler->matches(frame.get())) {
+      // The stream changed its format, rate or layout: drain the old configuration, continue with a new one
+      // (as the CLI reconfigures its filter graph). The output rate and channels stay.
+      drain();
+      resampler = std::make_unique<AudioResampler>(frame.get(), result.sample_rate, result.num_channels,
+                                                   options.type);
+      in_pos = 0;
+      skip_in = 0;
+    }
+    const int64_t frame_start = in_pos;
+    in_pos += nb;
+    if (in_pos <= skip_in) continue;
+    const int offset = int(std::max<int64_t>(0, skip_in - frame_start));
+    const int count = nb - offset;
+    const int cap = resampler->max_output(count);
+    uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
+    const int n = resampler->convert(frame.get(), offset, count, out, cap);
+    writer->put(out_pos, n, out);
+    out_pos += n;
+    done = writer->done(out_pos);
+  }
+  if (options.strict && reader.flagged_packets() > 0) {
+    throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                      " input (the file ends inside a packet: truncated?)");
+  }
+  if (!resampler) {  // no samples at all: the output keeps the stream's stated shape
+    result.sample_rate = options.sample_rate > 0 ? options.sample_rate : input.codec->sample_rate;
+    result.num_channels = options.num_channels > 0 ? options.num_channels : input.codec->ch_layout.nb_channels;
+    sink.begin(result.num_channels, result.sample_rate);
+    result.first = window.first >= 0 ? window.first : audio_sample_index(window.start, std::max(result.sample_rate, 1));
+    result.reached_end = true;
+    result.total = 0;
+    result.corrupt_packets = reader.corrupt_packets();
+    return result;
+  }
+  if (!done) {
+    drain();
+    result.reached_end = true;
+    result.total = out_pos;
+    if (skip_in > 0 && in_pos <= skip_in) {
+      // The stream ended before the lead-in did: nothing was converted. Its length at the output rate (exact
+      // without resampling; libswresample's output count otherwise, within its rounding).
+      result.total = resampler->resamples()
+                         ? av_rescale_rnd(in_pos, resampler->out_rate(), resampler->in_rate(), AV_ROUND_NEAR_INF)
+                         : in_pos;
+    }
+    const AVStream* st = input.demuxer.stream(input.stream);
+    if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
+        st->duration > 0 && st->codecpar->sample_rate > 0) {
+      const int rate = st->codecpar->sample_rate;
+      const int64_t stated = av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
+      if (decoded < stated) {
+        throw DecodeError("truncated " + std::string(avcodec_get_name(st->codecpar->codec_id)) +
+                          " stream: the header states " + std::to_string(stated) + " samples (" +
+                          seconds_text(stated, rate) + "), the data holds " + std::to_string(decoded) + " (" +
+                          seconds_text(decoded, rate) + ")");
+      }
+    }
+  }
+  result.written = writer->written();
+  result.corrupt_packets = reader.corrupt_packets();
+  return result;
+}
+
+}  // namespace spdl_torch::core::detail

@@ -1,0 +1,162 @@
+"""``AudioDataset``: audio files decoded, mixed, resampled and cropped by one native call per batch, and
+``audio_collate``, which pads the waveforms into one ``[B, C, N]`` tensor with their lengths."""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import torch
+from torch.utils.data import Dataset, default_collate
+
+from .._errors import name_sample
+from ..errors import DecodeError
+
+__all__ = ["AudioDataset", "AudioSample", "audio_collate"]
+
+# Batch tensors made by AudioDataset.__getitems__, keyed by id(): their rows collate without a copy.
+_AUDIO_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
+
+
+class AudioSample(NamedTuple):
+    """One sample of :class:`AudioDataset`: ``waveform`` Tensor[C, n] (float32 in [-1, 1], or int16; its
+    real samples only, n <= N) and its ``label``. :func:`audio_collate` (also the default collate of
+    :class:`spdl_torch.DataLoader`) pads a list of them into ``[samples [B, C, N], lengths [B], labels]``."""
+
+    waveform: torch.Tensor
+    label: Any
+
+    @staticmethod
+    def __spdl_collate__(batch: list) -> list:
+        return audio_collate(batch)
+
+
+def _batch_base(waves: list[torch.Tensor]) -> torch.Tensor | None:
+    """The registered batch whose rows (each cut to its length) the waveforms are, in order; else None."""
+    base = waves[0]._base
+    if base is None or _AUDIO_BATCHES.get(id(base)) is not base or base.shape[0] != len(waves):
+        return None
+    for k, w in enumerate(waves):
+        if (w._base is not base or w.dim() != 2 or w.shape[0] != base.shape[1] or w.shape[1] > base.shape[2]
+                or w.stride() != base.stride()[1:] or w.storage_offset() != base.storage_offset() + k * base.stride(0)):
+            return None
+    return base
+
+
+def audio_collate(batch: list) -> list:
+    """Pads ``(waveform Tensor[C, n_i], label)`` samples into ``[samples, lengths, labels]``: samples
+    Tensor[B, C, max n_i] (zero padding after each waveform; with ``AudioDataset`` batches of a fixed
+    ``duration``, N = round(duration * sample_rate)), lengths int64 Tensor[B] = n_i, labels collated by
+    ``default_collate``. Waveforms that are the rows of one ``AudioDataset`` batch are returned as that batch
+    tensor itself (no copy).
+
+    Raises:
+        ValueError: the waveforms differ in channels or dtype.
+    """
+    waves = [s[0] for s in batch]
+    labels = default_collate([s[1] for s in batch])
+    lengths = torch.tensor([w.shape[-1] for w in waves], dtype=torch.int64)
+    base = _batch_base(waves) if waves else None
+    if base is not None:
+        return [base, lengths, labels]
+    if len({(w.shape[0], w.dtype) for w in waves}) > 1:
+        raise ValueError(f"audio_collate: expected waveforms with the same channels and dtype, got "
+                         f"{sorted({(w.shape[0], str(w.dtype)) for w in waves})}")
+    n = int(lengths.max()) if len(waves) else 0
+    out = torch.zeros((len(waves), waves[0].shape[0], n), dtype=waves[0].dtype)
+    for k, w in enumerate(waves):
+        out[k, :, : w.shape[-1]] = w
+    return [out, lengths, labels]
+
+
+class AudioDataset(Dataset):
+    """Audio files with labels, decoded by spdl_torch's native audio decoder, one call per batch.
+
+    ``__getitems__(indices)`` (torch's batched fetch, used by :class:`spdl_torch.DataLoader` and
+    ``torch.utils.data.DataLoader``) makes one :func:`spdl_torch.io.decode_audio_batch` call over the paths:
+    each file is decoded, mixed to ``num_channels`` and resampled to ``sample_rate`` (the ffmpeg CLI's
+    samples), cropped to ``duration`` seconds, into one padded batch; the samples are views of its rows.
+
+    Args:
+        paths: audio files (any format FFmpeg demuxes: WAV, FLAC, MP3, Ogg Vorbis / Opus, Matroska, ...).
+        labels: one label per path (``None``: the targets are the indices).
+        sample_rate: output rate in Hz.
+        num_channels: output channels (the CLI's ``-ac`` rule).
+        duration: crop length in seconds (N = round(duration * sample_rate) samples; shorter files are
+            zero-padded, their lengths say so); ``None``: whole files, padded to the batch's longest.
+        random_crop: with ``duration``: each crop starts at a random sample drawn from the sample's seed
+            (``(seed, epoch, index)``: identical for any thread count or order; a new crop each epoch);
+            ``False``: the first ``duration`` seconds.
+        seed: base seed of the crops (``None``: in a ``spdl_torch.DataLoader``, the loader's base seed; else
+            drawn once from torch's global RNG).
+        dtype: ``torch.float32`` or ``torch.int16``.
+        strict: raise ``DecodeError`` (naming the file) on a bad file; ``False``: a zero waveform of length 0.
+
+    Samples are :class:`AudioSample` ``(waveform Tensor[C, n], label)``; collate them with
+    :func:`audio_collate` (the default of ``spdl_torch.DataLoader``; pass ``collate_fn=audio_collate`` to
+    torch's DataLoader) into ``[samples [B, C, N], lengths [B], labels [B]]``.
+    """
+
+    def __init__(self, paths: Sequence[str | os.PathLike], labels: Sequence[Any] | None = None, *,
+                 sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
+                 random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
+                 strict: bool = True) -> None:
+        self.paths = [os.fspath(p) for p in paths]
+        if labels is not None and len(labels) != len(self.paths):
+            raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
+        if random_crop and duration is None:
+            raise ValueError("AudioDataset: random_crop=True needs a duration")
+        self.labels = list(labels) if labels is not None else None
+        self.sample_rate, self.num_channels = sample_rate, num_channels
+        self.duration, self.random_crop = duration, bool(random_crop)
+        self.dtype, self.strict = dtype, bool(strict)
+        self._seed_given = seed is not None
+        self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
+        self.epoch = 0
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def _label(self, i: int) -> Any:
+        return i if self.labels is None else self.labels[i]
+
+    def _seed_and_epoch(self) -> tuple[int, int]:
+        from ..dataloader import loader_context
+
+        ctx = loader_context()
+        if ctx is not None:
+            return (self.seed if self._seed_given else ctx.base_seed), ctx.epoch
+        return self.seed, self.epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch mixed into the crops' seeds outside ``spdl_torch.DataLoader`` (which passes its own)."""
+        self.epoch = int(epoch)
+
+    def state_dict(self) -> dict[str, int]:
+        return {"seed": self.seed, "epoch": self.epoch}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self.seed, self.epoch = int(state["seed"]), int(state["epoch"])
+
+    def __getitem__(self, index: int) -> AudioSample:
+        return self.__getitems__([index])[0]
+
+    def __getitems__(self, indices: Sequence[int]) -> list[AudioSample]:
+        from .._seeds import sample_seeds
+        from ..io import decode_audio_batch
+
+        indices = [int(i) for i in indices]
+        if not indices:
+            return []
+        paths = [self.paths[i] for i in indices]
+        seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.random_crop else None
+        try:
+            b = decode_audio_batch(paths, sample_rate=self.sample_rate, num_channels=self.num_channels,
+                                   duration=self.duration, seeds=seeds, dtype=self.dtype, strict=self.strict)
+        except DecodeError as e:
+            raise name_sample(e, paths) from None
+        _AUDIO_BATCHES[id(b.samples)] = b.samples
+        lengths = b.lengths.tolist()
+        return [AudioSample(b.samples[k, :, : lengths[k]], self._label(i)) for k, i in enumerate(indices)]

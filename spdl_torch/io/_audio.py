@@ -1,0 +1,345 @@
+"""Audio: ``audio_metadata``, ``decode_audio`` and ``decode_audio_batch`` over FFmpeg (libavformat,
+libavcodec, libswresample), with their fake kernels.
+
+The samples equal the ``ffmpeg`` CLI's: ``ffmpeg -i F -f f32le -acodec pcm_f32le -`` (with ``-ar R`` /
+``-ac C`` when resampling or mixing; libswresample's default options, as the CLI's auto-inserted
+``aresample`` filter uses them), transposed from interleaved ``[N, C]`` to ``[C, N]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+
+from .._errors import name_sample, translate
+
+__all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "audio_metadata", "decode_audio", "decode_audio_batch"]
+
+#: Default cap on the output of one decode, in samples over all channels (4 GiB of float32).
+MAX_AUDIO_SAMPLES = 1 << 30
+
+_DTYPES = (torch.float32, torch.int16)
+
+# torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
+warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
+
+
+def window_samples(duration: float, sample_rate: int) -> int:
+    """Samples in a window of ``duration`` seconds at ``sample_rate`` Hz: ``floor(duration * rate + 0.5)``
+    (the native ``audio_sample_index`` rule)."""
+    return int(math.floor(float(duration) * float(sample_rate) + 0.5))
+
+
+def _audio_fake(c, *, num_channels=0, dtype=None):
+    ctx = torch.library.get_ctx()
+    channels = num_channels if num_channels > 0 else ctx.new_dynamic_size()
+    return torch.empty((channels, ctx.new_dynamic_size()), dtype=torch.float32 if dtype is None else dtype)
+
+
+@torch.library.register_fake("spdl_torch::decode_audio")
+def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start=0.0, stop=None, dtype=None, strict=True,
+                       max_samples=MAX_AUDIO_SAMPLES):
+    torch._check(data.dtype == torch.uint8, lambda: f"decode_audio: expected uint8 data, got {data.dtype}")
+    torch._check(data.dim() == 1, lambda: f"decode_audio: expected 1-D data, got {data.dim()} dimensions")
+    return _audio_fake(data, num_channels=num_channels, dtype=dtype)
+
+
+@torch.library.register_fake("spdl_torch::decode_audio_file")
+def _decode_audio_file_fake(path, *, sample_rate=0, num_channels=0, start=0.0, stop=None, dtype=None, strict=True,
+                            max_samples=MAX_AUDIO_SAMPLES):
+    return _audio_fake(None, num_channels=num_channels, dtype=dtype)
+
+
+@torch.library.register_fake("spdl_torch::decode_audio_batch")
+def _decode_audio_batch_fake(data, paths, *, sample_rate, num_channels, duration=-1.0, starts=None, seeds=None,
+                             dtype=None, pin_memory=False, strict=True, max_samples=MAX_AUDIO_SAMPLES):
+    n = len(data) if len(data) else len(paths)
+    length = window_samples(duration, sample_rate) if duration > 0 else torch.library.get_ctx().new_dynamic_size()
+    batch = torch.empty((n, num_channels, length), dtype=torch.float32 if dtype is None else dtype)
+    lengths = torch.empty((n,), dtype=torch.int64)
+    offsets = torch.empty((n,), dtype=torch.int64)
+    ok = torch.empty((n,), dtype=torch.bool)
+    return batch, lengths, offsets, ok
+
+
+@dataclasses.dataclass(frozen=True)
+class AudioMetadata:
+    """What the container and the codec parameters state about the best audio stream (nothing decoded).
+
+    Attributes:
+        sample_rate: samples per second per channel (Hz).
+        num_channels: channels.
+        duration_seconds: the stream's duration (else the container's) in seconds; ``None`` when not stated.
+        num_frames: samples per channel that the stream's duration states (``None`` when not stated). For
+            MP3 / AAC / Opus it may include the encoder's priming and padding, which decoding removes.
+        channel_layout: FFmpeg's name of the layout (``"mono"``, ``"stereo"``, ``"5.1(side)"``,
+            ``"2 channels"`` when the file does not say which).
+        codec: FFmpeg's codec name (``"pcm_s16le"``, ``"flac"``, ``"mp3"``, ``"vorbis"``, ``"opus"``).
+        sample_format: the decoder's sample format (``"s16"``, ``"s32"``, ``"fltp"``, ...).
+        format: the container (FFmpeg demuxer name: ``"wav"``, ``"ogg"``, ``"mp3"``, ``"matroska,webm"``).
+        bit_rate: bits per second, ``None`` when not stated.
+        stream_index: the index of the stream in the container.
+    """
+
+    sample_rate: int
+    num_channels: int
+    duration_seconds: float | None
+    num_frames: int | None
+    channel_layout: str
+    codec: str
+    sample_format: str
+    format: str
+    bit_rate: int | None
+    stream_index: int
+
+
+def _source(src, op: str):
+    """(op's data argument or path, the name errors use, the path or None)."""
+    if isinstance(src, (str, os.PathLike)):
+        path = os.fspath(src)
+        if "\0" in path:
+            raise ValueError(f"{op}: embedded null byte in path {path!r}")
+        return path, path, path
+    if isinstance(src, torch.Tensor):
+        return src, None, None
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        data = torch.frombuffer(src, dtype=torch.uint8) if len(src) else torch.empty(0, dtype=torch.uint8)
+        return data, "<bytes>", None
+    raise TypeError(f"{op}: expected a path, bytes or a 1-D uint8 tensor, got {type(src).__name__}")
+
+
+def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor) -> AudioMetadata:
+    """The best audio stream's metadata, read from the container without decoding, without the GIL.
+
+    Args:
+        src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (read in place).
+
+    Returns:
+        :class:`AudioMetadata`.
+
+    Raises:
+        DecodeError: no audio stream (a video-only file), an unknown codec, or unreadable data; the message
+            names the file (path or ``<bytes>``) and FFmpeg's reason; ``.path`` is the path.
+        FileNotFoundError, PermissionError, OSError: the path cannot be opened.
+    """
+    arg, name, path = _source(src, "audio_metadata")
+    try:
+        if path is not None:
+            ints, strs, duration = torch.ops.spdl_torch.audio_metadata_file(arg)
+        else:
+            ints, strs, duration = torch.ops.spdl_torch.audio_metadata(arg)
+    except RuntimeError as e:
+        raise translate(e, name, path=path) from None
+    sample_rate, num_channels, num_frames, bit_rate, stream_index = ints
+    codec, sample_format, layout, fmt = strs
+    return AudioMetadata(
+        sample_rate=sample_rate, num_channels=num_channels,
+        duration_seconds=duration if duration >= 0 else None, num_frames=num_frames if num_frames >= 0 else None,
+        channel_layout=layout, codec=codec, sample_format=sample_format, format=fmt,
+        bit_rate=bit_rate if bit_rate > 0 else None, stream_index=stream_index,
+    )
+
+
+def _check_common(op: str, sample_rate, num_channels, dtype, max_samples):
+    if sample_rate is not None and (not isinstance(sample_rate, int) or isinstance(sample_rate, bool)
+                                    or sample_rate < 1):
+        raise ValueError(f"{op}: expected sample_rate as an int >= 1 (Hz) or None, got {sample_rate=!r}")
+    if num_channels is not None and (not isinstance(num_channels, int) or isinstance(num_channels, bool)
+                                     or not 1 <= num_channels <= 64):
+        raise ValueError(f"{op}: expected num_channels as an int in [1, 64] or None, got {num_channels=!r}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"{op}: expected dtype torch.float32 or torch.int16, got {dtype=}")
+    if max_samples is not None and (not isinstance(max_samples, int) or max_samples < 1):
+        raise ValueError(f"{op}: expected max_samples as an int >= 1 or None, got {max_samples=!r}")
+
+
+def decode_audio(
+    src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
+    *,
+    sample_rate: int | None = None,
+    num_channels: int | None = None,
+    start: float = 0.0,
+    stop: float | None = None,
+    dtype: torch.dtype = torch.float32,
+    strict: bool = True,
+    max_samples: int | None = None,
+) -> torch.Tensor:
+    """Decodes the best audio stream (or the window ``[start, stop)`` of it) without the GIL.
+
+    The samples are the ``ffmpeg`` CLI's, bit for bit: ``ffmpeg -i src -f f32le -acodec pcm_f32le -``
+    (``-f s16le -acodec pcm_s16le`` for int16), with ``-ar sample_rate`` / ``-ac num_channels`` when given,
+    transposed to ``[C, N]``. That is: the decoder drops the encoder's priming and padding samples (MP3's
+    LAME header, Opus pre-skip, AAC: the ``skip_samples`` FFmpeg signals); libswresample converts, mixes and
+    resamples with its default options (a 32-tap polyphase filter, its delay drained at the end); mixing to
+    ``num_channels`` follows the CLI's ``-ac`` rule (FFmpeg's default layout for that count, libswresample's
+    default matrix, e.g. stereo -> mono ``(L + R) * 0.7071`` with no renormalisation for float output); an
+    unspecified input layout is FFmpeg's default layout for its channel count, as the CLI guesses it.
+
+    Windows: times are seconds from the first decoded sample; the window holds the samples of the whole
+    decode (at the output rate r) with indices ``[round(start * r), round(stop * r))``, rounding half up,
+    so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
+    windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
+    the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
+    at or after the end raises ``IndexError``.
+
+    Args:
+        src: a file path (opened by FFmpeg), the encoded bytes, or a 1-D uint8 CPU tensor of them (read in
+            place through a custom AVIO context, no copy).
+        sample_rate: output rate in Hz; ``None``: the stream's.
+        num_channels: output channels (1 to 64); ``None``: the stream's.
+        start, stop: the window in seconds (``stop=None``: to the end).
+        dtype: ``torch.float32`` (values nominally in [-1, 1]: s16 / 32768, s32 / 2**31; lossy decoders and
+            mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
+        strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
+            states; ``False``: skip the bad packets (as the CLI does) and return what decoded.
+        max_samples: refuse outputs over this many samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+
+    Returns:
+        Tensor[C, N] of ``dtype``: C channels, N samples per channel at the output rate.
+
+    Raises:
+        DecodeError: corrupt, truncated or zero-length input, no audio stream, an unsupported codec, an
+            absurd rate or channel count, or an output over ``max_samples``; the message names the file
+            (path or ``<bytes>``) and FFmpeg's reason; ``.path`` is the path (``None`` for bytes).
+        IndexError: the window starts at or after the end of the stream (the message gives its length).
+        FileNotFoundError, PermissionError, OSError: the path cannot be opened.
+        ValueError: an invalid argument.
+    """
+    _check_common("decode_audio", sample_rate, num_channels, dtype, max_samples)
+    start = float(start)
+    if not math.isfinite(start) or start < 0:
+        raise ValueError(f"decode_audio: expected start as seconds >= 0, got {start=}")
+    if stop is not None:
+        stop = float(stop)
+        if not math.isfinite(stop) or stop < start:
+            raise ValueError(f"decode_audio: expected stop >= start ({start} s) or None, got {stop=}")
+    arg, name, path = _source(src, "decode_audio")
+    kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start=start, stop=stop,
+                  dtype=dtype, strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+    try:
+        if path is not None:
+            return torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
+        return torch.ops.spdl_torch.decode_audio(arg, **kwargs)
+    except IndexError as e:
+        raise IndexError(f"{name}: {e}" if name else str(e)) from None
+    except RuntimeError as e:
+        raise translate(e, name, path=path) from None
+
+
+class AudioBatch(NamedTuple):
+    """The result of :func:`decode_audio_batch`.
+
+    Attributes:
+        samples: Tensor[B, C, N] (float32 or int16): sample i's audio in ``samples[i, :, :lengths[i]]``,
+            zero padding after it.
+        lengths: int64 Tensor[B]: the real samples of each slot (0 for a failed sample, ``strict=False``).
+        offsets: int64 Tensor[B]: the index, in the whole decode of its file at the output rate, of each
+            slot's first sample (the window's start; 0 for whole files).
+        ok: bool Tensor[B]: the samples that decoded (all True with ``strict=True``).
+    """
+
+    samples: torch.Tensor
+    lengths: torch.Tensor
+    offsets: torch.Tensor
+    ok: torch.Tensor
+
+
+def decode_audio_batch(
+    srcs: Sequence[str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor],
+    *,
+    sample_rate: int,
+    num_channels: int,
+    duration: float | None = None,
+    starts: Sequence[float] | None = None,
+    seeds: torch.Tensor | Sequence[int] | None = None,
+    dtype: torch.dtype = torch.float32,
+    pin_memory: bool = False,
+    strict: bool = True,
+    max_samples: int | None = None,
+) -> AudioBatch:
+    """Decodes B audio inputs into one padded batch in a single native call, without the GIL.
+
+    Each sample is decoded, mixed to ``num_channels`` and resampled to ``sample_rate`` exactly as
+    :func:`decode_audio` does (its own resampler, configured for that file's rate and layout), on the
+    library's native thread pool, largest input first, straight into its slot of the batch.
+
+    What each slot holds:
+        * ``duration=None``: the whole file; N is the longest file's length, shorter ones zero-padded.
+        * ``duration=d`` and ``starts``: the window ``[starts[i], starts[i] + d)``: N = ``round(d * r)``
+          samples from index ``round(starts[i] * r)`` of the whole decode.
+        * ``duration=d`` and ``seeds``: a random crop of N = ``round(d * r)`` samples starting at
+          ``randint(L - N + 1)`` drawn from SplitMix64 started at ``seeds[i]``, L the file's length at the
+          output rate as the container states it (a file no longer than N starts at 0). So the crop depends
+          only on the seed and the header (``spdl_torch.datasets.AudioDataset`` passes seeds from
+          ``(seed, epoch, index)``).
+        * ``duration=d`` alone: the first d seconds.
+        A window past the end of its file is zero-padded; ``lengths`` counts the real samples.
+
+    Args:
+        srcs: B >= 1 inputs: all paths (opened by FFmpeg in the native threads) or all bytes / 1-D uint8
+            CPU tensors (read in place).
+        sample_rate: output rate in Hz (required: one batch has one rate).
+        num_channels: output channels (required), mixed by the CLI's ``-ac`` rule.
+        duration: window length in seconds, or None for whole files.
+        starts: per-sample window starts in seconds (with ``duration``).
+        seeds: per-sample int64 seeds for random crops (with ``duration``).
+        dtype: ``torch.float32`` or ``torch.int16``.
+        pin_memory: allocate the batch in pinned memory (torch's caching host allocator; needs CUDA).
+        strict: raise on the first bad sample; ``False``: zero its slot, ``ok[i] = False``.
+        max_samples: per-sample cap on decoded samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+
+    Returns:
+        :class:`AudioBatch` ``(samples [B, C, N], lengths [B], offsets [B], ok [B])``.
+
+    Raises:
+        DecodeError: a sample could not be decoded (``strict``): the message names its path (or ``sample
+            i``) and FFmpeg's reason; ``.sample_index`` is i, ``.path`` its path.
+        ValueError: an invalid argument.
+    """
+    op = "decode_audio_batch"
+    if sample_rate is None or num_channels is None:
+        raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
+    _check_common(op, sample_rate, num_channels, dtype, max_samples)
+    srcs = list(srcs)
+    if not srcs:
+        raise ValueError(f"{op}: expected at least one input, got none")
+    if duration is not None:
+        duration = float(duration)
+        if not math.isfinite(duration) or duration <= 0:
+            raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
+        if window_samples(duration, sample_rate) < 1:
+            raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
+    elif starts is not None or seeds is not None:
+        raise ValueError(f"{op}: starts and seeds need a duration")
+    if starts is not None and seeds is not None:
+        raise ValueError(f"{op}: expected starts or seeds, not both")
+    if starts is not None:
+        starts = [float(s) for s in starts]
+        if len(starts) != len(srcs) or any(not math.isfinite(s) or s < 0 for s in starts):
+            raise ValueError(f"{op}: expected {len(srcs)} starts >= 0 seconds, got {starts}")
+    if seeds is not None:
+        seeds = torch.as_tensor(seeds, dtype=torch.int64)
+        if seeds.shape != (len(srcs),):
+            raise ValueError(f"{op}: expected {len(srcs)} seeds, got shape {tuple(seeds.shape)}")
+    is_path = [isinstance(s, (str, os.PathLike)) for s in srcs]
+    if any(is_path) and not all(is_path):
+        raise ValueError(f"{op}: expected all inputs as paths or all as bytes / tensors, not a mix")
+    paths, data, names = [], [], []
+    for s in srcs:
+        arg, name, path = _source(s, op)
+        names.append(path)
+        (paths if path is not None else data).append(arg)
+    try:
+        batch, lengths, offsets, ok = torch.ops.spdl_torch.decode_audio_batch(
+            data, paths, sample_rate=sample_rate, num_channels=num_channels,
+            duration=duration if duration is not None else -1.0, starts=starts, seeds=seeds, dtype=dtype,
+            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+    except RuntimeError as e:
+        raise name_sample(translate(e, None), names) from None
+    return AudioBatch(batch, lengths, offsets, ok)
