@@ -1,5 +1,6 @@
 """Decoding functions: thin, typed wrappers over ``torch.ops.spdl_torch.*`` with their fake kernels."""
 
+from . import _cuda_batch  # noqa: F401  (the fake kernel of decode_images_cuda)
 from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 from ._file import read_file
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
