@@ -33,7 +33,8 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$OUT_DIR"
 : > "$OUT_DIR/steps.tsv"
-if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+# the venv by its real path: a symlinked .venv would change the include paths and rebuild everything
+if [ -x .venv/bin/python ]; then PY="$(readlink -f .venv)/bin/python"; else PY=python3; fi
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 LOG="$OUT_DIR/gpu_check.log"
@@ -42,7 +43,8 @@ LOG="$OUT_DIR/gpu_check.log"
 step() {  # step NAME TIMEOUT_S COMMAND...: runs it, logs it, records rc and seconds
   local name=$1 limit=$2; shift 2
   local t=$(date +%s)
-  echo "== $name (limit ${limit}s, at $((t - T0))s)" | tee -a "$LOG"
+  echo "== $name (limit ${limit}s, at $((t - T0))s)"
+  echo "== $name" >> "$LOG"
   timeout --kill-after=10 "$limit" "$@" >> "$LOG" 2>&1
   local rc=$?
   local note=""
@@ -66,7 +68,9 @@ deps() {
 }
 [ -d /tmp/site ] || mkdir -p /tmp/site
 export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
-step deps 120 deps
+export PY
+export -f deps
+step deps 120 bash -c deps
 DEPS_RC=$(tail -n 1 "$OUT_DIR/steps.tsv" | cut -f2)
 
 # -- build -----------------------------------------------------------------------------------------------
@@ -97,7 +101,7 @@ dry_flag=""; [ $DRY = 1 ] && dry_flag="--dry-run"
 for part in h2d:30 overlap:45 train:150 scaling:150 nvjpeg:45 torchvision_gpu:45; do
   name=${part%%:*}; limit=${part##*:}
   if [ $BUILT = 0 ] && [ "$name" != h2d ]; then skip "$name" "no build"; continue; fi
-  if [ $(( $(date +%s) - T0 )) -gt 450 ]; then skip "$name" "8-minute budget spent"; continue; fi
+  if [ $DRY = 0 ] && [ $(( $(date +%s) - T0 )) -gt 450 ]; then skip "$name" "8-minute budget spent"; continue; fi
   step "$name" "$limit" $PY -m benchmarks.gpu_check part "$name" --root "$DATA" --json "$OUT_DIR/part_$name.json" $dry_flag
 done
 
