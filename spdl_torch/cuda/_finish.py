@@ -136,7 +136,8 @@ _SPLITS: dict[int, tuple[weakref.ref, tuple[Any, DeviceFinish | None]]] = {}
 
 def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | None, *, max_pixels: int | None,
              pin_memory: bool = False, device: torch.device | None = None) -> Any:
-    """Runs a fused plan for a loader: with ``pin_memory`` the op allocates the batch pinned; with a CUDA
+    """Runs a fused plan for a loader: with ``pin_memory`` the op allocates the batch pinned (when nothing runs
+    after the op on the host); with a CUDA
     ``device`` the plan's conversion and normalisation are split off (:func:`split_plan`) and the uint8 batch
     is marked with them for the transfer stage. The same values as ``plan(datas, seeds)`` otherwise."""
     finish = None
@@ -146,7 +147,9 @@ def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | Non
         if entry is None or entry[0]() is not plan:
             entry = _SPLITS[key] = (weakref.ref(plan, lambda _r, k=key: _SPLITS.pop(k, None)), split_plan(plan))
         plan, finish = entry[1]
-    images = plan(datas, seeds, pin_memory=pin_memory, max_pixels=max_pixels)
+    # pinned only when the op's batch is what the loader returns (a remainder makes new tensors, pinned later)
+    pin = pin_memory and plan.batched is None and plan.per_sample is None
+    images = plan(datas, seeds, pin_memory=pin, max_pixels=max_pixels)
     if finish is not None and isinstance(images, torch.Tensor):
         mark_finish(images, finish)
     return images
