@@ -14,13 +14,16 @@ APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscal
 # Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
 # in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
 FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
+# nvidia-nvjpeg (header + libnvjpeg, ~3 MB): the CUDA variant's nvJPEG op compiles against it (setup.py finds it
+# under site-packages/nvidia/cu13); CUDA 13.0 like torch 2.14.1's wheels.
+NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in setup.py).
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(FRAMEWORK_PKGS)
+               $(NVJPEG_PKG) $(FRAMEWORK_PKGS)
 DATA_DIR    ?= data/imagenet_like
-SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' 2>/dev/null) setup.py
+SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-frameworks test-torchrun test-audio-corpus demo bench clean
+.PHONY: all deps build test test-frameworks test-torchrun test-audio-corpus demo bench clean gpu-check gpu-check-dry
 
 all: build
 
@@ -172,3 +175,11 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)
 	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
+
+# ---- The device check (issue #20): one script for a lent GPU machine; see benchmarks/gpu_check.sh -----------
+#   make gpu-check-dry   - its non-GPU parts here (data set, wheels, build, CPU scaling at 1-2 threads)
+gpu-check-dry: build
+	bash benchmarks/gpu_check.sh --dry-run --out build/gpu_check
+
+gpu-check: build
+	bash benchmarks/gpu_check.sh --out build/gpu_check

@@ -11,7 +11,15 @@ import subprocess
 import sys
 
 from setuptools import find_packages, setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension, include_paths
+
+# torch.utils.cpp_extension reads CUDA_HOME when imported: point it at the toolkit, not at a wrapper's folder
+# (/usr/local/bin/nvcc is a script that execs /usr/local/cuda-13.0/bin/nvcc).
+if "CUDA_HOME" not in os.environ and "CUDA_PATH" not in os.environ and os.path.exists("/usr/local/cuda/bin/nvcc"):
+    os.environ["CUDA_HOME"] = "/usr/local/cuda"
+
+import torch  # noqa: E402
+from torch.utils import cpp_extension  # noqa: E402
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, include_paths  # noqa: E402
 
 # pkg-config module -> Debian package that provides it
 PKG_CONFIG_MODULES = {
@@ -44,9 +52,84 @@ def _find_libraries():
     return versions, include_dirs, library_dirs, libraries
 
 
+def _nvcc_version(cuda_home):
+    """(major, minor) of the toolkit's nvcc, or None."""
+    nvcc = os.path.join(cuda_home, "bin", "nvcc")
+    try:
+        out = subprocess.run([nvcc, "--version"], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    for word in out.replace(",", " ").split():
+        if word.startswith("V") and word[1:2].isdigit():
+            major, minor = word[1:].split(".")[:2]
+            return int(major), int(minor)
+    return None
+
+
+def _cuda_variant():
+    """(build the CUDA variant?, CUDA_HOME, why). SPDL_TORCH_CUDA=1 forces it (an error if impossible), =0 forces
+    the CPU variant; unset: CUDA when torch has CUDA and a toolkit of the same CUDA major version is found."""
+    forced = os.environ.get("SPDL_TORCH_CUDA", "")
+    if forced not in ("", "0", "1"):
+        sys.exit(f"spdl_torch: SPDL_TORCH_CUDA should be 0, 1 or unset, got {forced!r}")
+    if forced == "0":
+        return False, None, "SPDL_TORCH_CUDA=0"
+    home = cpp_extension.CUDA_HOME
+    version = _nvcc_version(home) if home else None
+    torch_cuda = torch.version.cuda
+    why = None
+    if torch_cuda is None:
+        why = f"torch {torch.__version__} has no CUDA"
+    elif version is None:
+        why = "no CUDA toolkit found (nvcc; set CUDA_HOME)"
+    elif version[0] != int(torch_cuda.split(".")[0]):
+        why = f"nvcc {version[0]}.{version[1]} in {home} does not match torch's CUDA {torch_cuda}"
+    if why is None:
+        return True, home, f"nvcc {version[0]}.{version[1]} in {home}, torch CUDA {torch_cuda}"
+    if forced == "1":
+        sys.exit(f"spdl_torch: SPDL_TORCH_CUDA=1, but {why}")
+    return False, None, why
+
+
+def _find_nvjpeg(cuda_home):
+    """(include dir, library dir, library file) of nvJPEG for torch's CUDA major version, or None: the PyPI wheel
+    (nvidia-nvjpeg: site-packages/nvidia/cu<major>/), then the toolkit."""
+    major = torch.version.cuda.split(".")[0]
+    roots = [os.path.join(p, "nvidia", f"cu{major}") for p in sys.path if os.path.isdir(os.path.join(p, "nvidia"))]
+    candidates = [(os.path.join(r, "include"), os.path.join(r, "lib")) for r in roots]
+    candidates += [(os.path.join(cuda_home, "include"), os.path.join(cuda_home, d)) for d in ("lib64", "lib")]
+    for inc, lib in candidates:
+        name = f"libnvjpeg.so.{major}"
+        if os.path.exists(os.path.join(inc, "nvjpeg.h")) and os.path.exists(os.path.join(lib, name)):
+            return inc, lib, name
+    return None
+
+
+def _cuda_arch_list():
+    # No GPU at build time: torch would build for every arch it knows. These cover Turing to Blackwell
+    # (cu13 dropped older ones), plus PTX for newer chips; TORCH_CUDA_ARCH_LIST overrides it.
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "7.5;8.0;9.0;10.0;12.0+PTX")
+    return os.environ["TORCH_CUDA_ARCH_LIST"]
+
+
 def _extension():
     versions, include_dirs, library_dirs, libraries = _find_libraries()
-    sources = sorted(glob.glob("csrc/**/*.cpp", recursive=True))
+    use_cuda, cuda_home, why = _cuda_variant()
+    sources = sorted(f for f in glob.glob("csrc/**/*.cpp", recursive=True) if not f.startswith("csrc/cuda/"))
+    defines = []
+    link_args = ["-Wl,--as-needed"]
+    nvjpeg = None
+    if use_cuda:
+        sources += sorted(glob.glob("csrc/cuda/*.cpp") + glob.glob("csrc/cuda/*.cu"))
+        defines.append("-DSPDL_TORCH_WITH_CUDA=1")
+        nvjpeg = _find_nvjpeg(cuda_home)
+        if nvjpeg is not None:
+            inc, lib, name = nvjpeg
+            include_dirs.append(inc)
+            defines.append("-DSPDL_TORCH_WITH_NVJPEG=1")
+            # found again at run time beside torch's own CUDA libraries, or where it was at build time
+            link_args += [f"-L{lib}", f"-l:{name}", f"-Wl,-rpath,{lib}",
+                          f"-Wl,-rpath,$ORIGIN/../nvidia/cu{torch.version.cuda.split('.')[0]}/lib"]
     debug = os.environ.get("SPDL_TORCH_DEBUG", "0") == "1"
     flags = ["-O0", "-g"] if debug else ["-O3"]
     flags += ["-Wall", "-Wextra", "-fvisibility=hidden"]
@@ -57,19 +140,37 @@ def _extension():
     # torch's headers are system headers for us: -Wextra applies to our code, not theirs.
     system_includes = [arg for path in include_paths() for arg in ("-isystem", path)]
     print("spdl_torch build configuration:")
+    print(f"  variant        {'CUDA' if use_cuda else 'CPU'} ({why})")
+    if use_cuda:
+        print(f"  cuda archs     {_cuda_arch_list()}")
+        print(f"  nvjpeg         {nvjpeg[1] + '/' + nvjpeg[2] if nvjpeg else 'not found: decode_images(device=cuda) is a stub'}"
+              + ("" if nvjpeg else " (pip install nvidia-nvjpeg)"))
     for module, version in versions.items():
         print(f"  {module:<14} {version}")
     print(f"  sources        {len(sources)} files under csrc/")
-    print(f"  flags          {' '.join(flags)}")
-    ext = CppExtension(
-        name="spdl_torch._C",
-        sources=sources,
-        include_dirs=include_dirs,
-        library_dirs=library_dirs,
-        libraries=libraries,
-        extra_compile_args=flags + system_includes,
-        extra_link_args=["-Wl,--as-needed"],
-    )
+    print(f"  flags          {' '.join(flags + defines)}")
+    if use_cuda:
+        # .cu files stay free of torch headers (fast to compile); -Xcompiler passes our warning flags through
+        nvcc_flags = ["-O3", "--fmad=false", "-Xcompiler=-Wall,-Wextra,-fvisibility=hidden"]
+        ext = CUDAExtension(
+            name="spdl_torch._C",
+            sources=sources,
+            include_dirs=include_dirs,
+            library_dirs=library_dirs,
+            libraries=libraries,
+            extra_compile_args={"cxx": flags + defines + system_includes, "nvcc": nvcc_flags + defines},
+            extra_link_args=link_args,
+        )
+    else:
+        ext = CppExtension(
+            name="spdl_torch._C",
+            sources=sources,
+            include_dirs=include_dirs,
+            library_dirs=library_dirs,
+            libraries=libraries,
+            extra_compile_args=flags + defines + system_includes,
+            extra_link_args=link_args,
+        )
     # The ops library must load in processes without Python (a C++ inference server): no libtorch_python.
     ext.libraries = [lib for lib in ext.libraries if lib != "torch_python"]
     return ext

@@ -164,7 +164,8 @@ def keep_threads(prepared: Any, like: Any = None) -> Any:
         kw.update(batch_size=None, sampler=base.sampler)
     if like is not None:
         kw.update(device=like.device, on_error=like.on_error, worker_rng=like.worker_rng,
-                  dataset_per_worker=like.dataset_per_worker)
+                  dataset_per_worker=like.dataset_per_worker, transfer_depth=like.transfer_depth,
+                  device_transforms=like.device_transforms)
     prepared.base_dataloader = DataLoader(
         base.dataset, num_workers=base.num_workers, collate_fn=base.collate_fn, pin_memory=base.pin_memory,
         timeout=base.timeout, worker_init_fn=base.worker_init_fn, generator=base.generator,

@@ -54,4 +54,13 @@ TORCH_LIBRARY(spdl_torch, m) {
       "decode_audio_batch(Tensor[] data, str[] paths, *, int sample_rate, int num_channels, float duration=-1.0, "
       "float[]? starts=None, Tensor? seeds=None, ScalarType? dtype=None, bool pin_memory=False, bool strict=True, "
       "int max_samples=1073741824) -> (Tensor, Tensor, Tensor, Tensor)");
+  // The CUDA side (csrc/cuda/; stubs in the CPU variant: csrc/ops/cuda_stubs.cpp).
+  m.def("build_info() -> str[]");
+  m.def(
+      "decode_images_cuda(Tensor[] data, *, int device_index, int height, int width, str geometry=\"eval\", "
+      "int resize_shorter=0, float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], "
+      "float hflip_prob=0.0, Tensor? seeds=None, str interpolation=\"bilinear\", ScalarType? dtype=None, "
+      "float[]? mean=None, float[]? std=None, bool channels_last=False, bool strict=True, "
+      "bool apply_exif_orientation=True, int max_pixels=178956970) -> (Tensor, Tensor)");
+  m.def("normalize_batch(Tensor batch, *, float[]? mean, float[]? std, ScalarType dtype, bool channels_last=False) -> Tensor");
 }

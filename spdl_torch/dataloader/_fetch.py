@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch.utils.data._utils.pin_memory import pin_memory as _pin_memory
-
+from ._device import pin_batch
 from ._messages import Fatal, Request, Stopped
 from ._worker import LoaderContext, ThreadWorkerInfo, WorkerSet, fetch_scope, get_worker_info
 
@@ -20,7 +19,10 @@ class EpochFetch:
     def __init__(self, loader: Any, workers: WorkerSet | None, epoch: int, base_seed: int, pin: bool) -> None:
         self.epoch = epoch
         self.workers = workers
-        self.context = LoaderContext(base_seed=base_seed, epoch=epoch)
+        device = getattr(loader, "device", None)
+        finish_on_device = device is not None and device.type == "cuda" and getattr(loader, "device_transforms", True)
+        self.context = LoaderContext(base_seed=base_seed, epoch=epoch, pin_memory=pin,
+                                     device=device if finish_on_device else None)
         self.auto_collation = loader._auto_collation
         self.batch_size = loader.batch_size
         self.collate_fn = loader.collate_fn
@@ -49,7 +51,7 @@ class EpochFetch:
             raise Stopped
 
     def finish(self, data: Any) -> Any:
-        return _pin_memory(data) if self.pin else data
+        return pin_batch(data) if self.pin else data
 
     def run(self, request: Request) -> Any:
         """The stage function: runs ``request`` as worker ``request.worker`` (the pool thread's index: every

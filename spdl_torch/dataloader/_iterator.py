@@ -6,7 +6,7 @@ One epoch with workers::
     sampler (map-style) or per-worker turns (iterable)
       -> source (event loop; credits: prefetch_factor * num_workers)
       -> pipe(fetch.run, one thread per worker; output in request order or by completion)
-      -> consumer (__next__)
+      -> consumer (__next__); with device="cuda": DeviceFeed (_device.py), transfer_depth batches copied ahead
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from ..pipeline import PipelineBuilder, PipelineFailure
+from ._device import DeviceFeed
 from ._iterable import IterableFetch, WorkerBoundSource
 from ._map import END, MapFetch, draw_first, map_requests
 from ._messages import EMPTY, Exhausted, Failure, Fatal, Request, Result, describe_indices
@@ -85,7 +86,8 @@ class DataLoaderIter:
         self._it: Iterator | None = None
         self._fetch: MapFetch | IterableFetch | None = None
         self._source_ref: SourceRef = SourceRef()
-        self._stream = None
+        self._feed = DeviceFeed(self._device, loader.transfer_depth) if self._device is not None and \
+            self._device.type == "cuda" else None
         self._finished = True
         _live_iterators.add(self)
         self._reset(loader, resume, first=True)
@@ -93,6 +95,8 @@ class DataLoaderIter:
     # -- epoch start -------------------------------------------------------------------------------
     def _reset(self, loader: Any, resume: LoaderState | None = None, first: bool = False) -> None:
         self._end_epoch()
+        if self._feed is not None:
+            self._feed.reset()  # batches of an epoch left early
         draw_base_seed = first or not self._persistent  # torch draws it once for persistent workers
         forced_base_seed = None
         if resume is not None and resume.finished:
@@ -217,7 +221,27 @@ class DataLoaderIter:
     def __len__(self) -> int:
         return len(self._index_sampler)
 
+    def active(self) -> bool:
+        """Whether batches of this epoch are still to come (from the engine, or in flight to the device)."""
+        return not self._finished or (self._feed is not None and self._feed.has_more())
+
     def __next__(self) -> Any:
+        feed = self._feed
+        if feed is not None and (not self._finished or feed.has_more()):
+            return feed.next(self._next_batch_result, self._mark_yielded)
+        if self._finished:
+            raise StopIteration
+        result = self._next_batch_result()
+        self._mark_yielded(result)
+        data = result.data
+        if isinstance(data, Failure):
+            data.reraise()
+        if self._device is not None:
+            data = self._to_device(data)
+        return data
+
+    def _next_batch_result(self) -> Result:
+        """The next result that carries a batch (or a worker's failure), not yet marked as yielded."""
         if self._finished:
             raise StopIteration
         while True:
@@ -231,14 +255,7 @@ class DataLoaderIter:
             if result.data is EMPTY:  # every sample of the batch was skipped (on_error="skip")
                 self._mark_yielded(result)
                 continue
-            break
-        self._mark_yielded(result)
-        data = result.data
-        if isinstance(data, Failure):
-            data.reraise()
-        if self._device is not None:
-            data = self._to_device(data)
-        return data
+            return result
 
     def _next_result(self) -> Any:
         if self._num_workers == 0:
@@ -316,20 +333,11 @@ class DataLoaderIter:
             warnings.warn(msg, stacklevel=3)
 
     def _to_device(self, data: Any) -> Any:
+        """A device other than CUDA (CUDA batches go through the DeviceFeed)."""
         from torch.utils._pytree import tree_map
 
         dev = self._device
-        if dev.type != "cuda":
-            return tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, data)
-        if self._stream is None:
-            self._stream = torch.cuda.Stream(device=dev)
-        current = torch.cuda.current_stream(dev)
-        self._stream.wait_stream(current)  # the side stream must not overtake earlier frees
-        with torch.cuda.stream(self._stream):
-            out = tree_map(lambda t: t.to(dev, non_blocking=True) if isinstance(t, torch.Tensor) else t, data)
-        current.wait_stream(self._stream)
-        tree_map(lambda t: t.record_stream(current) if isinstance(t, torch.Tensor) else t, out)
-        return out
+        return tree_map(lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t, data)
 
     # -- state -------------------------------------------------------------------------------------
     def state(self) -> LoaderState:

@@ -31,8 +31,13 @@ def _check_device(device: Any) -> torch.device | None:
     dev = torch.device(device)
     if dev.type == "cpu":
         return None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device={str(device)!r}: no CUDA device is available (torch.cuda.is_available() is False)")
+    if dev.type == "cuda":
+        from ..cuda import check_cuda
+
+        try:
+            check_cuda(f"device={str(device)!r}", dev)
+        except RuntimeError as e:
+            raise ValueError(str(e)) from None
     return dev
 
 
@@ -80,8 +85,17 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         pin_memory_device (str): deprecated in torch; warns and is ignored.
         in_order (bool): ``False`` returns batches as they complete: a slow batch, or a slow worker of an
             ``IterableDataset``, holds only its own slots.
-        device (str or torch.device, keyword-only, beyond torch): if a CUDA device, batches are pinned and copied
-            to it on a side CUDA stream (the consumer's stream waits for the copy). ``"cpu"`` / ``None``: no copy.
+        device (str or torch.device, keyword-only, beyond torch): if a CUDA device, batches are pinned (a fused
+            batch is allocated pinned by ``decode_images`` itself: no second copy) and copied to it on a dedicated
+            CUDA stream (:class:`spdl_torch.cuda.DeviceTransfer`: one event per batch, so the consumer's current
+            stream waits for its own batch only; ``record_stream`` for the caching allocator). ``"cpu"`` /
+            ``None``: no copy.
+        transfer_depth (int, keyword-only, beyond torch): with a CUDA ``device``, batches in flight on the
+            device (copied ahead of the consumer, >= 1; default 2).
+        device_transforms (bool, keyword-only, beyond torch): with a CUDA ``device`` and a fused dataset
+            (``ImageFolder``, ``FileListDataset``), decode uint8 batches on the host and run the fused
+            ``ToDtype``/``Normalize`` (and the batched ones after them) on the device after the copy: a quarter
+            of the bytes of float32 over PCIe (:func:`spdl_torch.cuda.split_plan`). Default ``True``.
         on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's exception
             in the consumer. ``"skip"`` (map-style datasets with automatic batching only): when a batch fails, its
             samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming the index
@@ -105,7 +119,8 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
-            without CUDA, ``on_error="skip"`` with an iterable dataset or without automatic batching.
+            without CUDA (the message says which: torch without CUDA, no device, an index out of range),
+            ``transfer_depth < 1``, ``on_error="skip"`` with an iterable dataset or without automatic batching.
         TypeError: invalid ``multiprocessing_context`` (as torch).
 
     Iteration re-raises the dataset's / ``collate_fn``'s exception: directly with ``num_workers=0``; from a thread
@@ -145,6 +160,8 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         pin_memory_device: str = "",
         in_order: bool = True,
         device: str | torch.device | None = None,
+        transfer_depth: int = 2,
+        device_transforms: bool = True,
         on_error: str = "raise",
         worker_rng: str = "shared",
         dataset_per_worker: bool = True,
@@ -154,6 +171,10 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         if worker_rng not in WORKER_RNG_MODES:
             raise ValueError(f"worker_rng should be one of {WORKER_RNG_MODES}, got {worker_rng!r}")
         self.device = _check_device(device)
+        if isinstance(transfer_depth, bool) or not isinstance(transfer_depth, int) or transfer_depth < 1:
+            raise ValueError(f"transfer_depth should be an int >= 1, got {transfer_depth!r}")
+        self.transfer_depth = transfer_depth
+        self.device_transforms = bool(device_transforms)
         self.on_error = on_error
         self.worker_rng = worker_rng
         self.dataset_per_worker = bool(dataset_per_worker)
@@ -252,7 +273,7 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         if self._resume is not None:  # loaded and not iterated yet
             return self._resume.to_dict()
         it = self._last_iter() if self._last_iter is not None else None
-        if it is not None and not it._finished:
+        if it is not None and it.active():
             state = it.state()
         else:
             state = describe_loader(self)

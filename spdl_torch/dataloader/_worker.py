@@ -72,10 +72,15 @@ class ThreadWorkerInfo(WorkerInfo):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class LoaderContext:
-    """The iteration of a :class:`~spdl_torch.DataLoader` that is fetching on the calling thread."""
+    """The iteration of a :class:`~spdl_torch.DataLoader` that is fetching on the calling thread.
+    ``pin_memory``: the loader pins its batches (a fused batch is then allocated pinned by the op itself);
+    ``device``: the CUDA device the batches go to when device transforms run there (fused datasets then
+    decode uint8 and leave ToDtype/Normalize to the device), else ``None``."""
 
     base_seed: int
     epoch: int
+    pin_memory: bool = False
+    device: torch.device | None = None
 
 
 def get_worker_info() -> ThreadWorkerInfo | None:

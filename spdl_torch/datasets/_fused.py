@@ -194,8 +194,13 @@ class FusedBatchMixin:
         max_bytes = self._max_bytes()
         datas = [read_file(p, max_bytes=max_bytes) for p in paths]
         seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
+        from ..cuda._finish import run_plan
+        from ..dataloader import loader_context
+
+        ctx = loader_context()  # pinned output, and ToDtype/Normalize left to the device, for the loader's copy
         try:
-            images = self.plan(datas, seeds, max_pixels=self._max_pixels())
+            images = run_plan(self.plan, datas, seeds, max_pixels=self._max_pixels(),
+                              pin_memory=ctx is not None and ctx.pin_memory, device=None if ctx is None else ctx.device)
         except DecodeError as e:
             raise name_sample(e, paths) from None
         if isinstance(images, torch.Tensor):

@@ -1,6 +1,7 @@
 """Decoding functions: thin, typed wrappers over ``torch.ops.spdl_torch.*`` with their fake kernels."""
 
 from ._audio import MAX_AUDIO_SAMPLES, AudioBatch, AudioMetadata, audio_metadata, decode_audio, decode_audio_batch
+from . import _cuda_batch  # noqa: F401  (the fake kernel of decode_images_cuda)
 from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 from ._file import read_file
 from ._geometry import SampleGeometry, sample_geometry

@@ -118,6 +118,7 @@ def decode_images(
     pad_if_needed: bool = False,
     color: str = "rgb",
     num_output_channels: int = 3,
+    device: str | torch.device | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
@@ -202,6 +203,13 @@ def decode_images(
             ``(19595 R + 38470 G + 7471 B + 2**15) >> 16``), of the resized uint8 values.
         num_output_channels: 3 (default; grey replicated into R, G, B) or 1 (grey colors only; then mean
             and std hold one value).
+        device: ``None`` / ``"cpu"``: the CPU path above. A CUDA device: nvJPEG decodes the JPEGs on the GPU and
+            the geometry (the same boxes and flips for the same seeds), the antialiased resize (torch's
+            ``_upsample_*_aa``, from the full-size decode: no DCT scaling) and the dtype conversion and
+            normalisation run there; ``batch`` is on that device (``ok`` on the CPU). JPEG only (other
+            formats and CMYK JPEGs are a ``DecodeError`` for that sample); ``pin_memory``, ``dct_min_ratio``
+            and ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
+            (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see the README).
 
     Returns:
         ``batch``: Tensor[N, C, height, width] of ``dtype`` (RGB, or grey; C = ``num_output_channels``), or, with ``strict=False``, the tuple
@@ -224,7 +232,8 @@ def decode_images(
             NaN or infinite mean or std, a zero std).
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
             ``strict=False``, instead of reporting the sample as corrupt.
-        RuntimeError: ``pin_memory=True`` without a CUDA runtime.
+        RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
+            variant of spdl_torch or without nvJPEG (the message says which).
     """
     if mode is not None:
         if geometry is not None:
@@ -255,6 +264,20 @@ def decode_images(
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
+    dev = None if device is None else torch.device(device)
+    if dev is not None and dev.type == "cuda":
+        from ._cuda_batch import decode_images_cuda
+
+        batch, ok = decode_images_cuda(data, srcs, dev, dict(
+            height=height, width=width, geometry=geometry, resize_shorter=resize_shorter,
+            scale=[float(s) for s in scale], ratio=[float(r) for r in ratio], hflip_prob=float(hflip_prob),
+            seeds=seeds, interpolation=interpolation, dtype=dtype,
+            mean=None if mean is None else [float(m) for m in mean],
+            std=None if std is None else [float(s) for s in std], channels_last=channels_last,
+            pin_memory=pin_memory, strict=strict, apply_exif_orientation=apply_exif_orientation, max_pixels=limit))
+        return batch if strict else (batch, ok)
+    if dev is not None and dev.type != "cpu":
+        raise ValueError(f"decode_images: expected device None, 'cpu' or a CUDA device, got {str(device)!r}")
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,

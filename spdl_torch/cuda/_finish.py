@@ -1,0 +1,161 @@
+"""The part of a fused transform that runs on the GPU after the copy: uint8 batches cross PCIe (a quarter of the
+bytes of float32) and ``ToDtype(scale=True)`` + ``Normalize`` (fused ones, and the batched ones after the fused
+prefix) run on the device.
+
+:func:`split_plan` splits a :class:`~spdl_torch.transforms.FusedPlan` into the host plan (uint8, no
+normalisation) and a :class:`DeviceFinish`; the fused datasets mark each batch they decode with its finish
+(:func:`mark_finish`) and the transfer stage (:mod:`spdl_torch.cuda._transfer`) runs it after the copy."""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+__all__ = ["DeviceFinish", "mark_finish", "normalize", "pending_finish", "run_plan", "split_plan"]
+
+#: Implementations of the uint8 -> float normalisation on the device: "torch" (torchvision's ops: ``to``,
+#: ``mul_``, ``sub``, ``div_``) or "kernel" (``spdl_torch::normalize_batch``: one pass; the CUDA variant).
+NORMALIZE_IMPLS = ("torch", "kernel")
+
+
+def normalize(batch: torch.Tensor, dtype: torch.dtype, mean: Sequence[float] | None = None,
+              std: Sequence[float] | None = None, *, impl: str = "torch") -> torch.Tensor:
+    """``v2.ToDtype(dtype, scale=True)`` then ``v2.Normalize(mean, std)`` of a uint8 batch, on its device.
+
+    Args:
+        batch: uint8 Tensor[N, C, H, W] (values 0..255), any device for ``impl="torch"``, CUDA for ``"kernel"``.
+        dtype: ``torch.float32`` or ``torch.bfloat16``.
+        mean, std: per-channel values (C of them, or 1), or ``None`` for no normalisation.
+        impl: ``"torch"``: torchvision's own operations in its order (bit for bit ``ToDtype`` + ``Normalize``);
+            ``"kernel"``: one CUDA kernel with the same operations and roundings (``normalize_batch``).
+
+    Returns:
+        Tensor[N, C, H, W] of ``dtype``: ``(x / 255 - mean) / std``, in ``batch``'s memory format.
+
+    Raises:
+        ValueError: ``dtype`` not a float type, ``impl`` unknown, mean without std, a zero std.
+        RuntimeError: ``impl="kernel"`` without the CUDA variant or on a CPU tensor.
+    """
+    if dtype not in (torch.float32, torch.bfloat16):
+        raise ValueError(f"normalize: expected dtype float32 or bfloat16, got {dtype=}")
+    if impl not in NORMALIZE_IMPLS:
+        raise ValueError(f"normalize: expected impl in {NORMALIZE_IMPLS}, got {impl=}")
+    if (mean is None) != (std is None):
+        raise ValueError("normalize: expected both mean and std, or neither")
+    if std is not None and not all(std):
+        raise ValueError("normalize: std evaluated to zero, leading to division by zero")
+    if impl == "kernel":
+        from ._build import check_cuda
+
+        check_cuda("normalize(impl='kernel')", needs_build=True)
+        return torch.ops.spdl_torch.normalize_batch(
+            batch, mean=None if mean is None else [float(m) for m in mean],
+            std=None if std is None else [float(s) for s in std], dtype=dtype,
+            channels_last=batch.dim() == 4 and batch.is_contiguous(memory_format=torch.channels_last)
+            and not batch.is_contiguous())
+    out = batch.to(dtype).mul_(1.0 / 255)  # torchvision's to_dtype_image (int -> float)
+    if mean is None:
+        return out
+    m = torch.as_tensor(mean, dtype=dtype, device=batch.device).view(-1, 1, 1)  # torchvision's normalize_image
+    s = torch.as_tensor(std, dtype=dtype, device=batch.device).view(-1, 1, 1)
+    return out.sub(m).div_(s)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceFinish:
+    """What runs on the device after the copy of a uint8 batch: the fused conversion (``dtype``, ``mean``,
+    ``std``; ``dtype=None``: none) and then ``batched`` (deterministic torchvision transforms of the batch
+    that came after the fused prefix, e.g. a ``Normalize``), or ``None``."""
+
+    dtype: torch.dtype | None = None
+    mean: tuple[float, ...] | None = None
+    std: tuple[float, ...] | None = None
+    batched: Callable | None = None
+    impl: str = "torch"
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if self.dtype is not None:
+            batch = normalize(batch, self.dtype, self.mean, self.std, impl=self.impl)
+        if self.batched is not None:
+            batch = self.batched(batch)
+        return batch
+
+
+def _movable(batched: Callable | None) -> bool:
+    """Whether the plan's batched remainder is only dtype conversions and normalisations (v2), which run on
+    the device as they run on the CPU."""
+    from torchvision.transforms import v2
+
+    if batched is None:
+        return True
+    parts = list(getattr(batched, "transforms", [batched]))
+    return all(type(t) in (v2.Normalize, v2.ToDtype, v2.ToPureTensor) for t in parts)
+
+
+def split_plan(plan: Any, impl: str = "torch") -> tuple[Any, DeviceFinish | None]:
+    """``(host plan, finish)``: ``plan`` with the fused conversion and normalisation taken out (the op then
+    returns uint8) and its batched remainder moved to ``finish``, when that is all that follows the fused
+    geometry on the batch; else ``(plan, None)`` (a per-sample remainder, or PIL input: all stays on the host).
+    """
+    if plan.per_sample is not None or plan.rest_input != "tensor" or not _movable(plan.batched):
+        return plan, None
+    kw = dict(plan.op_kwargs)
+    dtype = kw.pop("dtype", None)
+    mean, std = kw.pop("mean", None), kw.pop("std", None)
+    if dtype is None and plan.batched is None:
+        return plan, None  # uint8 already, nothing to move
+    host = dataclasses.replace(plan, op_kwargs=kw, batched=None, rest=None)
+    return host, DeviceFinish(dtype=dtype, mean=mean, std=std, batched=plan.batched, impl=impl)
+
+
+# Batches with a finish still to run, keyed by id() (tensors compare elementwise), dropped with the batch.
+_PENDING: dict[int, tuple[weakref.ref, DeviceFinish]] = {}
+
+
+def mark_finish(batch: torch.Tensor, finish: DeviceFinish) -> None:
+    """Marks ``batch`` (a host Tensor[N, ...]) as needing ``finish`` once copied to the device."""
+    key = id(batch)
+    _PENDING[key] = (weakref.ref(batch, lambda _r, k=key: _PENDING.pop(k, None)), finish)
+
+
+def pending_finish(t: torch.Tensor) -> DeviceFinish | None:
+    """The finish marked on ``t`` (``None``: none, or another tensor that reuses a dead one's id)."""
+    entry = _PENDING.get(id(t))
+    if entry is None or entry[0]() is not t:
+        return None
+    return entry[1]
+
+
+# split_plan's result per plan, keyed by id() (plans are unhashable dataclasses), dropped with the plan.
+_SPLITS: dict[int, tuple[weakref.ref, tuple[Any, DeviceFinish | None]]] = {}
+
+
+def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | None, *, max_pixels: int | None,
+             pin_memory: bool = False, device: torch.device | None = None) -> Any:
+    """Runs a fused plan for a loader: with ``pin_memory`` the op allocates the batch pinned (when nothing runs
+    after the op on the host); with a CUDA
+    ``device`` the plan's conversion and normalisation are split off (:func:`split_plan`) and the uint8 batch
+    is marked with them for the transfer stage. The same values as ``plan(datas, seeds)`` otherwise."""
+    finish = None
+    if device is not None:
+        key = id(plan)
+        entry = _SPLITS.get(key)
+        if entry is None or entry[0]() is not plan:
+            entry = _SPLITS[key] = (weakref.ref(plan, lambda _r, k=key: _SPLITS.pop(k, None)), split_plan(plan))
+        plan, finish = entry[1]
+    # pinned only when the op's batch is what the loader returns (a remainder makes new tensors, pinned later)
+    pin = pin_memory and plan.batched is None and plan.per_sample is None
+    images = plan(datas, seeds, pin_memory=pin, max_pixels=max_pixels)
+    if finish is not None and isinstance(images, torch.Tensor):
+        mark_finish(images, finish)
+    return images
+
+
+@torch.library.register_fake("spdl_torch::normalize_batch")
+def _normalize_batch_fake(batch, *, mean, std, dtype, channels_last=False):
+    memory_format = torch.channels_last if channels_last else torch.contiguous_format
+    return torch.empty(batch.shape, dtype=dtype, device=batch.device, memory_format=memory_format)
