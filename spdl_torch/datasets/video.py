@@ -19,6 +19,37 @@ __all__ = ["VideoClipDataset"]
 
 # FusedPlan.op_kwargs (decode_images' names) -> decode_video_clips' names; everything else is the same.
 _RENAMED = {"mode": "geometry"}
+# The image plan's arguments decode_video_clips takes (only non-default ones appear in a plan), and the values of
+# those it takes only some of. A transform that maps onto anything else (RandomCrop, vertical flips, Grayscale,
+# max_size, nearest) runs per clip after the fused part instead of being dropped.
+_CLIP_KWARGS = {"mode", "height", "width", "resize_shorter", "scale", "ratio", "hflip_prob", "interpolation", "dtype",
+                "mean", "std"}
+_CLIP_VALUES = {"mode": ("eval", "resize", "train"), "interpolation": ("bilinear", "bicubic")}
+
+
+def _clip_plan(transform: Callable) -> Any:
+    """The fused plan of the longest prefix of ``transform`` that decode_video_clips can run, with the rest of
+    the transform as its per-clip remainder; ``None`` when no prefix maps."""
+    import dataclasses
+
+    from ..transforms import fuse
+    from ..transforms._fuse import _compose, _flatten
+
+    def runnable(plan: Any) -> bool:
+        kw = plan.op_kwargs
+        return set(kw) <= _CLIP_KWARGS and all(kw[k] in v for k, v in _CLIP_VALUES.items() if k in kw)
+
+    plan = fuse(transform)
+    if plan is None or runnable(plan):
+        return plan
+    ts = _flatten(transform)
+    for k in range(len(plan.fused) - 1, 0, -1):
+        head = fuse(_compose(transform, ts[:k]))
+        if head is not None and head.rest is None and runnable(head):
+            rest = _compose(transform, ts[k:])
+            return dataclasses.replace(head, rest=rest, batched=None, per_sample=rest, unfused=ts[k],
+                                       unfused_reason="decode_video_clips does not take this transform's arguments")
+    return None
 
 
 class VideoClipDataset(FusedBatchMixin, Dataset):
@@ -90,6 +121,8 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         self.seek_mode, self.threads = seek_mode, int(threads)
         self.max_pixels, self.max_frames, self.max_bytes = max_pixels, max_frames, max_bytes
         self._init_fused(seed, fusable=transform is not None)
+        if self.plan is not None:
+            self.plan = _clip_plan(self.transform)
         if self.plan is not None and self.plan.rest_input != "tensor":
             self.plan = None
         random = self.plan.random if self.plan is not None else False

@@ -86,3 +86,16 @@ def test_bad_video_is_named(tmp_path, paths):
     assert e.value.path == str(bad)
     with pytest.raises(ValueError, match="one label per path"):
         VideoClipDataset(paths, labels=[1], clip_len=2)
+
+
+@pytest.mark.parametrize("extra", [v2.RandomVerticalFlip(p=1.0), v2.Grayscale(num_output_channels=3)])
+def test_image_only_fusions_run_per_clip(paths, extra):
+    # The image op fuses vertical flips and Grayscale; decode_video_clips takes neither, so they must run per
+    # clip after the fused Resize + CenterCrop instead of being dropped or passed on.
+    t = v2.Compose([v2.Resize(32, antialias=True), v2.CenterCrop(28), extra])
+    with pytest.warns(UserWarning, match="partly fused"):
+        ds = VideoClipDataset(paths, clip_len=2, transform=t)
+    assert ds.plan is not None and ds.plan.op_kwargs["resize_shorter"] == 32
+    clips, _ = ds[0]
+    fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32)[0]
+    assert torch.equal(clips, torch.stack([extra(c) for c in fused]))
