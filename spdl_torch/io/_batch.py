@@ -268,6 +268,15 @@ def decode_images(
     if dev is not None and dev.type == "cuda":
         from ._cuda_batch import decode_images_cuda
 
+        gpu_only = {"vflip_prob": vflip_prob != 0.0, "max_size": max_size != 0, "padding": any(padding),
+                    "pad_if_needed": pad_if_needed, "color": color != "rgb", "num_output_channels": num_output_channels != 3,
+                    "geometry": geometry not in ("eval", "resize", "train"),
+                    "interpolation": interpolation not in ("bilinear", "bicubic")}
+        unsupported = [k for k, used in gpu_only.items() if used]
+        if unsupported:
+            raise ValueError(f"decode_images: device={str(dev)!r} does not support {', '.join(unsupported)} "
+                             "(the GPU path has the eval/resize/train geometries, bilinear/bicubic, horizontal "
+                             "flips, RGB output): decode on the CPU and copy")
         batch, ok = decode_images_cuda(data, srcs, dev, dict(
             height=height, width=width, geometry=geometry, resize_shorter=resize_shorter,
             scale=[float(s) for s in scale], ratio=[float(r) for r in ratio], hflip_prob=float(hflip_prob),
