@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "../core/audio_batch.h"
 #include "../core/audio_decoder.h"
 #include "../core/errors.h"
@@ -22,22 +23,6 @@
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;
 
-static int g_failures = 0, g_checks = 0;
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    ++g_checks;                                                                     \
-    if (!(cond)) {                                                                  \
-      ++g_failures;                                                                 \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-using Bytes = std::vector<uint8_t>;
-
-static Bytes read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 template <typename Fn>
 static std::string decode_error(Fn&& fn) {

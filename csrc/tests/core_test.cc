@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_support.h"
 #include "../core/batch_decoder.h"
 #include "../core/errors.h"
 #include "../core/image_decoder.h"
@@ -40,17 +41,6 @@
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;
 
-static int g_failures = 0, g_checks = 0;
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    ++g_checks;                                                                     \
-    if (!(cond)) {                                                                  \
-      ++g_failures;                                                                 \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-using Bytes = std::vector<uint8_t>;
 
 // ---------------------------------------------------------------------------------------------- helpers
 enum class Outcome { Ok, DecodeErr, OtherErr };

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "../core/detail/demux.h"
 #include "../core/detail/frame_reader.h"
 #include "../core/errors.h"
@@ -21,22 +22,6 @@ using namespace spdl_torch::core;
 using namespace spdl_torch::core::detail;
 namespace fs = std::filesystem;
 
-static int g_failures = 0, g_checks = 0;
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    ++g_checks;                                                                     \
-    if (!(cond)) {                                                                  \
-      ++g_failures;                                                                 \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-using Bytes = std::vector<uint8_t>;
-
-static Bytes read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 struct Scan {
   int64_t packets = 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "test_support.h"
 #include "../core/errors.h"
 #include "../core/thread_pool.h"
 #include "../core/video_clips.h"
@@ -23,22 +24,6 @@
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;
 
-static int g_failures = 0, g_checks = 0;
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    ++g_checks;                                                                     \
-    if (!(cond)) {                                                                  \
-      ++g_failures;                                                                 \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-using Bytes = std::vector<uint8_t>;
-
-static Bytes read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
 
 // Frames `indices` of a reader as packed RGB byte strings.
 static std::vector<Bytes> frames(VideoReader& r, const std::vector<int64_t>& indices) {
