@@ -15,6 +15,7 @@
 #include "../core/errors.h"
 #include "../core/jpeg_info.h"
 #include "../ops/error_translation.h"
+#include "../ops/batch_arguments.h"
 
 #ifdef SPDL_TORCH_WITH_NVJPEG
 #include <ATen/cuda/CUDAContext.h>
@@ -27,15 +28,6 @@ namespace spdl_torch::ops {
 namespace {
 
 #ifdef SPDL_TORCH_WITH_NVJPEG
-
-core::OutType out_type(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kByte: return core::OutType::UInt8;
-    case at::kFloat: return core::OutType::Float32;
-    case at::kBFloat16: return core::OutType::BFloat16;
-    default: TORCH_CHECK_VALUE(false, "decode_images(device='cuda'): expected dtype uint8, float32 or bfloat16, got ", dtype);
-  }
-}
 
 // Stored [3, H, W] -> displayed, as csrc/core/detail/orientation.cpp.
 at::Tensor orient(const at::Tensor& img, int orientation) {
@@ -105,7 +97,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
     o.filter = core::parse_resample_filter(std::string(interpolation));
     o.apply_exif_orientation = apply_exif_orientation;
     o.max_pixels = max_pixels;
-    o.out_type = out_type(out_dtype);
+    o.out_type = batch_out_type(out_dtype, "decode_images(device='cuda')");
     if (mean.has_value()) o.mean.assign(mean->begin(), mean->end());
     if (std.has_value()) o.std.assign(std->begin(), std->end());
     o.validate();

@@ -10,25 +10,12 @@
 #include "../core/batch_decoder.h"
 #include "../core/batch_turn.h"
 #include "../core/thread_pool.h"
+#include "batch_arguments.h"
 #include "batch_memory.h"
 #include "error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {
-
-core::OutType out_type(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kByte: return core::OutType::UInt8;
-    case at::kFloat: return core::OutType::Float32;
-    case at::kBFloat16: return core::OutType::BFloat16;
-    default:
-      TORCH_CHECK_VALUE(false, "decode_images: expected dtype uint8, float32 or bfloat16, got ", dtype);
-  }
-}
-
-std::vector<double> values(const c10::optional<at::ArrayRef<double>>& v) {
-  return v.has_value() ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
-}
 
 std::tuple<at::Tensor, at::Tensor> decode_images(
     at::TensorList data, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
@@ -54,9 +41,9 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     o.max_pixels = max_pixels;
     o.dct_min_ratio = dct_min_ratio;
     o.partial_decode = partial_decode;
-    o.out_type = out_type(out_dtype);
-    o.mean = values(mean);
-    o.std = values(std);
+    o.out_type = batch_out_type(out_dtype, "decode_images");
+    o.mean = float_values(mean);
+    o.std = float_values(std);
     o.vflip_prob = vflip_prob;
     o.max_size = max_size;
     o.padding.assign(padding.begin(), padding.end());

@@ -12,25 +12,12 @@
 #include "../core/batch_turn.h"
 #include "../core/thread_pool.h"
 #include "../core/video_clips.h"
+#include "batch_arguments.h"
 #include "batch_memory.h"
 #include "video_common.h"
 
 namespace spdl_torch::ops {
 namespace {
-
-core::OutType out_type(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kByte: return core::OutType::UInt8;
-    case at::kFloat: return core::OutType::Float32;
-    case at::kBFloat16: return core::OutType::BFloat16;
-    default:
-      TORCH_CHECK_VALUE(false, "decode_video_clips: expected dtype uint8, float32 or bfloat16, got ", dtype);
-  }
-}
-
-std::vector<double> values(const c10::optional<at::ArrayRef<double>>& v) {
-  return v.has_value() ? std::vector<double>(v->begin(), v->end()) : std::vector<double>();
-}
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     at::TensorList data, int64_t clip_len, int64_t clips_per_video, int64_t stride, double frame_interval,
@@ -65,9 +52,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     o.hflip_prob = hflip_prob;
     o.filter = core::parse_resample_filter(std::string(interpolation));
     o.max_pixels = max_pixels;
-    o.out_type = out_type(out_dtype);
-    o.mean = values(mean);
-    o.std = values(std);
+    o.out_type = batch_out_type(out_dtype, "decode_video_clips");
+    o.mean = float_values(mean);
+    o.std = float_values(std);
     opt.validate();
     return 0;
   });
