@@ -56,7 +56,8 @@ struct AudioOptions {
 class AudioSink {
  public:
   virtual ~AudioSink() = default;
-  // Called once, before the first reserve(), with the output's channel count and rate.
+  // Called before the first reserve(), with the output's channel count and rate (again, with the same
+  // values, when a decode restarts from the beginning: the samples written so far are then rewritten).
   virtual void begin(int channels, int rate) {
     (void)channels;
     (void)rate;

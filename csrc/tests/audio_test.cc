@@ -18,6 +18,7 @@
 #include "../core/audio_batch.h"
 #include "../core/audio_decoder.h"
 #include "../core/errors.h"
+#include "../core/detail/ogg_pages.h"
 #include "../core/thread_pool.h"
 
 using namespace spdl_torch::core;
@@ -64,6 +65,45 @@ static void test_bad_inputs() {
 static bool same(const DecodedAudio& a, const DecodedAudio& b) {
   return a.result.written == b.result.written && a.result.num_channels == b.result.num_channels &&
          a.samples == b.samples;
+}
+
+// An Ogg page with `body` bytes (one lacing value each 255, as libogg lays them out), serial `serial`.
+static Bytes ogg_page(uint32_t serial, size_t body) {
+  Bytes p = {'O', 'g', 'g', 'S', 0, 0};
+  p.resize(27, 0);
+  for (int i = 0; i < 4; ++i) p[size_t(14 + i)] = uint8_t(serial >> (8 * i));
+  std::vector<uint8_t> lacing(body / 255, 255);
+  lacing.push_back(uint8_t(body % 255));
+  p[26] = uint8_t(lacing.size());
+  p.insert(p.end(), lacing.begin(), lacing.end());
+  p.insert(p.end(), body, uint8_t(0x4f));  // 'O': a body full of near-capture patterns
+  return p;
+}
+
+static void test_ogg_pages() {
+  using namespace spdl_torch::core::detail;
+  Bytes one = ogg_page(0x11223344, 300), two = ogg_page(0x55667788, 40);
+  CHECK(ogg_page_serial(one.data(), one.size()) == 0x11223344);
+  CHECK(ogg_page_serial(one.data(), 26) == -1);  // header cut short
+  Bytes single = one;
+  single.insert(single.end(), one.begin(), one.end());
+  CHECK(ogg_last_page_serial(single.data(), single.size()) == 0x11223344);
+  Bytes chained = one;
+  chained.insert(chained.end(), two.begin(), two.end());
+  CHECK(ogg_last_page_serial(chained.data(), chained.size()) == 0x55667788);
+  CHECK(detail::ogg_single_chain(MediaSource::from_memory(single.data(), single.size())));
+  CHECK(!detail::ogg_single_chain(MediaSource::from_memory(chained.data(), chained.size())));
+  // A last page cut short is skipped for the complete one before it; a capture pattern inside a body whose
+  // header would run past the end is not a page.
+  Bytes cut(chained.begin(), chained.end() - 10);
+  CHECK(ogg_last_page_serial(cut.data(), cut.size()) == 0x11223344);
+  Bytes fake = one;
+  const Bytes header(two.begin(), two.begin() + 27);  // its length (27 + 1 + 79) runs past the end
+  fake.insert(fake.end() - 50, header.begin(), header.end());
+  CHECK(ogg_last_page_serial(fake.data(), fake.size()) == 0x11223344);
+  for (size_t n = 0; n < 40; ++n) ogg_last_page_serial(one.data(), n);  // every short prefix: no overread
+  CHECK(!detail::ogg_single_chain(MediaSource::from_memory(one.data(), 10)));
+  CHECK(!detail::ogg_single_chain(MediaSource::from_path("/nonexistent/file.ogg")));
 }
 
 static void test_file(const fs::path& path, ThreadPool& pool, int& truncations) {
@@ -135,6 +175,8 @@ static void test_file(const fs::path& path, ThreadPool& pool, int& truncations) 
       AudioOptions opt;
       opt.strict = strict;
       decode_error([&] { decode_audio_to_buffer(MediaSource::from_memory(cut.data(), cut.size()), opt); });
+      opt.start = 1.5;  // a late window: a seek into (or past) the truncated data
+      decode_error([&] { decode_audio_to_buffer(MediaSource::from_memory(cut.data(), cut.size()), opt); });
       ++truncations;
     }
   }
@@ -142,6 +184,7 @@ static void test_file(const fs::path& path, ThreadPool& pool, int& truncations) 
 
 int main(int argc, char** argv) {
   test_bad_inputs();
+  test_ogg_pages();
   ThreadPool pool(2);
   int files = 0, truncations = 0;
   for (int i = 1; i < argc; ++i) {

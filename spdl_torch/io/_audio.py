@@ -186,7 +186,9 @@ def decode_audio(
     so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
-    at or after the end raises ``IndexError``.
+    at or after the end raises ``IndexError``. A late window of PCM WAV, FLAC or (unchained) Ogg Opus is
+    reached by seeking, with the same samples (Opus decodes a 1 s pre-roll first); other formats decode the
+    input before the window too.
 
     Args:
         src: a file path (opened by FFmpeg), the encoded bytes, or a 1-D uint8 CPU tensor of them (read in

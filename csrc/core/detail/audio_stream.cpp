@@ -13,6 +13,7 @@ extern "C" {
 #include "../errors.h"
 #include "audio_resampler.h"
 #include "frame_reader.h"
+#include "ogg_pages.h"
 
 namespace spdl_torch::core::detail {
 namespace {
@@ -109,7 +110,7 @@ class Scratch {
 
 }  // namespace
 
-AudioInput::AudioInput(const MediaSource& source) : demuxer(source) {
+AudioInput::AudioInput(const MediaSource& source_) : source(source_), demuxer(source_) {
   stream = demuxer.find_stream(StreamKind::Audio);
   codec = open_stream_decoder(demuxer, stream, 1);
 }
@@ -149,8 +150,56 @@ int64_t AudioInput::stated_samples(int rate) const {
   return -1;
 }
 
-AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
-                                      AudioSink& sink) {
+namespace {
+
+// Where a window may be reached by seeking instead of decoding from the start, and how much earlier than the
+// window's first input sample the decode must begin (pre-roll) for its samples to equal the whole decode's.
+// Only inputs whose timestamps after a seek are exact positions qualify: PCM in WAV (positions are byte
+// offsets), native FLAC (every frame carries its sample number) and Opus in Ogg (granule positions; its
+// decoder state converges within the pre-roll, checked bit-exact over the corpus; not a chained file, whose
+// granule positions restart per chain). MP3's positions after a
+// seek are estimates (exact for CBR only) and Vorbis-in-Ogg packet timestamps are off by a block near some
+// page boundaries: those, and every other input, decode from the start.
+constexpr double kOpusSeekPrerollSeconds = 1.0;
+
+struct SeekPolicy {
+  bool allowed = false;
+  int64_t preroll = 0;  // input samples
+  // Seek to a multiple of the first packet's length, so that packets keep the boundaries of a read from the
+  // start: a WAV's packets are fixed-size reads, and in a WAV whose header overstates its data (streamed
+  // WAVs) a read from elsewhere would end in a short packet, flagged corrupt (strict: DecodeError).
+  bool packet_aligned = false;
+};
+
+SeekPolicy seek_policy(const AudioInput& input) {
+  SeekPolicy p;
+  const AVCodecParameters* par = input.demuxer.stream(input.stream)->codecpar;
+  const std::string format = input.demuxer.format_name();
+  const AVCodecDescriptor* d = avcodec_descriptor_get(par->codec_id);
+  const bool pcm = d != nullptr && std::strncmp(d->name, "pcm_", 4) == 0;
+  if (format == "wav" && pcm) {
+    p.allowed = p.packet_aligned = true;
+  } else if (format == "flac" && par->codec_id == AV_CODEC_ID_FLAC) {
+    p.allowed = true;
+  } else if (format == "ogg" && par->codec_id == AV_CODEC_ID_OPUS && ogg_single_chain(input.source)) {
+    p.allowed = true;
+    p.preroll = std::max<int64_t>(par->seek_preroll, int64_t(kOpusSeekPrerollSeconds * 48000));
+  }
+  return p;
+}
+
+// Thrown inside a pass when a seek cannot give the whole decode's samples; the decode restarts from the
+// beginning without seeking.
+struct SeekUnusable {};
+
+// Position of a frame with timestamp `pts` (stream time base), in input samples from the first output sample.
+int64_t frame_position(int64_t pts, int64_t origin, AVRational time_base, int rate) {
+  return av_rescale_q_rnd(pts - origin, time_base, AVRational{1, rate},
+                          AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+}
+
+AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
+                              AudioSink& sink, bool may_seek) {
   AudioDecodeResult result;
   FrameReader reader(input.demuxer, input.stream, input.codec.get(), options.strict);
   AVFramePtr frame(av_frame_alloc());
@@ -158,10 +207,16 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
   Scratch scratch(sample_type_size(options.type));
   std::unique_ptr<AudioResampler> resampler;
   std::unique_ptr<WindowWriter> writer;
+  const AVStream* st = input.demuxer.stream(input.stream);
+  SeekPolicy policy;  // decided at the first frame, when the window is known to start late
   int64_t out_pos = 0;     // whole-output index of the resampler's next output sample
   int64_t in_pos = 0;      // input samples of the current resampler's configuration seen so far
   int64_t skip_in = 0;     // input samples of the first configuration not converted (before the window)
-  int64_t decoded = 0;     // input samples decoded, all configurations
+  int64_t decoded = 0;     // input samples decoded, all configurations (or the position reached, after a seek)
+  int64_t origin = AV_NOPTS_VALUE;  // the first frame's pts: the position of output sample 0
+  int64_t seek_target = 0;  // the input sample the seek aims at (at or before it, pre-roll included)
+  bool seeked = false;
+  bool check_landing = false;  // the next frame is the first after a seek
   bool done = false;
 
   auto drain = [&] {
@@ -183,6 +238,15 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
     }
     const int nb = frame->nb_samples;
     if (nb <= 0) continue;
+    if (check_landing) {
+      // The seek must land on a timed frame of the same configuration, at least the pre-roll before the
+      // lead-in; anything else decodes from the start instead.
+      check_landing = false;
+      if (frame->pts == AV_NOPTS_VALUE || !resampler->matches(frame.get())) throw SeekUnusable{};
+      const int64_t pos = frame_position(frame->pts, origin, st->time_base, resampler->in_rate());
+      if (pos < 0 || pos > seek_target || (policy.packet_aligned && pos != seek_target)) throw SeekUnusable{};
+      in_pos = decoded = pos;
+    }
     decoded += nb;
     if (!resampler) {
       resampler = std::make_unique<AudioResampler>(frame.get(), options.sample_rate, options.num_channels,
@@ -200,7 +264,25 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
       writer = std::make_unique<WindowWriter>(sink, first, end, options.type, resampler->out_channels(),
                                               options.max_samples);
       skip_in = resampler_lead_in(resampler->in_rate(), rate, first, &out_pos);
+      origin = frame->pts;
+      const int64_t late = nb + resampler->in_rate() / 2;  // nearer than this, decoding beats seeking
+      if (may_seek && origin != AV_NOPTS_VALUE && skip_in > late) policy = seek_policy(input);
+      int64_t target = skip_in - policy.preroll;
+      if (policy.packet_aligned) target -= target % nb;
+      if (policy.allowed && target > late) {
+        seek_target = target;
+        const int64_t ts = origin + av_rescale_q(target, AVRational{1, resampler->in_rate()}, st->time_base);
+        try {
+          input.demuxer.seek(input.stream, ts);
+        } catch (const DecodeError&) {
+          throw SeekUnusable{};  // e.g. past the end of a truncated file: the decode from the start tells
+        }
+        reader.restart();
+        seeked = check_landing = true;
+        continue;
+      }
     } else if (!resampler->matches(frame.get())) {
+      if (seeked) throw SeekUnusable{};  // positions after a seek hold for one configuration only
       // The stream changed its format, rate or layout: drain the old configuration, continue with a new one
       // (as the CLI reconfigures its filter graph). The output rate and channels stay.
       drain();
@@ -221,6 +303,7 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
     out_pos += n;
     done = writer->done(out_pos);
   }
+  if (check_landing) throw SeekUnusable{};  // the seek found no frame
   if (options.strict && reader.flagged_packets() > 0) {
     throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
                       " input (the file ends inside a packet: truncated?)");
@@ -246,7 +329,6 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
                          ? av_rescale_rnd(in_pos, resampler->out_rate(), resampler->in_rate(), AV_ROUND_NEAR_INF)
                          : in_pos;
     }
-    const AVStream* st = input.demuxer.stream(input.stream);
     if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
         st->duration > 0 && st->codecpar->sample_rate > 0) {
       const int rate = st->codecpar->sample_rate;
@@ -262,6 +344,18 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
   result.written = writer->written();
   result.corrupt_packets = reader.corrupt_packets();
   return result;
+}
+
+}  // namespace
+
+AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
+                                      AudioSink& sink) {
+  try {
+    return decode_pass(input, options, window, sink, true);
+  } catch (const SeekUnusable&) {
+    AudioInput fresh(input.source);  // reopened: exactly the state of a decode from the start
+    return decode_pass(fresh, options, window, sink, false);
+  }
 }
 
 }  // namespace spdl_torch::core::detail

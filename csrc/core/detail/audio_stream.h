@@ -21,6 +21,7 @@ struct AudioInput {
   // The stream's length in output samples at `rate` as the container states it; -1 when not stated.
   int64_t stated_samples(int rate) const;
 
+  MediaSource source;  // kept to reopen the input (its bytes must outlive this object, as for the Demuxer)
   Demuxer demuxer;
   int stream = -1;
   AVCodecContextPtr codec;
@@ -38,8 +39,11 @@ struct OutputWindow {
 // Decodes `input`'s stream per `options` (rate, channels, type, strict, max_samples; not its start/stop)
 // and stores the window's samples into `sink`, stopping once the window is complete. Input before the
 // window is not converted (a resampler starts on an input sample that maps to a whole output sample, with
-// enough of a lead-in that the window's samples are those of the whole decode), but it is decoded: codec
-// state (MDCT overlap, bit reservoir, prediction) makes a lossy decode after a seek differ.
+// enough of a lead-in that the window's samples are those of the whole decode). Where seeking gives exact
+// positions (PCM in WAV, native FLAC, Opus in Ogg with a pre-roll for its decoder state to converge) a late
+// window is reached by a seek; otherwise, or when the seek lands wrong, the input before it is decoded too
+// (a lossy decoder's state after a seek differs: MDCT overlap, bit reservoir, prediction). sink.begin() is
+// called again if the decode restarts from the beginning.
 AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
                                       AudioSink& sink);
 

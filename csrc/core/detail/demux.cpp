@@ -1,11 +1,31 @@
 #include "demux.h"
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 #include "../errors.h"
 
 namespace spdl_torch::core::detail {
+
+namespace {
+
+// Whether every stream is PCM audio whose header states its rate and channel count: such streams have no
+// codec header or parser for avformat_find_stream_info to read packets for.
+bool header_is_complete(const AVFormatContext* f) {
+  if (f->nb_streams == 0) return false;
+  for (unsigned i = 0; i < f->nb_streams; ++i) {
+    const AVCodecParameters* par = f->streams[i]->codecpar;
+    const AVCodecDescriptor* d = avcodec_descriptor_get(par->codec_id);
+    if (par->codec_type != AVMEDIA_TYPE_AUDIO || d == nullptr || std::strncmp(d->name, "pcm_", 4) != 0 ||
+        par->sample_rate <= 0 || par->ch_layout.nb_channels <= 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 const char* stream_kind_name(StreamKind kind) { return kind == StreamKind::Video ? "video" : "audio"; }
 
@@ -32,6 +52,12 @@ Demuxer::Demuxer(const MediaSource& source) {
     throw_ffmpeg_error("cannot open the input", err);
   }
   format_.reset(raw);
+  if (header_is_complete(format_.get())) {
+    // Nothing left to learn by reading packets: probing them costs a WAV about 3 ms, ten times the rest
+    // of opening it (measured on the corpus' 8 kHz WAVs).
+    format_->probesize = 32;
+    format_->max_analyze_duration = 1;
+  }
   const int info = avformat_find_stream_info(format_.get(), nullptr);
   if (info < 0) throw_ffmpeg_error(std::string("cannot read the stream information of the ") + format_name() +
                                        " input", info);
