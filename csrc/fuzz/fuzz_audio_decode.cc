@@ -1,10 +1,12 @@
 // libFuzzer target: core::decode_audio_to_buffer over arbitrary bytes (native rate; 16 kHz mono; a window;
-// int16), under a bounded output size. Built by `make fuzz`; not part of the extension (.cc suffix).
+// int16; a late window, reached by a seek where the format allows), under a bounded output size, and the Ogg
+// page reader that decides whether an Ogg input may be seeked. Built by `make fuzz`; not part of the extension (.cc suffix).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "../core/audio_decoder.h"
+#include "../core/detail/ogg_pages.h"
 #include "../core/errors.h"
 
 using namespace spdl_torch::core;
@@ -12,7 +14,10 @@ using namespace spdl_torch::core;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const uint8_t kNothing = 0;
   const MediaSource source = MediaSource::from_memory(size ? data : &kNothing, size);
-  for (int variant = 0; variant < 4; ++variant) {
+  const int64_t serial = spdl_torch::core::detail::ogg_last_page_serial(data, size);
+  if (serial < -1 || serial > 0xffffffffLL) abort();
+  (void)spdl_torch::core::detail::ogg_single_chain(source);
+  for (int variant = 0; variant < 5; ++variant) {
     AudioOptions opt;
     opt.max_samples = int64_t(1) << 22;  // 16 MiB of float: far below libFuzzer's rss limit
     opt.strict = variant % 2 == 0;
@@ -26,6 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       opt.num_channels = 2;
     } else if (variant == 3) {
       opt.type = SampleType::Int16;
+    } else if (variant == 4) {
+      opt.start = 0.6;
+      opt.stop = 0.65;
     }
     try {
       const DecodedAudio d = decode_audio_to_buffer(source, opt);
