@@ -105,3 +105,28 @@ def test_bad_file_names_its_path(files, tmp_path):
     lenient = AudioDataset([files[0], bad], sample_rate=16000, num_channels=1, strict=False)
     items = lenient.__getitems__([0, 1])
     assert items[1].waveform.shape == (1, 0)
+
+
+def test_pipeline_engine_batches_equal_the_loaders(files):
+    # The dataset as a stage of the pipeline engine: index batches in, one __getitems__ (one native call)
+    # per batch on 2 threads, audio_collate; the same batches as spdl_torch.DataLoader's, in order.
+    from spdl_torch.pipeline import PipelineBuilder
+
+    ds = AudioDataset(files, labels=list(range(6)), sample_rate=16000, num_channels=1, duration=0.4,
+                      random_crop=True, seed=3)
+    batches = [[0, 1, 2], [3, 4, 5]]
+    p = (PipelineBuilder().add_source(batches)
+         .pipe(ds.__getitems__, concurrency=2)
+         .pipe(audio_collate)
+         .build())
+    got = list(p)
+    ref = list(spdl_torch.DataLoader(ds, batch_size=3, num_workers=2))
+    assert len(got) == len(ref) == 2
+    for (s, n, y), (rs, rn, ry) in zip(got, ref):
+        assert torch.equal(s, rs) and torch.equal(n, rn) and torch.equal(y, ry)
+    for k in range(3):  # and each crop is a slice of the whole decode
+        whole = decode_audio(files[k], sample_rate=16000, num_channels=1)
+        n = int(got[0][1][k])
+        assert n == min(6400, whole.shape[1])
+        crop = got[0][0][k, :, :n]
+        assert any(torch.equal(crop, w) for w in whole.unfold(1, n, 1).permute(1, 0, 2))
