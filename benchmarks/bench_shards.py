@@ -43,7 +43,7 @@ def _cpu():
     return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
 
 
-def one(mode: str, transform: str, source: str, buffer: int) -> dict:
+def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) -> dict:
     sys.path.insert(0, REPO)
     import torch
 
@@ -98,8 +98,9 @@ def one(mode: str, transform: str, source: str, buffer: int) -> dict:
         raise SystemExit(f"unknown mode {mode}")
     c0, t0 = _cpu(), time.perf_counter()
     n = 0
-    for x, y in loader:
-        n += len(y)
+    for _ in range(epochs):  # the loader's epochs (a new shuffle each); start-up counted once
+        for x, y in loader:
+            n += len(y)
     dt = time.perf_counter() - t0
     cpu = _cpu() - c0
     if server is not None:
@@ -108,8 +109,11 @@ def one(mode: str, transform: str, source: str, buffer: int) -> dict:
             "cpu_ms_per_image": 1000 * cpu / n}
 
 
+_PASS_ARGS: list[str] = []  # --buffer / --epochs of the main invocation, given to every pass
+
+
 def _run(args: list[str]) -> dict:
-    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_shards", "--one", *args], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_shards", "--one", *args, *_PASS_ARGS], capture_output=True,
                        text=True, cwd=REPO, env=dict(os.environ, PYTHONPATH=REPO))
     if p.returncode != 0:
         raise SystemExit(p.stderr[-3000:])
@@ -120,16 +124,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--one", nargs=3)
     ap.add_argument("--buffer", type=int, default=1000)
+    ap.add_argument("--epochs", type=int, default=1, help="epochs per timed pass (start-up is counted once)")
     ap.add_argument("--root", default="data/imagenet_like/train")
     ap.add_argument("--out", default="build/bench_shards")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sweeps", action="store_true", help="also the shuffle-buffer and shard-size sweeps")
+    ap.add_argument("--modes", default="tarfile,table,folder,shards,http,wds",
+                    help="comma-separated contenders to run (default: all)")
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(*a.one, a.buffer)))
+        print(json.dumps(one(*a.one, a.buffer, a.epochs)))
         return
     sys.path.insert(0, REPO)
     from spdl_torch.datasets import ImageFolder, write_shards
+
+    _PASS_ARGS[:] = ["--buffer", str(a.buffer), "--epochs", str(a.epochs)]
 
     shard_dirs = {}
     for mb in (100, 25, 5):
@@ -144,6 +153,8 @@ def main() -> None:
     for tfm in ("eval", "train"):
         plan += [("folder", tfm, a.root), ("shards", tfm, shard_dirs[100]), ("http", tfm, shard_dirs[100]),
                  ("wds", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[5])]
+    modes = set(a.modes.split(","))
+    plan = [p for p in plan if p[0] in modes]
     for rep in range(a.reps):  # interleaved: every contender once per repetition
         for mode, tfm, src in plan:
             r = _run([mode, tfm, src])
@@ -156,6 +167,11 @@ def main() -> None:
     for k, v in med.items():
         print(f"  {k}: {v[0]:.0f}, {v[1]:.2f}")
     for tfm in ("eval", "train"):
+        if not {"folder", "shards", "http", "wds"} <= modes:
+            f, s = med.get(("folder", tfm, "train"), (None,))[0], med.get(("shards", tfm, "shards_100MB"), (None,))[0]
+            h = med.get(("http", tfm, "shards_100MB"), (None,))[0]
+            print(f"{tfm}: shards/folder {s / f:.2f}x" if f and s else f"{tfm}:", f"http/shards {h / s:.2f}x" if h and s else "")
+            continue
         f = med[("folder", tfm, "train")][0]
         s = med[("shards", tfm, "shards_100MB")][0]
         print(f"{tfm}: shards/folder {s / f:.2f}x; shards/wds(100MB) {s / med[('wds', tfm, 'shards_100MB')][0]:.2f}x; "

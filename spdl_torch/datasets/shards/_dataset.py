@@ -40,7 +40,9 @@ class TarShardDataset(IterableDataset):
         batch_size: samples per decode call in image mode; give the loader's ``batch_size``.
         shuffle: shuffle shards and samples (else shard order, file order).
         shuffle_buffer: samples per shuffle block (see :mod:`spdl_torch.datasets.shards._order`): memory holds
-            one block of encoded members per worker; larger mixes more shards.
+            up to two blocks of encoded members per worker (the next block is read while the current one is
+            consumed; local shards with a member table hold none: they are read sample by sample); larger
+            mixes more shards. A remote worker's first sample of a block waits for the whole block's bytes.
         seed: seed of the order and of the random augmentations (per sample: ``(seed, epoch, index)``); every
             rank must use the same one.
         rank, world_size: this process' rank (default: :func:`spdl_torch.distributed.rank_and_world_size`).

@@ -32,7 +32,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "TransientFetchError", "fetch_range"]
+__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "ShortObjectError", "TransientFetchError",
+           "fetch_range"]
 
 FetchFn = Callable[[str, int, int], Awaitable[bytes]]
 
@@ -208,14 +209,19 @@ def _close_sessions() -> None:
     _open_sessions.clear()
 
 
+class ShortObjectError(OSError):
+    """A remote object ended before the byte range it was read for (a truncated shard)."""
+
+
 class RemoteStream(io.RawIOBase):
     """A read-only stream over ``url``: chunks of ``chunk_size`` bytes fetched ``read_ahead`` at a time ahead of
     the reader on the shared loop. At most ``read_ahead`` chunks are held; the end of the object is the first
-    chunk shorter than asked (or ``size`` when known)."""
+    chunk shorter than asked (or ``size`` when known). ``start``: the first byte to read; ``size`` is then the
+    offset to stop at (the object's size, or the end of a range of it)."""
 
     def __init__(self, url: str, fetch: FetchFn, *, policy: RetryPolicy, max_concurrency: int,
                  chunk_size: int = 4 << 20, read_ahead: int = 4, size: int | None = None,
-                 sink: Callable[[bytes], None] | None = None) -> None:
+                 sink: Callable[[bytes], None] | None = None, start: int = 0) -> None:
         super().__init__()
         self.url, self._fetch, self._policy = url, fetch, policy
         self._concurrency = max_concurrency
@@ -224,7 +230,7 @@ class RemoteStream(io.RawIOBase):
         self._sink = sink
         self._loop = _Loop.get()
         self._futures: deque[Future] = deque()
-        self._next_start = 0
+        self._first = self._next_start = int(start)
         self._eof_seen = False
         self._buf = memoryview(b"")
         self._rng = random.Random(hash(url))
@@ -235,7 +241,7 @@ class RemoteStream(io.RawIOBase):
 
     def _fill(self) -> None:
         # the size unknown: one request until the first answer shows the object is longer than a chunk
-        ahead = self._ahead if self._size is not None or self._next_start > self._chunk else 1
+        ahead = self._ahead if self._size is not None or self._next_start - self._first > self._chunk else 1
         while len(self._futures) < ahead and not self._eof_seen:
             start = self._next_start
             if self._size is not None and start >= self._size:
@@ -253,8 +259,8 @@ class RemoteStream(io.RawIOBase):
             data = fut.result()
             if len(data) < asked:
                 if self._size is not None:
-                    raise OSError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
-                                  f"expected {self._size} bytes")
+                    raise ShortObjectError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
+                                           f"expected {self._size} bytes")
                 self._eof_seen = True
                 for f, _ in self._futures:
                     f.cancel()

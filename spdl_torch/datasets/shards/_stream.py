@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 import posixpath
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -13,6 +14,8 @@ from typing import Any, BinaryIO
 from ...errors import DecodeError
 from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range
+from ._stream_table import StreamTableCursor
+from ._table import MemberTable
 from ._tar import Sample, ShardCursor, TableCursor, count_samples, is_url, local_opener
 from ._write import INDEX_FORMAT
 
@@ -43,8 +46,7 @@ class ShardSet:
             self.names = [join(parent, s["name"]) for s in index["shards"]]
             self.counts = [int(s["num_samples"]) for s in index["shards"]]
             sizes = [s.get("num_bytes") for s in index["shards"]]
-            self.tables = [os.path.join(parent, s["members"]) if s.get("members") and not is_url(base) else None
-                           for s in index["shards"]]
+            self.tables = [join(parent, s["members"]) if s.get("members") else None for s in index["shards"]]
         else:
             if isinstance(sources, (str, os.PathLike)):
                 sources = [sources]
@@ -53,6 +55,7 @@ class ShardSet:
             self.counts = None
             self.tables = [None] * len(self.names)
         self.sizes = sizes
+        self._rows: dict[int, MemberTable] = {}  # loaded member tables
         if not self.names:
             raise ValueError("TarShardDataset: expected at least one shard")
         if self.counts is None:
@@ -99,18 +102,45 @@ class ShardSet:
 
         return open_remote
 
-    def cursor(self, i: int) -> ShardCursor | TableCursor:
-        """A reader of shard i: by its member table when it has one (local plain tars from write_shards), else
-        through tarfile."""
-        table = self.tables[i]
-        if table is not None:
-            with open(table) as f:
-                doc = json.load(f)
-            if doc.get("format") != INDEX_FORMAT or len(doc.get("samples", ())) != self.counts[i]:
-                reason = f"the member table {table} does not match the index ({self.counts[i]} samples)"
-                raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason)
-            return TableCursor(self.names[i], self.names[i], doc["samples"])
-        return ShardCursor(self.names[i], self.opener(i))
+    def random_access(self, i: int) -> bool:
+        """Whether shard i's samples are read one by one as the order asks (a local shard with a member table)."""
+        return self.tables[i] is not None and not is_url(self.names[i])
+
+    def rows(self, i: int) -> MemberTable:
+        """Shard i's member table, loaded once.
+
+        Raises:
+            spdl_torch.DecodeError: the table does not match the index.
+        """
+        rows = self._rows.get(i)
+        if rows is None:
+            table = self.tables[i]
+            try:
+                rows = self._rows[i] = MemberTable(self._read_all(table), format=INDEX_FORMAT,
+                                                   num_samples=self.counts[i])
+            except ValueError as e:
+                reason = f"the member table {table} does not match the index: {e}"
+                raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason) from None
+        return rows
+
+    def cursor(self, i: int) -> ShardCursor | TableCursor | StreamTableCursor:
+        """A reader of shard i: by its member table when it has one (plain tars from write_shards; a remote
+        shard streams only the samples asked for, or reads its cached copy), else through tarfile."""
+        name = self.names[i]
+        if self.tables[i] is None:
+            return ShardCursor(name, self.opener(i))
+        rows = self.rows(i)
+        if not is_url(name):
+            return TableCursor(name, name, rows)
+        cached = self.cache.lookup(name) if self.cache is not None else None
+        if cached is not None:
+            return TableCursor(name, cached, rows)
+
+        def open_range(start: int, stop: int) -> RemoteStream:
+            return RemoteStream(name, self.fetch, policy=self.policy, max_concurrency=self.max_concurrency,
+                                chunk_size=self.chunk_size, read_ahead=self.read_ahead, size=stop, start=start)
+
+        return StreamTableCursor(name, rows, open_range, max_gap=self.chunk_size)
 
     def prefetch(self, i: int) -> None:
         """Starts downloading shard i into the cache (remote shards with a cache only)."""
@@ -119,43 +149,69 @@ class ShardSet:
                                 self.chunk_size)
 
 
+def _groups(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int]], start: int) -> Iterator[tuple]:
+    """The positions ``part[start:]`` cut by block: ``(k, xs, where, random_access)`` per block ``k``, with the
+    X positions, their ``(shard, index)`` and whether every one of them is read sample by sample."""
+    it = positions(take(part, start, 1 << 62))
+    p = next(it, None)
+    while p is not None:
+        k = p // layout.block
+        group = [p]
+        for p in it:
+            if p // layout.block != k:
+                break
+            group.append(p)
+        else:
+            p = None
+        xs = [layout.x_of(q) for q in group]
+        where = [layout.locate(x) for x in xs]
+        yield k, xs, where, all(shards.random_access(s) for s, _ in where)
+
+
 def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int]], start: int,
                  on_error: Callable[[DecodeError], None]) -> Iterator[tuple[int, int, str, Sample | None]]:
     """Yields ``(ordinal, global_index, shard_name, sample)`` for the positions ``part[start:]`` (``ordinal``:
     the position's place in ``part``), in order. A sample lost to a damaged shard comes as ``None`` after
     ``on_error`` (which raises under the "raise" policy) was told why.
 
-    Shards with a member table are read sample by sample as the order asks (positioned reads: nothing is held,
-    and a sample is decoded while its bytes are still in the CPU's cache); the others block by block, each block's
-    stretch of shards once, sequentially (memory: one block of encoded members)."""
-    cursors: dict[int, Any] = {}
+    Local shards with a member table are read sample by sample as the order asks (positioned reads: nothing is
+    held, and a sample is decoded while its bytes are still in the CPU's cache); the others block by block, each
+    block's stretch of shards once, sequentially, the next block read on a helper thread while this one is
+    consumed (memory: up to two blocks of encoded members)."""
+    cursors: dict[int, Any] = {}  # used by the reader thread only
     tables: dict[int, Any] = {}
     ordinal = start
+    reader = ThreadPoolExecutor(1, thread_name_prefix="spdl_torch-shard-reader")
+    ahead: Future | None = None  # the next block's read
+
+    def read(group: tuple) -> dict[int, Sample]:
+        k, xs, _, _ = group
+        return _read_block(layout, shards, k, set(xs), cursors, on_error)
+
     try:
-        it = positions(take(part, start, 1 << 62))
-        p = next(it, None)
-        while p is not None:
-            k = p // layout.block
-            group = [p]
-            for p in it:
-                if p // layout.block != k:
-                    break
-                group.append(p)
-            else:
-                p = None
-            xs = [layout.x_of(q) for q in group]
-            where = [layout.locate(x) for x in xs]
-            if all(shards.tables[s] is not None for s, _ in where):
+        groups = _groups(layout, shards, part, start)
+        group = next(groups, None)
+        while group is not None:
+            _, xs, where, random_access = group
+            if random_access:
                 for shard, j in where:
                     yield ordinal, layout.global_index(shard, j), shards.names[shard], \
                         _table_sample(shards, tables, shard, j, on_error)
                     ordinal += 1
+                group = next(groups, None)
                 continue
-            got = _read_block(layout, shards, k, set(xs), cursors, on_error)
+            got = (ahead or reader.submit(read, group)).result()
+            ahead = None
+            group = next(groups, None)
+            if group is not None and not group[3]:
+                ahead = reader.submit(read, group)
             for x, (shard, j) in zip(xs, where):
                 yield ordinal, layout.global_index(shard, j), shards.names[shard], got.get(x)
                 ordinal += 1
     finally:
+        if ahead is not None:
+            ahead.cancel()
+        reader.shutdown(wait=True)  # a read in progress ends before its cursors close
         for c in list(cursors.values()) + list(tables.values()):
             c.close()
 

@@ -23,7 +23,7 @@ import torch
 
 from ...errors import DecodeError
 
-__all__ = ["Sample", "ShardCursor", "count_samples", "split_name"]
+__all__ = ["Sample", "ShardCursor", "TableCursor", "count_samples", "sample_span", "split_name", "split_sample"]
 
 # what damaged data raises (an OSError of reading the file or of a remote fetch is passed on as it is)
 _DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error)
@@ -212,26 +212,15 @@ class TableCursor:
     def _read(self, key: str, exts: list, offsets: list, sizes: list) -> dict[str, torch.Tensor]:
         """The sample's members with one positioned read (they are consecutive in the archive: from the first
         header to the end of the last member's data) into one uninitialised buffer; members are views of it."""
-        first, end = offsets[0] - 512, offsets[-1] + sizes[-1]
+        first, end = sample_span(offsets, sizes)
         if end > self._file_size or first < 0:
             raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (the shard ends at byte "
                                                              f"{self._file_size}, the member at {end})")
         buf = torch.empty(end - first, dtype=torch.uint8)
-        raw = buf.numpy()
-        got = os.preadv(self._fd, [raw], first)
-        if got != len(raw):
-            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (read {got} of {len(raw)} bytes)")
-        out = {}
-        for ext, offset, size in zip(exts, offsets, sizes):
-            member = f"{key}.{ext}"
-            h = offset - 512 - first
-            encoded = member.encode()
-            if h < 0 or len(encoded) < 100 and (raw[h:h + len(encoded)].tobytes() != encoded or raw[h + len(encoded)] != 0
-                                                or _octal(raw[h + 124:h + 136].tobytes()) != size):
-                raise _error(self.name, key, member, "the member table does not match the shard (rewrite it with "
-                                                     "write_shards, or remove the index's 'members' entry)")
-            out[ext] = buf[h + 512:h + 512 + size]
-        return out
+        got = os.preadv(self._fd, [buf.numpy()], first)
+        if got != end - first:
+            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (read {got} of {end - first} bytes)")
+        return split_sample(self.name, key, exts, offsets, sizes, buf, first)
 
     def sample(self, index: int) -> Sample | None:
         """Sample ``index`` read now (random access), or None past the table's end."""
@@ -253,6 +242,30 @@ class TableCursor:
                 yield Sample(key, index, None)
                 continue
             yield Sample(key, index, self._read(key, exts, offsets, sizes))
+
+
+def sample_span(offsets: list, sizes: list) -> tuple[int, int]:
+    """A table row's bytes in the shard: from its first member's header to the end of its last member's data."""
+    return offsets[0] - 512, offsets[-1] + sizes[-1]
+
+
+def split_sample(name: str, key: str, exts: list, offsets: list, sizes: list, buf: torch.Tensor,
+                 first: int) -> dict[str, torch.Tensor]:
+    """The members of a sample read into ``buf`` (its bytes from shard offset ``first`` on), as views of it,
+    after checking each member's header against the table (name and size): a table that does not match its
+    shard is a :class:`spdl_torch.DecodeError`, not silent garbage."""
+    raw = buf.numpy()
+    out = {}
+    for ext, offset, size in zip(exts, offsets, sizes):
+        member = f"{key}.{ext}"
+        h = offset - 512 - first
+        encoded = member.encode()
+        if h < 0 or len(encoded) < 100 and (raw[h:h + len(encoded)].tobytes() != encoded or raw[h + len(encoded)] != 0
+                                            or _octal(raw[h + 124:h + 136].tobytes()) != size):
+            raise _error(name, key, member, "the member table does not match the shard (rewrite it with "
+                                            "write_shards, or remove the index's 'members' entry)")
+        out[ext] = buf[h + 512:h + 512 + size]
+    return out
 
 
 def _octal(field: bytes) -> int:

@@ -34,6 +34,7 @@ class RangeServer:
         self.delay, self.fail_every, self.drop_every, self.short_every = delay, fail_every, drop_every, short_every
         self.requests = 0
         self.faults = 0
+        self.bytes_sent = 0  # body bytes of successful range answers
         self._lock = threading.Lock()
         outer = self
 
@@ -105,6 +106,8 @@ class RangeServer:
                     self.connection.shutdown(2)
                     return
                 self.wfile.write(body)
+                with outer._lock:
+                    outer.bytes_sent += len(body)
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
