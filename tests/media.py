@@ -29,8 +29,11 @@ _APT_CACHE_SHIM = '#!/bin/sh\nout=$(/usr/bin/apt-cache "$@"); rc=$?\nprintf "%s\
 
 
 def _complete() -> bool:
+    """Every category present, with files, and no link dangling (a corpus linked from a removed checkout
+    would otherwise silently shrink to its resolvable files)."""
     return (CORPUS / "MANIFEST.tsv").is_file() and all(
-        (CORPUS / c).is_dir() and any((CORPUS / c).iterdir()) for c in CATEGORIES
+        (CORPUS / c).is_dir() and any((CORPUS / c).iterdir()) and all(p.exists() for p in (CORPUS / c).iterdir())
+        for c in CATEGORIES
     )
 
 
