@@ -19,10 +19,7 @@ namespace spdl_torch::core::detail {
 namespace {
 
 // Decoders whose stated length is exact, so a stream that ends early is truncated (strict: DecodeError).
-bool exact_length_codec(AVCodecID id) {
-  const AVCodecDescriptor* d = avcodec_descriptor_get(id);
-  return id == AV_CODEC_ID_FLAC || (d != nullptr && std::strncmp(d->name, "pcm_", 4) == 0);
-}
+bool exact_length_codec(AVCodecID id) { return id == AV_CODEC_ID_FLAC || is_pcm_codec(id); }
 
 std::string seconds_text(int64_t samples, int rate) { return std::to_string(double(samples) / rate) + " s"; }
 
@@ -175,9 +172,7 @@ SeekPolicy seek_policy(const AudioInput& input) {
   SeekPolicy p;
   const AVCodecParameters* par = input.demuxer.stream(input.stream)->codecpar;
   const std::string format = input.demuxer.format_name();
-  const AVCodecDescriptor* d = avcodec_descriptor_get(par->codec_id);
-  const bool pcm = d != nullptr && std::strncmp(d->name, "pcm_", 4) == 0;
-  if (format == "wav" && pcm) {
+  if (format == "wav" && is_pcm_codec(par->codec_id)) {
     p.allowed = p.packet_aligned = true;
   } else if (format == "flac" && par->codec_id == AV_CODEC_ID_FLAC) {
     p.allowed = true;

@@ -1,7 +1,6 @@
 #include "demux.h"
 
 #include <cerrno>
-#include <cstring>
 #include <new>
 
 #include "../errors.h"
@@ -16,8 +15,7 @@ bool header_is_complete(const AVFormatContext* f) {
   if (f->nb_streams == 0) return false;
   for (unsigned i = 0; i < f->nb_streams; ++i) {
     const AVCodecParameters* par = f->streams[i]->codecpar;
-    const AVCodecDescriptor* d = avcodec_descriptor_get(par->codec_id);
-    if (par->codec_type != AVMEDIA_TYPE_AUDIO || d == nullptr || std::strncmp(d->name, "pcm_", 4) != 0 ||
+    if (par->codec_type != AVMEDIA_TYPE_AUDIO || !is_pcm_codec(par->codec_id) ||
         par->sample_rate <= 0 || par->ch_layout.nb_channels <= 0) {
       return false;
     }

@@ -6,6 +6,7 @@ extern "C" {
 }
 
 #include <cstdarg>
+#include <cstring>
 
 #include "../errors.h"
 #include <mutex>
@@ -43,6 +44,11 @@ void install_ffmpeg_log_capture() {
 void clear_ffmpeg_log() { thread_log().clear(); }
 
 std::string ffmpeg_log() { return thread_log(); }
+
+bool is_pcm_codec(AVCodecID id) {
+  const AVCodecDescriptor* d = avcodec_descriptor_get(id);
+  return d != nullptr && std::strncmp(d->name, "pcm_", 4) == 0;
+}
 
 std::string ffmpeg_error_string(int errnum) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {0};

@@ -55,6 +55,9 @@ void clear_ffmpeg_log();
 // This thread's error-level log lines since the last clear_ffmpeg_log(), joined by "; " (may be empty).
 std::string ffmpeg_log();
 
+// Whether `id` is one of FFmpeg's raw PCM codecs (pcm_s16le, pcm_f32le, ...).
+bool is_pcm_codec(AVCodecID id);
+
 // av_strerror's text for an FFmpeg error code.
 std::string ffmpeg_error_string(int errnum);
 
