@@ -87,19 +87,10 @@ std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
   const core::BatchOptions opt = translate_core_errors(op, [&] {
     core::BatchOptions o;
-    o.geometry = core::parse_geometry_mode(std::string(geometry));
-    o.height = height;
-    o.width = width;
-    o.resize_shorter = resize_shorter;
-    o.scale.assign(scale.begin(), scale.end());
-    o.ratio.assign(ratio.begin(), ratio.end());
-    o.hflip_prob = hflip_prob;
-    o.filter = core::parse_resample_filter(std::string(interpolation));
+    fill_batch_geometry(o, geometry, height, width, resize_shorter, scale, ratio, hflip_prob, interpolation,
+                        out_dtype, mean, std, op);
     o.apply_exif_orientation = apply_exif_orientation;
     o.max_pixels = max_pixels;
-    o.out_type = batch_out_type(out_dtype, "decode_images(device='cuda')");
-    if (mean.has_value()) o.mean.assign(mean->begin(), mean->end());
-    if (std.has_value()) o.std.assign(std->begin(), std->end());
     o.validate();
     return o;
   });

@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Optional.h>
+#include <c10/util/string_view.h>
 
 #include <vector>
 
@@ -16,5 +17,14 @@ core::OutType batch_out_type(at::ScalarType dtype, const char* op);
 
 // A float list argument as a vector; empty when it is None.
 std::vector<double> float_values(const c10::optional<at::ArrayRef<double>>& v);
+
+// The fields of core::BatchOptions every batch op takes the same way: geometry mode, output size, resize,
+// crop ranges, horizontal flip, resampling filter, output type and normalisation. The mode and filter names
+// are parsed (core::InvalidArgument for an unknown one), the dtype checked (ValueError naming `op`).
+void fill_batch_geometry(core::BatchOptions& o, c10::string_view geometry, int64_t height, int64_t width,
+                         int64_t resize_shorter, at::ArrayRef<double> scale, at::ArrayRef<double> ratio,
+                         double hflip_prob, c10::string_view interpolation, at::ScalarType out_dtype,
+                         const c10::optional<at::ArrayRef<double>>& mean,
+                         const c10::optional<at::ArrayRef<double>>& std, const char* op);
 
 }  // namespace spdl_torch::ops

@@ -29,21 +29,12 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
   const core::BatchOptions opt = translate_core_errors("decode_images", [&] {
     core::BatchOptions o;
-    o.geometry = core::parse_geometry_mode(std::string(geometry));
-    o.height = height;
-    o.width = width;
-    o.resize_shorter = resize_shorter;
-    o.scale.assign(scale.begin(), scale.end());
-    o.ratio.assign(ratio.begin(), ratio.end());
-    o.hflip_prob = hflip_prob;
-    o.filter = core::parse_resample_filter(std::string(interpolation));
+    fill_batch_geometry(o, geometry, height, width, resize_shorter, scale, ratio, hflip_prob, interpolation,
+                        out_dtype, mean, std, "decode_images");
     o.apply_exif_orientation = apply_exif_orientation;
     o.max_pixels = max_pixels;
     o.dct_min_ratio = dct_min_ratio;
     o.partial_decode = partial_decode;
-    o.out_type = batch_out_type(out_dtype, "decode_images");
-    o.mean = float_values(mean);
-    o.std = float_values(std);
     o.vflip_prob = vflip_prob;
     o.max_size = max_size;
     o.padding.assign(padding.begin(), padding.end());

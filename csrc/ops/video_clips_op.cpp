@@ -43,18 +43,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     opt.sampling = core::parse_clip_sampling(std::string(sampling));
     opt.max_frames = max_frames;
     core::BatchOptions& o = opt.frame;
-    o.geometry = core::parse_geometry_mode(std::string(geometry));
-    o.height = height;
-    o.width = width;
-    o.resize_shorter = resize_shorter;
-    o.scale.assign(scale.begin(), scale.end());
-    o.ratio.assign(ratio.begin(), ratio.end());
-    o.hflip_prob = hflip_prob;
-    o.filter = core::parse_resample_filter(std::string(interpolation));
+    fill_batch_geometry(o, geometry, height, width, resize_shorter, scale, ratio, hflip_prob, interpolation,
+                        out_dtype, mean, std, "decode_video_clips");
     o.max_pixels = max_pixels;
-    o.out_type = batch_out_type(out_dtype, "decode_video_clips");
-    o.mean = float_values(mean);
-    o.std = float_values(std);
     opt.validate();
     return 0;
   });
