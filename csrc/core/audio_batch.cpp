@@ -101,7 +101,18 @@ AudioBatchResult decode_audio_batch(const std::vector<AudioBatchItem>& items, co
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cost[size_t(a)] > cost[size_t(b)]; });
   const AudioOptions item_opt = item_options(options);
 
-  auto record = [&](int64_t i, const std::exception& e) { r.errors[size_t(i)] = e.what(); };
+  // Runs fn for item i; a bad item (DecodeError, IOError, out of memory) is recorded as its error.
+  auto recording = [&](int64_t i, auto&& fn) {
+    try {
+      fn();
+    } catch (const DecodeError& e) {
+      r.errors[size_t(i)] = e.what();
+    } catch (const IOError& e) {
+      r.errors[size_t(i)] = e.what();
+    } catch (const std::bad_alloc& e) {
+      r.errors[size_t(i)] = e.what();
+    }
+  };
 
   if (options.duration > 0) {
     const int64_t len = options.window_samples();
@@ -112,7 +123,7 @@ AudioBatchResult decode_audio_batch(const std::vector<AudioBatchItem>& items, co
           const AudioBatchItem& item = items[size_t(i)];
           uint8_t* base = slots.data + size_t(i * slots.stride_b) * bps;
           int64_t written = 0;
-          try {
+          recording(i, [&] {
             detail::AudioInput input(item.source);
             detail::OutputWindow window;
             if (options.random_crop) {
@@ -126,13 +137,7 @@ AudioBatchResult decode_audio_batch(const std::vector<AudioBatchItem>& items, co
             r.offsets[size_t(i)] = window.first;
             SlotSink sink(base, slots.stride_c * int64_t(bps), len);
             written = detail::decode_audio_stream(input, item_opt, window, sink).written;
-          } catch (const DecodeError& e) {
-            record(i, e);
-          } catch (const IOError& e) {
-            record(i, e);
-          } catch (const std::bad_alloc& e) {
-            record(i, e);
-          }
+          });
           r.lengths[size_t(i)] = r.errors[size_t(i)].empty() ? written : 0;
           zero_slot(slots, i, options.num_channels, bps, r.lengths[size_t(i)]);
         },
@@ -145,17 +150,11 @@ AudioBatchResult decode_audio_batch(const std::vector<AudioBatchItem>& items, co
   pool.parallel_for(
       order,
       [&](int64_t i) {
-        try {
+        recording(i, [&] {
           DecodedAudio d = decode_audio_to_buffer(items[size_t(i)].source, item_opt);
           r.lengths[size_t(i)] = d.result.written;
           decoded[size_t(i)] = std::move(d.samples);
-        } catch (const DecodeError& e) {
-          record(i, e);
-        } catch (const IOError& e) {
-          record(i, e);
-        } catch (const std::bad_alloc& e) {
-          record(i, e);
-        }
+        });
       },
       on_last_started);
   const int64_t longest = n == 0 ? 0 : *std::max_element(r.lengths.begin(), r.lengths.end());

@@ -154,9 +154,9 @@ namespace {
 // Only inputs whose timestamps after a seek are exact positions qualify: PCM in WAV (positions are byte
 // offsets), native FLAC (every frame carries its sample number) and Opus in Ogg (granule positions; its
 // decoder state converges within the pre-roll, checked bit-exact over the corpus; not a chained file, whose
-// granule positions restart per chain). MP3's positions after a
-// seek are estimates (exact for CBR only) and Vorbis-in-Ogg packet timestamps are off by a block near some
-// page boundaries: those, and every other input, decode from the start.
+// granule positions restart per chain). MP3's positions after a seek are estimates (exact for CBR only) and
+// Vorbis-in-Ogg packet timestamps are off by a block near some page boundaries: those, and every other input,
+// decode from the start.
 constexpr double kOpusSeekPrerollSeconds = 1.0;
 
 struct SeekPolicy {

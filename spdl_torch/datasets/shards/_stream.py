@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
 import posixpath
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from ...errors import DecodeError
