@@ -33,7 +33,7 @@ from concurrent.futures import Future
 from typing import Any
 
 __all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "ShortObjectError", "TransientFetchError",
-           "fetch_range"]
+           "fetch_range", "fetch_range_into"]
 
 FetchFn = Callable[[str, int, int], Awaitable[bytes]]
 
@@ -109,6 +109,34 @@ class _Limiter:
 _limiters: dict[tuple[int, int], _Limiter] = {}
 
 
+async def _with_retries(attempt: Callable[[], Awaitable[int]], url: str, start: int, stop: int,
+                        policy: RetryPolicy, max_concurrency: int, limiter_key: int, rng: random.Random | None) -> int:
+    """``await attempt()`` (the number of bytes it got) under the concurrency bound, the timeout and the retries."""
+    rng = rng or random.Random()
+    key = (limiter_key, max_concurrency)
+    limiter = _limiters.get(key)
+    if limiter is None:
+        limiter = _limiters[key] = _Limiter(max_concurrency)
+    last: BaseException | None = None
+    for n in range(1, policy.attempts + 1):
+        if n > 1:
+            await asyncio.sleep(policy.delay(n - 1, rng))
+        try:
+            async with limiter.sem:
+                got = await asyncio.wait_for(attempt(), policy.timeout)
+        except Exception as e:  # noqa: BLE001 -- classified right below
+            if not _retryable(e):
+                raise OSError(f"{url}: bytes {start}-{stop - 1}: {e}") from e
+            last = e
+            continue
+        if got > stop - start:
+            last = TransientFetchError(f"{got} bytes for a range of {stop - start}")
+            continue
+        return got
+    raise OSError(f"{url}: bytes {start}-{stop - 1}: failed after {policy.attempts} attempts: "
+                  f"{type(last).__name__}: {last}") from last
+
+
 async def fetch_range(fetch: FetchFn, url: str, start: int, stop: int, policy: RetryPolicy,
                       max_concurrency: int, rng: random.Random | None = None) -> bytes:
     """``fetch(url, start, stop)`` under the concurrency bound, the timeout and the retries.
@@ -117,29 +145,50 @@ async def fetch_range(fetch: FetchFn, url: str, start: int, stop: int, policy: R
         OSError: a 4xx answer (at once), or the last failure once ``policy.attempts`` are spent; the message
             names the URL and the byte range.
     """
-    rng = rng or random.Random()
-    key = (id(fetch), max_concurrency)
-    limiter = _limiters.get(key)
-    if limiter is None:
-        limiter = _limiters[key] = _Limiter(max_concurrency)
-    last: BaseException | None = None
-    for attempt in range(1, policy.attempts + 1):
-        if attempt > 1:
-            await asyncio.sleep(policy.delay(attempt - 1, rng))
-        try:
-            async with limiter.sem:
-                data = await asyncio.wait_for(fetch(url, start, stop), policy.timeout)
-        except Exception as e:  # noqa: BLE001 -- classified right below
-            if not _retryable(e):
-                raise OSError(f"{url}: bytes {start}-{stop - 1}: {e}") from e
-            last = e
-            continue
-        if len(data) > stop - start:
-            last = TransientFetchError(f"{len(data)} bytes for a range of {stop - start}")
-            continue
-        return data
-    raise OSError(f"{url}: bytes {start}-{stop - 1}: failed after {policy.attempts} attempts: "
-                  f"{type(last).__name__}: {last}") from last
+    box: list[bytes] = [b""]
+
+    async def attempt() -> int:
+        box[0] = await fetch(url, start, stop)
+        return len(box[0])
+
+    await _with_retries(attempt, url, start, stop, policy, max_concurrency, id(fetch), rng)
+    return box[0]
+
+
+async def fetch_range_into(fetch: FetchFn, url: str, start: int, stop: int, out: memoryview, policy: RetryPolicy,
+                           max_concurrency: int, rng: random.Random | None = None) -> int:
+    """The bytes ``[start, stop)`` of ``url`` written into ``out`` (``len(out) == stop - start``), as
+    :func:`fetch_range`; returns how many there were (fewer only at the end of the object). A fetch with an
+    ``into(url, start, stop, out)`` coroutine method (:class:`HttpFetch`) writes the body straight into ``out``
+    (no intermediate bytes object); any other fetch's bytes are copied there.
+
+    Raises:
+        OSError: as :func:`fetch_range`.
+    """
+    into = getattr(fetch, "into", None)
+
+    async def attempt() -> int:
+        if into is not None:
+            return await into(url, start, stop, out)
+        data = await fetch(url, start, stop)
+        n = min(len(data), len(out))
+        out[:n] = memoryview(data)[:n]
+        return len(data)
+
+    return await _with_retries(attempt, url, start, stop, policy, max_concurrency, id(fetch), rng)
+
+
+def _expected_length(r: Any, start: int, stop: int) -> int:
+    """The body length a 206 answer announces for the range ``[start, stop)`` (its ``Content-Range``)."""
+    expected = stop - start
+    rng = r.headers.get("Content-Range", "")
+    try:
+        span, total = rng.split(" ", 1)[1].split("/")
+        a, b = (int(v) for v in span.split("-"))
+        expected = min(stop, int(total)) - start if total != "*" else b - a + 1
+    except (IndexError, ValueError):
+        pass
+    return expected
 
 
 class HttpFetch:
@@ -176,17 +225,39 @@ class HttpFetch:
             body = await r.read()
             if r.status == 200:  # the server ignored the range
                 return body[start:stop]
-            expected = stop - start
-            rng = r.headers.get("Content-Range", "")
-            try:
-                span, total = rng.split(" ", 1)[1].split("/")
-                a, b = (int(v) for v in span.split("-"))
-                expected = min(stop, int(total)) - start if total != "*" else b - a + 1
-            except (IndexError, ValueError):
-                pass
+            expected = _expected_length(r, start, stop)
             if len(body) != expected:
                 raise TransientFetchError(f"short body: {len(body)} of {expected} bytes")
             return body
+
+    async def into(self, url: str, start: int, stop: int, out: memoryview) -> int:
+        """The bytes ``[start, stop)`` written into ``out`` as they arrive (no intermediate copy); returns how
+        many there were. Raises as :meth:`__call__`."""
+        session = await self._session()
+        async with session.get(url, headers={"Range": f"bytes={start}-{stop - 1}"}) as r:
+            if r.status == 416:
+                return 0
+            if r.status >= 400:
+                raise FetchStatusError(url, r.status, r.reason or "")
+            if r.status == 200:  # the server ignored the range
+                body = (await r.read())[start:stop]
+                out[:len(body)] = body
+                return len(body)
+            expected = _expected_length(r, start, stop)
+            if expected > len(out):
+                raise TransientFetchError(f"{expected} bytes announced for a range of {len(out)}")
+            n = 0
+            while n < expected:
+                chunk = await r.content.readany()
+                if not chunk:
+                    break
+                if n + len(chunk) > expected:
+                    raise TransientFetchError(f"a body longer than the {expected} bytes announced")
+                out[n:n + len(chunk)] = chunk
+                n += len(chunk)
+            if n != expected:
+                raise TransientFetchError(f"short body: {n} of {expected} bytes")
+            return n
 
 
 _open_sessions: set[Any] = set()
@@ -216,12 +287,11 @@ class ShortObjectError(OSError):
 class RemoteStream(io.RawIOBase):
     """A read-only stream over ``url``: chunks of ``chunk_size`` bytes fetched ``read_ahead`` at a time ahead of
     the reader on the shared loop. At most ``read_ahead`` chunks are held; the end of the object is the first
-    chunk shorter than asked (or ``size`` when known). ``start``: the first byte to read; ``size`` is then the
-    offset to stop at (the object's size, or the end of a range of it)."""
+    chunk shorter than asked (or ``size`` when known)."""
 
     def __init__(self, url: str, fetch: FetchFn, *, policy: RetryPolicy, max_concurrency: int,
                  chunk_size: int = 4 << 20, read_ahead: int = 4, size: int | None = None,
-                 sink: Callable[[bytes], None] | None = None, start: int = 0) -> None:
+                 sink: Callable[[bytes], None] | None = None) -> None:
         super().__init__()
         self.url, self._fetch, self._policy = url, fetch, policy
         self._concurrency = max_concurrency
@@ -230,7 +300,7 @@ class RemoteStream(io.RawIOBase):
         self._sink = sink
         self._loop = _Loop.get()
         self._futures: deque[Future] = deque()
-        self._first = self._next_start = int(start)
+        self._next_start = 0
         self._eof_seen = False
         self._buf = memoryview(b"")
         self._rng = random.Random(hash(url))
@@ -241,7 +311,7 @@ class RemoteStream(io.RawIOBase):
 
     def _fill(self) -> None:
         # the size unknown: one request until the first answer shows the object is longer than a chunk
-        ahead = self._ahead if self._size is not None or self._next_start - self._first > self._chunk else 1
+        ahead = self._ahead if self._size is not None or self._next_start > self._chunk else 1
         while len(self._futures) < ahead and not self._eof_seen:
             start = self._next_start
             if self._size is not None and start >= self._size:

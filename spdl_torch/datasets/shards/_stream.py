@@ -3,6 +3,7 @@ unit's part of the global order block by block, reading each block's stretch of 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import posixpath
@@ -13,7 +14,7 @@ from typing import Any, BinaryIO
 
 from ...errors import DecodeError
 from ._order import Layout, positions, take
-from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range
+from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
 from ._stream_table import StreamTableCursor
 from ._table import MemberTable
 from ._tar import Sample, ShardCursor, TableCursor, count_samples, is_url, local_opener
@@ -73,8 +74,6 @@ class ShardSet:
         if not is_url(source):
             with open(source, "rb") as f:
                 return f.read()
-        import asyncio
-
         out, start, step = bytearray(), 0, 1 << 20
         while True:
             coro = fetch_range(self.fetch, source, start, start + step, self.policy, self.max_concurrency)
@@ -136,11 +135,12 @@ class ShardSet:
         if cached is not None:
             return TableCursor(name, cached, rows)
 
-        def open_range(start: int, stop: int) -> RemoteStream:
-            return RemoteStream(name, self.fetch, policy=self.policy, max_concurrency=self.max_concurrency,
-                                chunk_size=self.chunk_size, read_ahead=self.read_ahead, size=stop, start=start)
+        def fetch_into(start: int, stop: int, out: memoryview) -> Future:
+            coro = fetch_range_into(self.fetch, name, start, stop, out, self.policy, self.max_concurrency)
+            return asyncio.run_coroutine_threadsafe(coro, _Loop.get())
 
-        return StreamTableCursor(name, rows, open_range, max_gap=self.chunk_size)
+        return StreamTableCursor(name, rows, fetch_into, max_gap=self.chunk_size, chunk_size=self.chunk_size,
+                                 read_ahead=self.read_ahead)
 
     def prefetch(self, i: int) -> None:
         """Starts downloading shard i into the cache (remote shards with a cache only)."""

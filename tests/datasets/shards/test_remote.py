@@ -169,5 +169,59 @@ def test_http_fetch_reads_ranges_and_the_end(shard_dir):
             return [await fetch(url, 10, 110), await fetch(url, len(data) - 5, len(data) + 100),
                     await fetch(url, len(data) + 10, len(data) + 20)]
 
+        async def go_into():
+            outs = [bytearray(100), bytearray(105), bytearray(10)]
+            ns = [await fetch.into(url, 10, 110, memoryview(outs[0])),
+                  await fetch.into(url, len(data) - 5, len(data) + 100, memoryview(outs[1])),
+                  await fetch.into(url, len(data) + 10, len(data) + 20, memoryview(outs[2]))]
+            return ns, outs
+
         a, b, c = asyncio.run(go())
+        ns, outs = asyncio.run(go_into())
     assert a == data[10:110] and b == data[-5:] and c == b""
+    assert ns == [100, 5, 0] and outs[0] == data[10:110] and outs[1][:5] == data[-5:]
+
+
+def test_a_custom_fetch_reads_shards_by_their_member_tables(shard_dir):
+    """A fetch without an ``into`` method (any user client): the member-table path copies its bytes into the
+    samples' buffers; each range fails once and is retried."""
+    d, _, samples = shard_dir
+    seen, calls = set(), []
+
+    async def fetch(url, start, stop):
+        calls.append((url, start, stop))
+        if (url, start) not in seen:
+            seen.add((url, start))
+            raise ConnectionError("simulated reset")
+        with open(os.path.join(d, url.rsplit("/", 1)[1]), "rb") as f:
+            f.seek(start)
+            return f.read(stop - start)
+
+    ds = TarShardDataset("https://bucket.example/index.json", shuffle=True, shuffle_buffer=30, seed=5, fetch=fetch,
+                         retry=FAST, chunk_size=5000, read_ahead=3)
+    local = TarShardDataset(os.path.join(d, "index.json"), shuffle=True, shuffle_buffer=30, seed=5)
+    assert type(ds.shards.cursor(0)).__name__ == "StreamTableCursor"
+    assert _keys(ds) == _keys(local)
+    assert sorted(k for k, _ in _keys(ds)) == sorted(k for k, _ in samples)
+    assert any(u.endswith(".tar") and stop - start <= 5000 for u, start, stop in calls)  # pieces of chunk_size
+
+
+def test_the_member_table_path_writes_bodies_into_the_sample_buffers(shard_dir, monkeypatch):
+    d, _, samples = shard_dir
+    used = {"call": 0, "into": 0}
+    call, into = HttpFetch.__call__, HttpFetch.into
+
+    async def counted_call(self, url, start, stop):
+        used["call"] += url.endswith(".tar")
+        return await call(self, url, start, stop)
+
+    async def counted_into(self, url, start, stop, out):
+        used["into"] += 1
+        return await into(self, url, start, stop, out)
+
+    monkeypatch.setattr(HttpFetch, "__call__", counted_call)
+    monkeypatch.setattr(HttpFetch, "into", counted_into)
+    with RangeServer(d) as srv:
+        ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST, chunk_size=8192)
+        assert _keys(ds) == _expected(samples)
+    assert used["into"] > 0 and used["call"] == 0
