@@ -2,9 +2,11 @@
 
 Load: 8 clips x 16 frames, stride 2, per video, resized to 128 shorter side + centre crop 112 ("eval"; the
 "train" variant: RandomResizedCrop(112)), batches of 8 videos, 2 workers / threads, from 720p H.264 files
-with 60-frame GOPs (made by ``--prepare``: libx264, testsrc2 + temporal noise, 10 s at 30 fps, into
-data/video_bench, ignored by git; ``--content calibration``, the default, decodes at about the issue's calibration
-rate, ``--content noisy`` at a third of it). Contenders:
+with 60-frame GOPs (made by ``--prepare``: libx264, testsrc2 + temporal noise, ``--seconds`` (default 40) at
+30 fps, into data/video_bench, ignored by git; ``--content calibration``, the default, decodes at about the
+issue's calibration rate, ``--content noisy`` at a third of it). At 40 s the 8 clips are ~170 frames apart and
+need ~484 decoded frames (key frame to clip end), as the issue's calibration file (~500); at 10 s they need
+every frame of the file. Each contender runs in a fresh process (``--one``). Contenders:
 
 * spdl_torch: ``spdl_torch.DataLoader(VideoClipDataset(...))``, one ``decode_video_clips`` call per batch
   on a native pool of ``--threads`` threads;
@@ -44,11 +46,11 @@ CLIPS, T, STRIDE, SHORT, CROP, BATCH = 8, 16, 2, 128, 112, 8
 NOISE = {"calibration": 3, "noisy": 12}
 
 
-def prepare(n_files: int = 4, seconds: int = 10, content: str = "calibration") -> list[Path]:
+def prepare(n_files: int = 4, seconds: int = 40, content: str = "calibration") -> list[Path]:
     DATA.mkdir(parents=True, exist_ok=True)
     out = []
     for i in range(n_files):
-        p = DATA / (f"h264_720p_gop60_{i}.mp4" if content == "noisy" else f"h264_720p_gop60_{content}_{i}.mp4")
+        p = DATA / f"h264_720p_gop60_{content}_{seconds}s_{i}.mp4"
         if not p.exists():
             src = (f"testsrc2=size=1280x720:rate=30:duration={seconds},hue=h={40 * i},"
                    f"noise=alls={NOISE[content]}:allf=t")
@@ -261,20 +263,29 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--content", choices=sorted(NOISE), default="calibration",
                     help="input content (see NOISE): calibration-like decode cost, or decode-dominated")
+    ap.add_argument("--seconds", type=int, default=40, help="length of each input file")
+    ap.add_argument("--one", nargs=2, metavar=("CONTENDER", "VARIANT"), help="one pass in this process (JSON line)")
     args = ap.parse_args()
-    files = prepare(args.files, content=args.content)
+    files = prepare(args.files, seconds=args.seconds, content=args.content)
     if args.prepare:
         return
     paths = [files[i % len(files)] for i in range(args.videos)]
+    if args.one:
+        print(json.dumps(run_one(args.one[0], paths, args.threads, args.one[1] == "train")), flush=True)
+        return
     results = {"decode_bound": decode_bound(files, args.threads), "exact": check_exact(files), "runs": []}
     print(json.dumps(results["decode_bound"]), json.dumps(results["exact"]), flush=True)
+    common = ["--videos", str(args.videos), "--files", str(args.files), "--threads", str(args.threads), "--content",
+              args.content, "--seconds", str(args.seconds)]
     for _ in range(args.repeats):
         for variant in args.variants.split(","):
             for name in args.contenders.split(","):
+                p = subprocess.run([sys.executable, "-m", "benchmarks.bench_video", *common, "--one", name, variant],
+                                   capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
                 try:
-                    r = run_one(name, paths, args.threads, variant == "train")
-                except Exception as e:  # a peer that fails is reported, not fatal
-                    r = {"contender": name, "train": variant == "train", "error": f"{type(e).__name__}: {e}"[:300]}
+                    r = json.loads(p.stdout.strip().splitlines()[-1])
+                except (IndexError, ValueError):  # a peer that fails is reported, not fatal
+                    r = {"contender": name, "train": variant == "train", "error": p.stderr[-300:]}
                 results["runs"].append(r)
                 print(json.dumps(r), flush=True)
     if args.out:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
 
 from torch.utils.data import ConcatDataset, Subset
 
+from .._batch_order import hook_scope
 from ._fetch import EpochFetch
 from ._messages import EMPTY, Failure, Request, Result, Stopped, describe_indices
 
@@ -62,9 +64,11 @@ def map_requests(first: Any, sampler_iter: Iterator, seq: int, skip: set[int], n
     ``seq % num_workers``, as torch assigns batches to its worker processes."""
     if first is END:
         return
+    before = None
     for indices in itertools.chain((first,), sampler_iter):
         if seq not in skip:
-            yield Request(seq, indices, seq % num_workers if bind_workers else None)
+            yield Request(seq, indices, seq % num_workers if bind_workers else None, before)
+            before = seq
         seq += 1
 
 
@@ -78,13 +82,41 @@ def draw_first(sampler_iter: Iterator, prefix: int) -> Any:
 
 
 class MapFetch(EpochFetch):
-    """Loads a map-style batch (``dataset[i]`` / ``__getitems__``, then ``collate_fn``)."""
+    """Loads a map-style batch (``dataset[i]`` / ``__getitems__``, then ``collate_fn``).
+
+    Concurrent fetches issue their batch ops in the epoch's order (:mod:`spdl_torch._batch_order`): a fetch's
+    first batch op waits until the request handed out before it has issued its own or finished (at most
+    :attr:`issue_wait` seconds). The ops serve calls first come, first served, so batches finish in the order the
+    loader delivers them; with batches that take seconds (video clips), two threads racing to the pool could
+    otherwise hold the first batch back until the second is done. Fetches that call no batch op never wait."""
+
+    issue_wait = 1.0  # seconds a batch op waits for the previous request's (a bound, not reached in order)
 
     def __init__(self, loader: Any, *args: Any) -> None:
         super().__init__(loader, *args)
         self.skip_errors = loader.on_error == "skip"
         self.skipped: list = loader.skipped_samples
         self.skipped_lock: threading.Lock = loader._skipped_lock
+        self._issued: set[int] = set()  # requests past their turn whose successor is not yet
+        self._issue_cv = threading.Condition()
+
+    def _take_turn(self, request: Request, wait: bool, passed: list[bool]) -> None:
+        """Marks ``request`` past its turn to issue a batch op (once: ``passed[0]``); ``wait``: first until its
+        predecessor is."""
+        if passed[0]:
+            return
+        passed[0] = True
+        with self._issue_cv:
+            if wait and request.after is not None:
+                deadline = time.monotonic() + self.issue_wait
+                while request.after not in self._issued and not self.stopped:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._issue_cv.wait(min(left, 0.05))
+            self._issued.discard(request.after)
+            self._issued.add(request.seq)
+            self._issue_cv.notify_all()
 
     def fetch(self, dataset: Any, indices: Any) -> Any:
         """The collated (and pinned) batch of ``indices``; under ``on_error="skip"`` without the samples that
@@ -112,10 +144,14 @@ class MapFetch(EpochFetch):
     def load(self, request: Request, worker: int | None) -> Result:
         if worker is None:  # num_workers=0: the original exception reaches the consumer, as in torch
             return Result(request.seq, self.fetch(self.main_dataset, request.indices))
+        passed = [False]
         try:
-            return Result(request.seq, self.fetch(self.dataset(worker), request.indices), worker)
+            with hook_scope(lambda: self._take_turn(request, True, passed)):
+                return Result(request.seq, self.fetch(self.dataset(worker), request.indices), worker)
         except Stopped:
             raise
         except BaseException as e:
             where = f"in DataLoader worker thread {worker} while loading {describe_indices(request.indices)}"
             return Result(request.seq, Failure(e, where), worker)
+        finally:
+            self._take_turn(request, False, passed)

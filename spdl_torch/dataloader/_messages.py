@@ -18,12 +18,14 @@ class Stopped(Exception):
 
 @dataclasses.dataclass(slots=True)
 class Request:
-    """One batch (or sample) to load: position ``seq`` in the epoch; map-style: ``indices`` from the sampler;
-    iterable or ``worker_rng="per_worker"``: the ``worker`` (= pool thread) that must load it."""
+    """One batch (or sample) to load: position ``seq`` in the epoch; map-style: ``indices`` from the sampler and
+    ``after``, the ``seq`` of the request handed out just before it (``None`` for the first); iterable or
+    ``worker_rng="per_worker"``: the ``worker`` (= pool thread) that must load it."""
 
     seq: int
     indices: Any = None
     worker: int | None = None
+    after: int | None = None
 
 
 class Failure:

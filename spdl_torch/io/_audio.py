@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import torch
 
+from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
 
 __all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "audio_metadata", "decode_audio", "decode_audio_batch"]
@@ -337,6 +338,7 @@ def decode_audio_batch(
         arg, name, path = _source(s, op)
         names.append(path)
         (paths if path is not None else data).append(arg)
+    before_batch_op()
     try:
         batch, lengths, offsets, ok = torch.ops.spdl_torch.decode_audio_batch(
             data, paths, sample_rate=sample_rate, num_channels=num_channels,

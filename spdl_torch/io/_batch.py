@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 
@@ -287,6 +288,7 @@ def decode_images(
         return batch if strict else (batch, ok)
     if dev is not None and dev.type != "cpu":
         raise ValueError(f"decode_images: expected device None, 'cpu' or a CUDA device, got {str(device)!r}")
+    before_batch_op()
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .._batch_order import before_batch_op
 from .._errors import name_sample
 from ..errors import DecodeError
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
@@ -127,6 +128,7 @@ def decode_video_clips(
     datas, paths = [d for d, _ in pairs], [p for _, p in pairs]
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor([int(s) for s in seeds], dtype=torch.int64)
+    before_batch_op()
     try:
         clips, ok, indices = call_video_op(
             torch.ops.spdl_torch.decode_video_clips, None, datas, clip_len=clip_len, clips_per_video=clips_per_video,
