@@ -109,9 +109,11 @@ class _Limiter:
 _limiters: dict[tuple[int, int], _Limiter] = {}
 
 
-async def _with_retries(attempt: Callable[[], Awaitable[int]], url: str, start: int, stop: int,
-                        policy: RetryPolicy, max_concurrency: int, limiter_key: int, rng: random.Random | None) -> int:
-    """``await attempt()`` (the number of bytes it got) under the concurrency bound, the timeout and the retries."""
+async def _with_retries(attempt: Callable[[], Awaitable[Any]], length: Callable[[Any], int], url: str, start: int,
+                        stop: int, policy: RetryPolicy, max_concurrency: int, limiter_key: int,
+                        rng: random.Random | None) -> Any:
+    """``await attempt()`` under the concurrency bound, the timeout and the retries; an answer whose
+    ``length`` exceeds the range is retried too."""
     rng = rng or random.Random()
     key = (limiter_key, max_concurrency)
     limiter = _limiters.get(key)
@@ -129,8 +131,8 @@ async def _with_retries(attempt: Callable[[], Awaitable[int]], url: str, start: 
                 raise OSError(f"{url}: bytes {start}-{stop - 1}: {e}") from e
             last = e
             continue
-        if got > stop - start:
-            last = TransientFetchError(f"{got} bytes for a range of {stop - start}")
+        if length(got) > stop - start:
+            last = TransientFetchError(f"{length(got)} bytes for a range of {stop - start}")
             continue
         return got
     raise OSError(f"{url}: bytes {start}-{stop - 1}: failed after {policy.attempts} attempts: "
@@ -145,14 +147,8 @@ async def fetch_range(fetch: FetchFn, url: str, start: int, stop: int, policy: R
         OSError: a 4xx answer (at once), or the last failure once ``policy.attempts`` are spent; the message
             names the URL and the byte range.
     """
-    box: list[bytes] = [b""]
-
-    async def attempt() -> int:
-        box[0] = await fetch(url, start, stop)
-        return len(box[0])
-
-    await _with_retries(attempt, url, start, stop, policy, max_concurrency, id(fetch), rng)
-    return box[0]
+    return await _with_retries(lambda: fetch(url, start, stop), len, url, start, stop, policy, max_concurrency,
+                               id(fetch), rng)
 
 
 async def fetch_range_into(fetch: FetchFn, url: str, start: int, stop: int, out: memoryview, policy: RetryPolicy,
@@ -175,7 +171,7 @@ async def fetch_range_into(fetch: FetchFn, url: str, start: int, stop: int, out:
         out[:n] = memoryview(data)[:n]
         return len(data)
 
-    return await _with_retries(attempt, url, start, stop, policy, max_concurrency, id(fetch), rng)
+    return await _with_retries(attempt, int, url, start, stop, policy, max_concurrency, id(fetch), rng)
 
 
 def _expected_length(r: Any, start: int, stop: int) -> int:
