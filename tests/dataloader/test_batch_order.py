@@ -2,6 +2,7 @@
 first come, first served, so a later batch that reached the pool first would finish first and hold back the one
 the loader must deliver before it."""
 
+import gc
 import threading
 import time
 
@@ -10,6 +11,18 @@ import torch
 
 import spdl_torch
 from spdl_torch import _batch_order
+
+
+@pytest.fixture(autouse=True)
+def _threads_settle():
+    """Each test ends once its loaders' threads have exited (they do shortly after an epoch ends), so that no
+    later test counts them."""
+    before = threading.active_count()
+    yield
+    deadline = time.monotonic() + 10
+    while threading.active_count() > before and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
 
 
 class _Recording(torch.utils.data.Dataset):

@@ -38,7 +38,9 @@ def assert_same_batches(ours, ref):
 
 
 def _our_threads():
-    return [t for t in threading.enumerate() if t.name.startswith("spdl_torch-DataLoader-worker")]
+    """Worker threads and pipeline schedulers of loaders (they exit shortly after an epoch ends)."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith("spdl_torch-DataLoader-worker") or t.name == "spdl_torch.pipeline-scheduler"]
 
 
 def baseline_thread_count(limit_s=10.0):
