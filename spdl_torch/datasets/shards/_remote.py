@@ -32,8 +32,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "ShortObjectError", "TransientFetchError",
-           "fetch_range", "fetch_range_into"]
+__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "TransientFetchError", "fetch_range",
+           "fetch_range_into"]
 
 FetchFn = Callable[[str, int, int], Awaitable[bytes]]
 
@@ -276,10 +276,6 @@ def _close_sessions() -> None:
     _open_sessions.clear()
 
 
-class ShortObjectError(OSError):
-    """A remote object ended before the byte range it was read for (a truncated shard)."""
-
-
 class RemoteStream(io.RawIOBase):
     """A read-only stream over ``url``: chunks of ``chunk_size`` bytes fetched ``read_ahead`` at a time ahead of
     the reader on the shared loop. At most ``read_ahead`` chunks are held; the end of the object is the first
@@ -325,8 +321,8 @@ class RemoteStream(io.RawIOBase):
             data = fut.result()
             if len(data) < asked:
                 if self._size is not None:
-                    raise ShortObjectError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
-                                           f"expected {self._size} bytes")
+                    raise OSError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
+                                  f"expected {self._size} bytes")
                 self._eof_seen = True
                 for f, _ in self._futures:
                     f.cancel()
