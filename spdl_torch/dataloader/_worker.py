@@ -40,6 +40,9 @@ _local = threading.local()
 WORKER_RNG_MODES = ("shared", "per_worker")
 # Held while a "per_worker" fetch has its worker's state in the global RNGs, and while worker_init_fn runs.
 _GLOBAL_RNG_LOCK = threading.RLock()
+# Seconds a pool thread waits for the others' worker_init_fn before it starts fetching anyway (a hung init_fn
+# already hangs the consumer in wait_initialized).
+_INIT_BARRIER_TIMEOUT = 60.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -250,6 +253,7 @@ class WorkerSet:
         self._lock = threading.Lock()
         self._initialized = threading.Semaphore(0)
         self._expected_inits = 0
+        self._all_initialized = threading.Barrier(1)
         self.changed_global_rng = False
 
     def reseed(self, base_seed: int) -> None:
@@ -275,7 +279,10 @@ class WorkerSet:
     def thread_initializer(self, index: int, epoch: int) -> None:
         """Runs once on pool thread ``index`` before anything else: its worker info, then ``worker_init_fn``."""
         _local.worker_info = self.info(index, epoch)
+        all_initialized = self._all_initialized
         try:
+            if self._init_fns[index] is None and self.worker_rng != "per_worker":
+                return  # nothing that could touch the global RNGs
             with _GLOBAL_RNG_LOCK:  # the consumer waits in iter() meanwhile (wait_initialized)
                 consumer = capture_global_rngs()
                 if self.worker_rng == "per_worker":
@@ -297,10 +304,16 @@ class WorkerSet:
                     restore_global_rngs(consumer)
         finally:
             self._initialized.release()
+            # No worker fetches (and draws from the global RNGs) while another one's worker_init_fn runs: its
+            # check would take those draws for the function's, and undoing them would repeat them.
+            with contextlib.suppress(threading.BrokenBarrierError):
+                all_initialized.wait(timeout=_INIT_BARRIER_TIMEOUT)
 
     def expect_initialization(self, num_threads: int) -> None:
-        """A pool of ``num_threads`` threads is being started for these workers."""
+        """A pool of ``num_threads`` threads is being started for these workers (each runs
+        :meth:`thread_initializer` once, then waits for the others)."""
         self._expected_inits += num_threads
+        self._all_initialized = threading.Barrier(num_threads)
 
     def wait_initialized(self) -> None:
         """Blocks until every thread started since the last call ran :meth:`thread_initializer` (so the consumer
