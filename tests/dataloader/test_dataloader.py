@@ -43,23 +43,26 @@ def _our_threads():
             if t.name.startswith("spdl_torch-DataLoader-worker") or t.name == "spdl_torch.pipeline-scheduler"]
 
 
-def baseline_thread_count(limit_s=10.0):
-    """Thread count once workers of earlier iterators (e.g. kept alive by a traceback cycle) are gone."""
+def baseline_threads(limit_s=10.0):
+    """The threads alive once workers of earlier iterators (e.g. kept alive by a traceback cycle) are gone."""
     deadline = time.monotonic() + limit_s
     gc.collect()
     while _our_threads() and time.monotonic() < deadline:
         gc.collect()
         time.sleep(0.01)
-    return threading.active_count()
+    return frozenset(threading.enumerate())
 
 
-def wait_for_thread_count(expected, limit_s=10.0):
-    """Bounded wait for worker threads to finish exiting (no assumption on how fast)."""
+def threads_left(baseline, limit_s=10.0):
+    """The threads started since ``baseline`` that are still alive after a bounded wait for them to finish
+    exiting (no assumption on how fast). Threads of earlier tests that exit meanwhile do not count."""
     deadline = time.monotonic() + limit_s
-    while threading.active_count() > expected and time.monotonic() < deadline:
+    while True:
+        new = [t for t in threading.enumerate() if t not in baseline]
+        if not new or time.monotonic() > deadline:
+            return new
         gc.collect()
         time.sleep(0.01)
-    return threading.active_count()
 
 
 @pytest.mark.parametrize("num_workers", WORKERS)
@@ -211,7 +214,7 @@ class BlockingDataset(RangeDataset):
 
 
 def test_timeout():
-    baseline = baseline_thread_count()
+    baseline = baseline_threads()
     release = threading.Event()
     loader = DataLoader(BlockingDataset(4, release), batch_size=2, num_workers=2, timeout=1)
     it = iter(loader)
@@ -221,17 +224,17 @@ def test_timeout():
     finally:
         release.set()
     del it
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
 
 @pytest.mark.parametrize("num_workers", [1, 3])
 def test_early_break_and_consumer_exception_leave_no_threads(num_workers):
-    baseline = baseline_thread_count()
+    baseline = baseline_threads()
     loader = DataLoader(RangeDataset(200), batch_size=2, num_workers=num_workers)
     for i, _ in enumerate(loader):
         if i == 3:
             break
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
     def consume():
         for i, _ in enumerate(loader):
@@ -240,16 +243,16 @@ def test_early_break_and_consumer_exception_leave_no_threads(num_workers):
 
     with pytest.raises(KeyError):
         consume()
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
     it = iter(loader)
     next(it)
     del it, loader
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
     # A fully consumed epoch also stops its threads.
     list(DataLoader(RangeDataset(10), batch_size=2, num_workers=num_workers))
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
 
 class CountingDataset(RangeDataset):
@@ -336,7 +339,7 @@ def test_worker_init_fn_error_is_reraised():
     def init_fn(worker_id):
         raise OSError("init failed")
 
-    baseline = baseline_thread_count()
+    baseline = baseline_threads()
     it = iter(DataLoader(RangeDataset(4), num_workers=2, worker_init_fn=init_fn))
     with pytest.raises(OSError, match="init failed") as info:
         next(it)
@@ -345,7 +348,7 @@ def test_worker_init_fn_error_is_reraised():
     with pytest.raises(StopIteration):  # the epoch is over
         next(it)
     del info
-    assert wait_for_thread_count(baseline) == baseline
+    assert threads_left(baseline) == []
 
 
 def test_in_order_false_returns_every_batch():
