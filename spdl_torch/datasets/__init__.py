@@ -1,13 +1,13 @@
 """Datasets whose samples are decoded by spdl_torch's native (GIL-releasing) decoders."""
 
 from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
-from .audio import AudioDataset, AudioSample, audio_collate
+from .audio import AudioDataset, AudioSample, Waveform, audio_collate
 from .folder import ImageFolder
 from .shards import TarShardDataset, merge_states, write_shards
 from .video import VideoClipDataset  # video (issue #17)
 
 __all__ = [
-    "AudioDataset", "AudioSample", "audio_collate",  # audio.py
+    "AudioDataset", "AudioSample", "Waveform", "audio_collate",  # audio.py
     "FileListDataset", "ImageFolder", "MAX_IMAGE_BYTES", "TarShardDataset", "VideoClipDataset", "collate",
     "merge_states", "write_shards",
 ]

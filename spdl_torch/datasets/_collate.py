@@ -44,11 +44,20 @@ def _batch_base(images: list[Any]) -> torch.Tensor | None:
 def collate(batch: list[Any]) -> Any:
     """``default_collate``, except that ``(image, target)`` samples whose images are, in order, all the rows
     of one batch tensor made by a fused ``__getitems__`` collate to ``[batch_tensor, targets]`` without a
-    copy. Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or ``torch.utils.data.DataLoader``."""
+    copy, and so does such a value of dict samples (a batch-decoded member of ``TarShardDataset``: the
+    dict's value is that batch tensor). Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or
+    ``torch.utils.data.DataLoader``."""
     if batch and hasattr(type(batch[0]), "__spdl_collate__"):  # samples that collate themselves (AudioSample)
         return type(batch[0]).__spdl_collate__(batch)
     if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
         base = _batch_base([s[0] for s in batch])
         if base is not None:
             return [base, default_collate([s[1] for s in batch])]
+    if batch and type(batch[0]) is dict:
+        return {key: _collate_value([s[key] for s in batch]) for key in batch[0]}
     return default_collate(batch)
+
+
+def _collate_value(values: list[Any]) -> Any:
+    base = _batch_base(values)
+    return base if base is not None else default_collate(values)

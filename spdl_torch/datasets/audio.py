@@ -10,11 +10,12 @@ from typing import Any, NamedTuple
 
 import torch
 from torch.utils.data import Dataset, default_collate
+from torch.utils.data._utils.collate import default_collate_fn_map
 
 from .._errors import name_sample
 from ..errors import DecodeError
 
-__all__ = ["AudioDataset", "AudioSample", "audio_collate"]
+__all__ = ["AudioDataset", "AudioSample", "Waveform", "audio_collate"]
 
 # Batch tensors made by AudioDataset.__getitems__, keyed by id(): their rows collate without a copy.
 _AUDIO_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
@@ -45,6 +46,23 @@ def _batch_base(waves: list[torch.Tensor]) -> torch.Tensor | None:
     return base
 
 
+def _pad(waves: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(samples Tensor[B, C, max n_i], lengths int64 Tensor[B])`` of waveforms Tensor[C, n_i]: zero padding
+    after each; the registered batch itself when they are its rows."""
+    lengths = torch.tensor([w.shape[-1] for w in waves], dtype=torch.int64)
+    base = _batch_base(waves) if waves else None
+    if base is not None:
+        return base, lengths
+    if len({(w.shape[0], w.dtype) for w in waves}) > 1:
+        raise ValueError(f"collating audio: expected waveforms with the same channels and dtype, got "
+                         f"{sorted({(w.shape[0], str(w.dtype)) for w in waves})}")
+    n = int(lengths.max()) if len(waves) else 0
+    out = torch.zeros((len(waves), waves[0].shape[0], n), dtype=waves[0].dtype)
+    for k, w in enumerate(waves):
+        out[k, :, : w.shape[-1]] = w
+    return out, lengths
+
+
 def audio_collate(batch: list) -> list:
     """Pads ``(waveform Tensor[C, n_i], label)`` samples into ``[samples, lengths, labels]``: samples
     Tensor[B, C, max n_i] (zero padding after each waveform; with ``AudioDataset`` batches of a fixed
@@ -55,20 +73,29 @@ def audio_collate(batch: list) -> list:
     Raises:
         ValueError: the waveforms differ in channels or dtype.
     """
-    waves = [s[0] for s in batch]
-    labels = default_collate([s[1] for s in batch])
-    lengths = torch.tensor([w.shape[-1] for w in waves], dtype=torch.int64)
-    base = _batch_base(waves) if waves else None
-    if base is not None:
-        return [base, lengths, labels]
-    if len({(w.shape[0], w.dtype) for w in waves}) > 1:
-        raise ValueError(f"audio_collate: expected waveforms with the same channels and dtype, got "
-                         f"{sorted({(w.shape[0], str(w.dtype)) for w in waves})}")
-    n = int(lengths.max()) if len(waves) else 0
-    out = torch.zeros((len(waves), waves[0].shape[0], n), dtype=waves[0].dtype)
-    for k, w in enumerate(waves):
-        out[k, :, : w.shape[-1]] = w
-    return [out, lengths, labels]
+    samples, lengths = _pad([s[0] for s in batch])
+    return [samples, lengths, default_collate([s[1] for s in batch])]
+
+
+class Waveform(NamedTuple):
+    """A decoded audio member of a dict sample (:class:`spdl_torch.datasets.shards.AudioBatchDecoder`):
+    ``waveform`` Tensor[C, n] (float32 in [-1, 1], or int16; its real samples only) and ``length`` n.
+
+    ``torch.utils.data.default_collate`` (so also :func:`spdl_torch.datasets.collate` and both DataLoaders'
+    default collate, at any depth of a dict or list sample) pads a list of them into ``Waveform(waveform
+    Tensor[B, C, N], length int64 Tensor[B])``, N the longest n, zero padding after each: this module registers
+    it in torch's ``default_collate_fn_map``. Rows of one decode batch collate to that batch without a copy.
+    """
+
+    waveform: torch.Tensor
+    length: int
+
+
+def _collate_waveforms(batch: list, *, collate_fn_map: Any = None) -> Waveform:
+    return Waveform(*_pad([w.waveform for w in batch]))
+
+
+default_collate_fn_map[Waveform] = _collate_waveforms
 
 
 class AudioDataset(Dataset):
@@ -145,7 +172,6 @@ class AudioDataset(Dataset):
 
     def __getitems__(self, indices: Sequence[int]) -> list[AudioSample]:
         from .._seeds import sample_seeds
-        from ..io import decode_audio_batch
 
         indices = [int(i) for i in indices]
         if not indices:
@@ -153,10 +179,21 @@ class AudioDataset(Dataset):
         paths = [self.paths[i] for i in indices]
         seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.random_crop else None
         try:
-            b = decode_audio_batch(paths, sample_rate=self.sample_rate, num_channels=self.num_channels,
-                                   duration=self.duration, seeds=seeds, dtype=self.dtype, strict=self.strict)
+            waves = self._decode(paths, seeds)
         except DecodeError as e:
             raise name_sample(e, paths) from None
+        return [AudioSample(w, self._label(i)) for w, i in zip(waves, indices)]
+
+    def _decode(self, srcs: Sequence[Any], seeds: torch.Tensor | None) -> list[torch.Tensor]:
+        """One :func:`~spdl_torch.io.decode_audio_batch` call over ``srcs`` (paths, or uint8 tensors of the
+        files' bytes): each waveform Tensor[C, n] is a view of its row of the registered batch, cut to its real
+        samples. ``seeds`` (int64 Tensor[B]) draw the crops when ``random_crop``. Raises the op's
+        :class:`DecodeError` (``sample_index`` set) unchanged."""
+        from ..io import decode_audio_batch
+
+        b = decode_audio_batch(srcs, sample_rate=self.sample_rate, num_channels=self.num_channels,
+                               duration=self.duration, seeds=seeds if self.random_crop else None, dtype=self.dtype,
+                               strict=self.strict)
         _AUDIO_BATCHES[id(b.samples)] = b.samples
         lengths = b.lengths.tolist()
-        return [AudioSample(b.samples[k, :, : lengths[k]], self._label(i)) for k, i in enumerate(indices)]
+        return [b.samples[k, :, : lengths[k]] for k in range(len(lengths))]

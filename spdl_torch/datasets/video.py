@@ -152,28 +152,33 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         paths = [self.paths[i] for i in indices]
         return paths, [read_file(p, max_bytes=self.max_bytes or 0) for p in paths]
 
-    def _clips(self, indices: Sequence[int]) -> tuple[Any, list[str]]:
-        """The fused call: clips of every index in one Tensor[B, N, ...], or per-video results."""
+    def _decode(self, datas: list[torch.Tensor], seeds: torch.Tensor) -> Any:
+        """The fused call: clips of every video (uint8 Tensor[num_bytes] each) in one Tensor[B, N, ...], or
+        per-video results (one call per video at its own size). Raises the op's :class:`DecodeError` with
+        ``sample_index`` set."""
         from ..io import decode_video_clips, video_metadata
-        from ..transforms import sample_seeds
 
-        paths, datas = self._read(indices)
-        seeds = sample_seeds(*self._seed_and_epoch(), indices)
-        try:
-            if self.plan is not None:
-                kw = {_RENAMED.get(k, k): v for k, v in self.plan.op_kwargs.items()}
-                return decode_video_clips(datas, seeds=seeds, **kw, **self._common()), paths
-            out = []
-            for k, data in enumerate(datas):  # each video at its own size, one call per video
-                m = video_metadata(data)
-                try:
-                    out.append(decode_video_clips([data], seeds=seeds[k:k + 1], height=m.height, width=m.width,
-                                                  geometry="resize", **self._common())[0])
-                except DecodeError as e:
-                    raise DecodeError(f"sample {k}: {e.reason}", sample_index=k, reason=e.reason) from None
-            return out, paths
-        except DecodeError as e:
-            raise name_sample(e, paths) from None
+        if self.plan is not None:
+            kw = {_RENAMED.get(k, k): v for k, v in self.plan.op_kwargs.items()}
+            return decode_video_clips(datas, seeds=seeds, **kw, **self._common())
+        out = []
+        for k, data in enumerate(datas):  # each video at its own size, one call per video
+            m = video_metadata(data)
+            try:
+                out.append(decode_video_clips([data], seeds=seeds[k:k + 1], height=m.height, width=m.width,
+                                              geometry="resize", **self._common())[0])
+            except DecodeError as e:
+                raise DecodeError(f"sample {k}: {e.reason}", sample_index=k, reason=e.reason) from None
+        return out
+
+    def _decode_clips(self, datas: list[torch.Tensor], seeds: torch.Tensor) -> list[torch.Tensor]:
+        """Each video's clips Tensor[N, T, 3, H, W] (or [N, 3, T, H, W]), the transform's remainder applied; with
+        a fully fused transform they are the rows of one registered batch (zero-copy :func:`collate`)."""
+        clips = self._decode(datas, seeds)
+        if isinstance(clips, torch.Tensor) and (self.plan is None or self.plan.rest is None):
+            register_fused_batch(clips)
+            return [clips[k] for k in range(len(datas))]
+        return [self._finish(clips[k]) for k in range(len(datas))]
 
     def _finish(self, clips: torch.Tensor) -> torch.Tensor:
         """The unfused remainder of the transform, per clip (Tensor[T, 3, H, W] in NTCHW order)."""
@@ -193,16 +198,19 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         """Samples ``indices`` as a list of ``(clips, target)``; with a fused transform one native call
         decodes them all, and the clips are views ``batch[k]`` of one Tensor[B, N, T, 3, H, W] (see
         :func:`spdl_torch.datasets.collate`: it returns that tensor without a copy)."""
+        from ..transforms import sample_seeds
+
         indices = [int(i) for i in indices]
         if not indices:
             return []
-        clips, _ = self._clips(indices)
+        paths, datas = self._read(indices)
+        try:
+            clips = self._decode_clips(datas, sample_seeds(*self._seed_and_epoch(), indices))
+        except DecodeError as e:
+            raise name_sample(e, paths) from None
         targets = [self._target(i) if self.target_transform is None else self.target_transform(self._target(i))
                    for i in indices]
-        if isinstance(clips, torch.Tensor) and (self.plan is None or self.plan.rest is None):
-            register_fused_batch(clips)
-            return [(clips[k], targets[k]) for k in range(len(indices))]
-        return [(self._finish(clips[k]), targets[k]) for k in range(len(indices))]
+        return list(zip(clips, targets))
 
     def __repr__(self) -> str:
         fused = self.plan.describe() if self.plan is not None else "not fused"

@@ -4,14 +4,17 @@
 
 Modules: ``_tar`` (tarfile reader, samples by key), ``_order`` (global order, split over ranks and workers),
 ``_stream`` (sources and one unit's reader), ``_members`` (member -> decoder mapping, fused image batches),
+``_batch_decoders`` (audio / video members decoded one batch per call),
 ``_remote`` (async range fetch, retries, streams), ``_cache`` (bounded read-ahead cache), ``_write``,
 ``_dataset``.
 """
 
+from ._batch_decoders import AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
 from ._dataset import TarShardDataset, merge_states
 from ._members import DEFAULT_DECODERS, IMAGE_EXTS
 from ._remote import FetchStatusError, HttpFetch, RetryPolicy, TransientFetchError
 from ._write import write_shards
 
-__all__ = ["DEFAULT_DECODERS", "FetchStatusError", "HttpFetch", "IMAGE_EXTS", "RetryPolicy", "TarShardDataset",
-           "TransientFetchError", "merge_states", "write_shards"]
+__all__ = ["AudioBatchDecoder", "BatchDecoder", "DEFAULT_DECODERS", "FetchStatusError", "HttpFetch", "IMAGE_EXTS",
+           "RetryPolicy", "TarShardDataset", "TransientFetchError", "VideoClipBatchDecoder", "merge_states",
+           "write_shards"]

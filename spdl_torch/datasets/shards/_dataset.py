@@ -37,7 +37,8 @@ class TarShardDataset(IterableDataset):
             Tensor[N, 3, H, W] whose rows are the images; :func:`spdl_torch.datasets.collate` returns it without
             a copy when the loader's ``batch_size`` is the same). ``None``: dict mode (see ``decoders``).
         target_transform: applied to the integer label (image mode).
-        batch_size: samples per decode call in image mode; give the loader's ``batch_size``.
+        batch_size: samples per decode call (image mode, and batch decoders in dict mode); give the loader's
+            ``batch_size``.
         shuffle: shuffle shards and samples (else shard order, file order).
         shuffle_buffer: samples per shuffle block (see :mod:`spdl_torch.datasets.shards._order`): memory holds
             up to two blocks of encoded members per worker (the next block is read while the current one is
@@ -50,7 +51,12 @@ class TarShardDataset(IterableDataset):
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
         decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
             :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); other members
-            stay uint8 tensors (views of their read buffers).
+            stay uint8 tensors (views of their read buffers). A :class:`~spdl_torch.datasets.shards.BatchDecoder`
+            decodes its member of ``batch_size`` samples in one native call: audio
+            (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
+            :class:`~spdl_torch.datasets.Waveform`) and video clips
+            (:class:`~spdl_torch.datasets.shards.VideoClipBatchDecoder`), e.g. ``decoders={**DEFAULT_DECODERS,
+            "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}``.
         image_exts, label_ext: which members image mode reads (``label_ext=None``: label ``None``).
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
             shard, the key and the member; ``"skip"``: the sample is skipped with a ``RuntimeWarning``,

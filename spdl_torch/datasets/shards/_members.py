@@ -6,8 +6,8 @@
   :func:`spdl_torch.datasets.collate`), otherwise ``decode_image`` + the transform per sample;
 * dict mode (no transform): ``{"__key__", "__shard__", "__index__", <ext>: value}`` where value is
   ``decoders[ext](tensor)`` when a decoder is given for ``ext``, else the member's uint8 Tensor[num_bytes].
-
-Video and audio members plug in through ``decoders`` (``{"mp4": my_video_decoder}``) in dict mode.
+  A decoder that is a :class:`~._batch_decoders.BatchDecoder` (audio: ``AudioBatchDecoder``, video:
+  ``VideoClipBatchDecoder``) decodes that member of ``batch_size`` consecutive samples in one native call.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 from ..._seeds import sample_seeds
 from ...errors import DecodeError
 from .._collate import register_fused_batch
+from ._batch_decoders import BatchDecoder
 from ._tar import Sample
 
 __all__ = ["DEFAULT_DECODERS", "IMAGE_EXTS", "Item", "decode_stream"]
@@ -51,37 +52,49 @@ def decode_stream(ds: Any, items: Iterator[Item], epoch: int, progress: dict[str
                   on_error: Callable[[BaseException], None]) -> Iterator[Any]:
     """What ``ds`` yields for ``items``; ``progress["consumed"]`` is set to one past the ordinal of each sample
     as it is yielded (a skipped sample is consumed with the next one)."""
-    if ds.transform is None:
+    batched = {ext: d for ext, d in ds.decoders.items() if isinstance(d, BatchDecoder)}
+    if ds.transform is None and not batched:
         for ordinal, index, shard, sample in items:
             if sample is None:
                 continue
-            try:
-                out = _as_dict(ds, shard, index, sample)
-            except Exception as e:  # noqa: BLE001 -- a user decoder's failure, named and given to the policy
-                on_error(e if isinstance(e, DecodeError) else _member_error(shard, sample.key, None, f"{type(e).__name__}: {e}"))
-                continue
-            progress["consumed"] = ordinal + 1
-            yield out
+            out = _dict_or_none(ds, shard, index, sample, {}, on_error)
+            if out is not None:
+                progress["consumed"] = ordinal + 1
+                yield out
         return
-    chunk: list[tuple[int, int, str, Sample, torch.Tensor, Any]] = []
+    chunk: list[tuple[int, int, str, Sample, torch.Tensor | None, Any]] = []
     for ordinal, index, shard, sample in items:
         if sample is not None:
-            try:
-                data, label = _image_and_label(ds, shard, sample)
-            except DecodeError as e:
-                on_error(e)
-                continue
+            data = label = None
+            if ds.transform is not None:
+                try:
+                    data, label = _image_and_label(ds, shard, sample)
+                except DecodeError as e:
+                    on_error(e)
+                    continue
             chunk.append((ordinal, index, shard, sample, data, label))
         if len(chunk) == ds.batch_size:
-            yield from _emit(ds, chunk, epoch, progress, on_error)
+            yield from _emit(ds, chunk, epoch, progress, on_error, batched)
             chunk = []
     if chunk:
-        yield from _emit(ds, chunk, epoch, progress, on_error)
+        yield from _emit(ds, chunk, epoch, progress, on_error, batched)
 
 
-def _as_dict(ds: Any, shard: str, index: int, sample: Sample) -> dict[str, Any]:
+def _dict_or_none(ds: Any, shard: str, index: int, sample: Sample, decoded: dict[str, Any],
+                  on_error: Callable[[BaseException], None]) -> dict[str, Any] | None:
+    try:
+        return _as_dict(ds, shard, index, sample, decoded)
+    except Exception as e:  # noqa: BLE001 -- a user decoder's failure, named and given to the policy
+        on_error(e if isinstance(e, DecodeError) else _member_error(shard, sample.key, None, f"{type(e).__name__}: {e}"))
+        return None
+
+
+def _as_dict(ds: Any, shard: str, index: int, sample: Sample, decoded: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"__key__": sample.key, "__shard__": shard, "__index__": index}
     for ext, t in sample.members.items():
+        if ext in decoded:
+            out[ext] = decoded[ext]
+            continue
         dec = ds.decoders.get(ext)
         out[ext] = t if dec is None else dec(t)
     return out
@@ -110,7 +123,10 @@ def _image_and_label(ds: Any, shard: str, sample: Sample) -> tuple[torch.Tensor,
 
 
 def _emit(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
-          on_error: Callable[[BaseException], None]) -> Iterator[Any]:
+          on_error: Callable[[BaseException], None], batched: dict[str, BatchDecoder]) -> Iterator[Any]:
+    if ds.transform is None:
+        yield from _emit_dicts(ds, chunk, epoch, progress, on_error, batched)
+        return
     if ds.plan is not None:
         images = _fused(ds, chunk, epoch, on_error)
     else:
@@ -122,24 +138,74 @@ def _emit(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
         yield image, c[5][0]
 
 
+def _emit_dicts(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
+                on_error: Callable[[BaseException], None], batched: dict[str, BatchDecoder]) -> Iterator[Any]:
+    """Dict mode with batch decoders: each batch-decoded member of the chunk's samples in one call per ext."""
+    decoded: list[dict[str, Any] | None] = [{} for _ in chunk]
+    for ext, decoder in batched.items():
+        rows = [k for k, c in enumerate(chunk) if decoded[k] is not None and ext in c[3].members]
+        if not rows:
+            continue
+
+        def decode(ks: list[int], ext: str = ext, decoder: BatchDecoder = decoder) -> list[Any]:
+            return decoder.decode_batch([chunk[k][3].members[ext] for k in ks],
+                                        sample_seeds(ds.seed, epoch, [chunk[k][1] for k in ks]))
+
+        def report(k: int, e: DecodeError, ext: str = ext) -> None:
+            c = chunk[k]
+            on_error(_member_error(c[2], c[3].key, f"{c[3].key}.{ext}", e.reason or str(e)))
+
+        for k, value in zip(rows, _decode_skipping(decode, rows, report)):
+            if value is None:
+                decoded[k] = None
+            else:
+                decoded[k][ext] = value
+    for c, done in zip(chunk, decoded):
+        if done is None:
+            continue
+        out = _dict_or_none(ds, c[2], c[1], c[3], done, on_error)
+        if out is not None:
+            progress["consumed"] = c[0] + 1
+            yield out
+
+
+def _decode_skipping(decode: Callable[[list[int]], Any], rows: list[int],
+                     report: Callable[[int, DecodeError], None]) -> list[Any]:
+    """``decode(rows)``'s values, one per row; when it raises a :class:`DecodeError` whose ``sample_index`` is
+    row j's position, ``report(row, error)`` (which raises under ``on_error="raise"``) and decode the other
+    rows again in one call, ``None`` in the bad row's place."""
+    bad: set[int] = set()
+    while True:
+        live = [r for r in rows if r not in bad]
+        if not live:
+            return [None] * len(rows)
+        try:
+            values = decode(live)
+        except DecodeError as e:
+            j = e.sample_index
+            if j is None or not 0 <= j < len(live):
+                raise
+            report(live[j], e)
+            bad.add(live[j])
+            continue
+        it = iter(values[k] for k in range(len(live)))
+        return [None if r in bad else next(it) for r in rows]
+
+
 def _fused(ds: Any, chunk: list, epoch: int, on_error: Callable[[BaseException], None]) -> list[Any]:
-    datas = [c[4] for c in chunk]
-    seeds = sample_seeds(ds.seed, epoch, [c[1] for c in chunk]) if ds.plan.random else None
-    try:
+    def decode(ks: list[int]) -> Any:
+        datas = [chunk[k][4] for k in ks]
+        seeds = sample_seeds(ds.seed, epoch, [chunk[k][1] for k in ks]) if ds.plan.random else None
         images = ds.plan(datas, seeds, max_pixels=ds._max_pixels())
-    except DecodeError as e:
-        k = e.sample_index
-        if k is None or not 0 <= k < len(chunk):
-            raise
-        bad = chunk[k]
-        on_error(_member_error(bad[2], bad[3].key, bad[5][1], e.reason or str(e)))
-        # skip policy: decode the others again, one call without the bad sample
-        rest = chunk[:k] + chunk[k + 1:]
-        out = _fused(ds, rest, epoch, on_error) if rest else []
-        return out[:k] + [None] + out[k:]
-    if isinstance(images, torch.Tensor):
-        register_fused_batch(images)
-    return [images[k] for k in range(len(chunk))]
+        if isinstance(images, torch.Tensor):
+            register_fused_batch(images)
+        return images
+
+    def report(k: int, e: DecodeError) -> None:
+        c = chunk[k]
+        on_error(_member_error(c[2], c[3].key, c[5][1], e.reason or str(e)))
+
+    return _decode_skipping(decode, list(range(len(chunk))), report)
 
 
 def _single(ds: Any, c: tuple, on_error: Callable[[BaseException], None]) -> Any:
