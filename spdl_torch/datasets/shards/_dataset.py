@@ -59,8 +59,10 @@ class TarShardDataset(IterableDataset):
             "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}``.
         image_exts, label_ext: which members image mode reads (``label_ext=None``: label ``None``).
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
-            shard, the key and the member; ``"skip"``: the sample is skipped with a ``RuntimeWarning``,
-            counted in ``skipped`` (a list of messages, shared by the workers).
+            shard, the key and the member (a shard that cannot be read at all, missing or unreachable, raises
+            its ``OSError``); ``"skip"``: the samples lost are skipped, each counted in ``skipped`` (a list of
+            messages, one per lost sample, shared by the workers), with one ``RuntimeWarning`` per damage.
+            A gzip shard's CRC is checked at its end, after its samples were read.
         fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
             the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).
         retry: :class:`RetryPolicy` of every range request (timeout, attempts, backoff, jitter).
@@ -197,7 +199,8 @@ class TarShardDataset(IterableDataset):
         if self.on_error == "raise":
             raise error
         self.skipped.append(str(error))
-        warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=2)
+        if not getattr(error, "lost_with_another", False):  # the samples lost with it were told of in its warning
+            warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=2)
 
     # -- state -------------------------------------------------------------------------------------
     def _state_of(self, split: Split, epoch: int, base: list, consumed: int) -> dict[str, Any]:

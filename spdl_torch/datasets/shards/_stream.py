@@ -218,14 +218,14 @@ def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int
 
 def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
                   on_error: Callable[[DecodeError], None]) -> Sample | None:
-    cursor = tables.get(shard)
-    if cursor is None:
-        if len(tables) >= 8:  # a bounded number of open shards
-            tables.pop(next(iter(tables))).close()
-        cursor = tables[shard] = shards.cursor(shard)
     try:
+        cursor = tables.get(shard)
+        if cursor is None:
+            if len(tables) >= 8:  # a bounded number of open shards
+                tables.pop(next(iter(tables))).close()
+            cursor = tables[shard] = shards.cursor(shard)
         return cursor.sample(j)
-    except DecodeError as e:
+    except (DecodeError, OSError) as e:  # a damaged or missing shard
         on_error(e)
         return None
 
@@ -240,28 +240,41 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
         x0 += b - a
         if not want:
             continue
-        cursor = cursors.get(shard)
-        if cursor is None:
-            for other in list(cursors):  # one open shard at a time
-                cursors.pop(other).close()
-            cursor = cursors[shard] = shards.cursor(shard)
-            nxt = _next_shard(layout, shard)
-            if nxt is not None:
-                shards.prefetch(nxt)
         wanted = set(want)
+        error: BaseException | None = None
         try:
+            cursor = cursors.get(shard)
+            if cursor is None:
+                for other in list(cursors):  # one open shard at a time
+                    cursors.pop(other).close()
+                cursor = cursors[shard] = shards.cursor(shard)
+                nxt = _next_shard(layout, shard)
+                if nxt is not None:
+                    shards.prefetch(nxt)
             for s in cursor.read(want[0], want[-1] + 1, want=wanted.__contains__):
                 if s.members is not None:
                     got[s.index + xs] = s
-        except DecodeError as e:
-            on_error(e)
-            continue
+        except (DecodeError, OSError) as e:  # a damaged, missing or unreachable shard
+            error = e
         missing = [j for j in want if j + xs not in got]
-        if missing:
-            reason = (f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} "
-                      f"is missing")
-            on_error(DecodeError(f"{shards.names[shard]}: {reason}", path=shards.names[shard], reason=reason))
+        if error is None and missing:
+            reason = f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} is missing"
+            error = DecodeError(f"{shards.names[shard]}: {reason}", path=shards.names[shard], reason=reason)
+        if error is not None:
+            _report_lost(shards.names[shard], error, missing, on_error)
     return got
+
+
+def _report_lost(name: str, error: BaseException, missing: list[int], on_error: Callable[[BaseException], None]) -> None:
+    """One report per sample lost to ``error`` (the first: the error itself; it raises under "raise"), so the
+    skip policy counts every lost sample."""
+    on_error(error)
+    reason = getattr(error, "reason", None) or str(error)
+    for j in missing[1:]:
+        why = f"sample {j} lost with sample {missing[0]} ({reason})"
+        follow = DecodeError(f"{name}: {why}", path=name, reason=why)
+        follow.lost_with_another = True  # counted in skipped; no warning of its own
+        on_error(follow)
 
 
 def _next_shard(layout: Layout, shard: int) -> int | None:

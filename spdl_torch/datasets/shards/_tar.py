@@ -29,6 +29,19 @@ __all__ = ["Sample", "ShardCursor", "TableCursor", "count_samples", "sample_span
 _DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error)
 
 
+class _StrictTarInfo(tarfile.TarInfo):
+    """:mod:`tarfile` takes a damaged or cut header after the first for the end of the archive and drops the
+    rest without a word (GNU tar reports it); here it is an error. A zero block still ends the archive, as does
+    the end of the data at a header boundary."""
+
+    @classmethod
+    def fromtarfile(cls, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        try:
+            return super().fromtarfile(tf)
+        except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError) as e:
+            raise tarfile.ReadError(f"bad tar header at byte {tf.offset}: {e}") from None
+
+
 def split_name(name: str) -> tuple[str, str]:
     """``(key, ext)`` of a member path: ``"a/b.seg.png"`` -> ``("a/b", "seg.png")`` (WebDataset's rule)."""
     head, sep, base = name.rpartition("/")
@@ -85,6 +98,7 @@ class ShardCursor:
         self._opener = opener
         self._tar: tarfile.TarFile | None = None
         self._file: BinaryIO | None = None
+        self._gzip: gzip.GzipFile | None = None  # a gzip shard's decompressor (its CRC checked at the end)
         self._pending: tarfile.TarInfo | None = None  # first member of the next sample, already read
         self._next = 0  # index of the next sample
         self._done = False
@@ -92,9 +106,11 @@ class ShardCursor:
     def close(self) -> None:
         if self._tar is not None:
             self._tar.close()
+        if self._gzip is not None:
+            self._gzip.close()
         if self._file is not None:
             self._file.close()
-        self._tar = self._file = self._pending = None
+        self._tar = self._gzip = self._file = self._pending = None
         self._next, self._done = 0, False
 
     def _open(self) -> None:
@@ -102,9 +118,26 @@ class ShardCursor:
         f, seekable = self._opener()
         self._file = f
         try:
-            self._tar = tarfile.open(fileobj=f, mode="r:*" if seekable else "r|*")
+            if f.peek(2)[:2] == b"\x1f\x8b":  # gzip: through GzipFile, which checks the CRC and length at the end
+                self._gzip = gzip.GzipFile(fileobj=f, mode="rb")
+                self._tar = tarfile.open(fileobj=self._gzip, mode="r:" if seekable else "r|", tarinfo=_StrictTarInfo)
+            else:
+                self._tar = tarfile.open(fileobj=f, mode="r:*" if seekable else "r|*", tarinfo=_StrictTarInfo)
         except _DATA_ERRORS as e:
             raise _error(self.name, None, None, f"not a readable tar file ({e})") from None
+
+    def _check_end(self) -> None:
+        """At the end of the archive: a gzip shard's data is read to its end, so a damaged stream (CRC,
+        length) is an error rather than members with wrong bytes and no word (it is found only there, after
+        the shard's samples were read)."""
+        if self._gzip is None:
+            return
+        try:
+            while self._gzip.read(1 << 16):
+                pass
+        except _DATA_ERRORS as e:
+            raise _error(self.name, None, None, f"damaged gzip data, found at its end: the samples read from "
+                                                f"this shard may be wrong ({e})") from None
 
     def _next_member(self, key: str | None, last: str | None) -> tarfile.TarInfo | None:
         """The next file member, or None at the end of the archive (``last``: the member before, for errors)."""
@@ -114,6 +147,9 @@ class ShardCursor:
             except _DATA_ERRORS as e:
                 self._done = True
                 raise _error(self.name, key, last, f"truncated or damaged tar after this member ({e})") from None
+            if info is None:
+                self._done = True
+                self._check_end()
             if info is None or info.isfile():
                 return info
 

@@ -3,6 +3,7 @@
 import gzip
 import json
 import os
+import random
 import tarfile
 
 import pytest
@@ -194,3 +195,78 @@ def test_member_table_reads_like_tarfile_and_a_stale_one_is_refused(shard_dir, t
     with pytest.raises(DecodeError, match=rf"sample '{samples[1][0]}', member '{samples[1][0]}.txt': the member table "
                                           "does not match"):
         list(TarShardDataset(str(tmp_path / "index.json"), shuffle=False))
+
+
+def test_a_damaged_header_mid_archive_is_an_error_not_the_end(shard_dir, tmp_path):
+    """tarfile alone takes a bad header after the first for the end of the archive (the rest dropped, no
+    word); GNU tar reports it, and so do we."""
+    d, paths, samples = shard_dir
+    with tarfile.open(paths[0]) as tf:
+        members = tf.getmembers()
+    victim = members[len(members) // 2]
+    data = bytearray(open(paths[0], "rb").read())
+    data[victim.offset:victim.offset + 512] = b"\xff" * 512
+    bad = tmp_path / "badheader.tar"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(DecodeError, match=rf"badheader\.tar: .*bad tar header at byte {victim.offset}"):
+        TarShardDataset([bad])  # counting its samples reads every header
+    n = count_samples(str(paths[0]), local_opener(paths[0]))
+    assert n == len({split_name(m.name)[0] for m in members})  # the intact shard still counts every sample
+
+
+def test_a_damaged_gzip_shard_is_an_error_not_wrong_bytes(tmp_path):
+    rng = random.Random(3)  # incompressible members: the middle of the file is member data
+    paths = write_shards([(f"k{i}", {"bin": rng.randbytes(100_000), "cls": b"1"}) for i in range(3)], tmp_path,
+                         shard_size=1 << 20, gzip=True)
+    data = bytearray(open(paths[0], "rb").read())
+    for k in range(len(data) // 2, len(data) // 2 + 64):  # inside a stored (incompressible) block
+        data[k] ^= 0x5A
+    try:
+        gzip.decompress(bytes(data))
+    except (gzip.BadGzipFile, EOFError, OSError) as e:
+        reference = e
+    else:
+        pytest.fail("the reference read the damaged gzip without an error")
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(bytes(data))
+    assert "CRC" in str(reference)
+    with pytest.raises(DecodeError, match=r"bad\.tar\.gz: damaged gzip data, found at its end.*CRC"):
+        list(TarShardDataset([bad], shuffle=False))
+
+
+@pytest.mark.parametrize("shuffle_buffer", [None, 1000, 7], ids=["in_order", "shuffled", "small_buffer"])
+def test_skip_counts_every_sample_a_truncated_shard_loses(tmp_path, shuffle_buffer):
+    samples = make_samples(60)
+    paths = write_shards(samples, tmp_path / "s", shard_size=40_000, gzip=True)
+    index = os.path.join(tmp_path / "s", "index.json")
+    _truncated_copy(paths[1], paths[1], os.path.getsize(paths[1]) // 2)
+    kw = dict(shuffle=False) if shuffle_buffer is None else dict(shuffle=True, shuffle_buffer=shuffle_buffer)
+    ds = TarShardDataset(index, on_error="skip", **kw)
+    with pytest.warns(RuntimeWarning, match="shard-000001"):
+        keys = [o["__key__"] for o in ds]
+    assert len(keys) == len(set(keys))
+    assert len(keys) + len(ds.skipped) == len(samples)  # every sample delivered or counted as skipped
+    assert all("shard-000001" in m for m in ds.skipped)
+    assert set(keys) >= {k for k, _ in samples} - set(_keys_of_shard(index, 1, samples))
+
+
+def _keys_of_shard(index, i, samples):
+    shards = json.load(open(index))["shards"]
+    start = sum(s["num_samples"] for s in shards[:i])
+    return [k for k, _ in samples[start:start + shards[i]["num_samples"]]]
+
+
+@pytest.mark.parametrize("table", [False, True], ids=["tarfile", "member_table"])
+def test_a_missing_shard_is_skipped_under_skip_and_raises_otherwise(tmp_path, table):
+    samples = make_samples(60)
+    paths = write_shards(samples, tmp_path, shard_size=40_000, gzip=not table)
+    index = os.path.join(tmp_path, "index.json")
+    os.remove(paths[1])
+    with pytest.raises(FileNotFoundError):
+        list(TarShardDataset(index, shuffle=False))
+    ds = TarShardDataset(index, shuffle=False, on_error="skip")
+    with pytest.warns(RuntimeWarning, match="shard-000001"):
+        keys = [o["__key__"] for o in ds]
+    lost = _keys_of_shard(index, 1, samples)
+    assert keys == [k for k, _ in samples if k not in lost]
+    assert len(ds.skipped) == len(lost)
