@@ -53,6 +53,14 @@ def _shutdown_at_exit() -> None:
             t.join(max(0.0, deadline - time.monotonic()))
 
 
+def dataset_epoch(dataset: Any) -> int | None:
+    """The epoch a dataset with ``set_epoch`` holds (its int ``epoch`` attribute), else None."""
+    if not callable(getattr(dataset, "set_epoch", None)):
+        return None
+    epoch = getattr(dataset, "epoch", None)
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
 class DataLoaderIter:
     """One epoch of a :class:`~spdl_torch.DataLoader` (reset per epoch with ``persistent_workers``)."""
 
@@ -109,6 +117,10 @@ class DataLoaderIter:
             resume = None
         elif resume is not None:
             forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
+        if resume is None:
+            held = dataset_epoch(loader.dataset)
+            if held is not None and held != loader._dataset_epoch_seen:
+                loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
         epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
         self._epoch = epoch
 
@@ -162,11 +174,12 @@ class DataLoaderIter:
         n = max(1, self._num_workers)
         requests = None if self._is_iterable else map_requests(
             first_batch, sampler_iter, self._prefix, self._yielded_seqs, n, self._bound)
+        set_epoch = getattr(loader.dataset, "set_epoch", None)
+        if callable(set_epoch):  # the loader's dataset too (its len() may depend on the epoch); workers: their copies
+            set_epoch(epoch)
+        loader._dataset_epoch_seen = dataset_epoch(loader.dataset)
         if self._num_workers == 0:
             self._requests = requests
-            set_epoch = getattr(loader.dataset, "set_epoch", None)
-            if callable(set_epoch):
-                set_epoch(epoch)
             return
 
         per_worker = max(1, 2 if loader.prefetch_factor is None else loader.prefetch_factor)

@@ -15,7 +15,7 @@ from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
 from ..datasets._collate import collate as _fused_collate
-from ._iterator import DataLoaderIter
+from ._iterator import DataLoaderIter, dataset_epoch
 from ._state import LoaderState, describe_loader, stateful_map_dataset
 from ._worker import WORKER_RNG_MODES, install_torch_hooks
 
@@ -128,6 +128,11 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
     worker thread <id> while loading sample indices [...]"`` plus the original traceback; the iterator can go on
     with the next batch, as in torch.
 
+    **Epochs** (beyond torch): every ``iter()`` starts the next epoch (0, 1, ...) and calls the dataset's
+    ``set_epoch(epoch)``, if it has one, and each worker's copy's, so seeded shuffles and augmentations change
+    per epoch without a manual call. A ``dataset.set_epoch(e)`` of the user's since the last epoch start (as
+    torch's loop calls it) is respected: that ``iter()`` is epoch ``e``, and the count goes on from there.
+
     **Resuming** (beyond torch; the contract of torchdata's ``StatefulDataLoader``): :meth:`state_dict`
     describes the position of the latest iterator; :meth:`load_state_dict` makes the next ``iter()`` continue
     from there: the remaining batches, in the same order, with the same ``base_seed`` and epoch. Map-style: the
@@ -199,6 +204,7 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         install_torch_hooks()
         self._last_iter: weakref.ref | None = None  # for state_dict()
         self._epoch = -1  # epoch of the latest iterator
+        self._dataset_epoch_seen = dataset_epoch(dataset)  # what the dataset held when the loader last set it
         self._resume: LoaderState | None = None  # set by load_state_dict, used by the next iter()
 
     @property

@@ -243,12 +243,14 @@ def test_per_thread_rngs_and_sample_generator():
     assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2])  # independent of thread count
 
 
-def test_set_epoch_hook_called_each_epoch():
-    class DS(tud.Dataset):
-        epochs = []
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_set_epoch_hook_called_each_epoch(num_workers):
+    """The loader's dataset and each worker's copy get set_epoch(epoch) once per epoch."""
+    calls = []
 
+    class DS(tud.Dataset):
         def set_epoch(self, e):
-            self.epochs.append(e)
+            calls.append((self is ds, e))
 
         def __len__(self):
             return 2
@@ -256,10 +258,55 @@ def test_set_epoch_hook_called_each_epoch():
         def __getitem__(self, i):
             return i
 
-    loader = DataLoader(DS(), num_workers=1)
+    ds = DS()
+    loader = DataLoader(ds, num_workers=num_workers, persistent_workers=num_workers > 0)
     for _ in range(3):
         list(loader)
-    assert DS.epochs == [0, 1, 2]
+    assert [e for main, e in calls if main] == [0, 1, 2]
+    if num_workers:
+        assert [e for main, e in calls if not main] == [0, 1, 2]
+
+
+class EpochDataset(tud.IterableDataset):
+    """Yields the epoch its worker's copy holds, as a seeded shuffle would use it."""
+
+    def __init__(self):
+        self.epoch = 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        info = tud.get_worker_info()
+        ds = self if info is None else info.dataset
+        if info is None or info.id == 0:
+            yield ds.epoch
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_users_set_epoch_is_the_next_epoch(num_workers, persistent):
+    """torch's loop calls dataset.set_epoch(e) (the DistributedSampler convention, e.g. from a checkpoint's
+    epoch): the loader's own count used to override it with 0, 1, ... The same epochs as torch's DataLoader
+    (whose persistent workers keep their first copy's epoch: ours follow the call)."""
+    if persistent and not num_workers:
+        pytest.skip("persistent workers need num_workers > 0")
+    runs = {tud.DataLoader: [5, 6, 9]}
+    for DL in (DataLoader,) if persistent else (tud.DataLoader, DataLoader):
+        ds = EpochDataset()
+        loader = DL(ds, batch_size=None, num_workers=num_workers, persistent_workers=persistent)
+        got = []
+        for e in (5, 6, 9):  # resumed at epoch 5, then one skipped
+            ds.set_epoch(e)
+            got += list(loader)
+        runs[DL] = got
+    assert runs[tud.DataLoader] == runs[DataLoader] == [5, 6, 9]
+    ds = EpochDataset()
+    loader = DataLoader(ds, batch_size=None, num_workers=num_workers, persistent_workers=persistent)
+    got = list(loader)
+    ds.set_epoch(7)
+    got += list(loader) + list(loader)  # without further calls the count goes on from the user's epoch
+    assert got == [0, 7, 8] and ds.epoch == 8
 
 
 def test_device_cuda_without_cuda_raises_clearly():

@@ -164,13 +164,20 @@ def test_after_a_merged_resume_the_next_epoch_is_whole(shard_dir):
     first = _indices(next(it) for _ in range(3))
     state = loader.state_dict()
     del it
-    ds = _ds(d, seed=1)
-    ds.load_state_dict(merge_states([state]))
-    loader = _loader(ds, 1)
-    rest = _indices(loader)
-    assert sorted(first + rest) == list(range(N))
-    nxt = _indices(loader)
-    assert nxt == ds.global_order(1)
+    for workers in (1, 2):
+        ds = _ds(d, seed=1)
+        ds.load_state_dict(merge_states([state]))
+        loader = _loader(ds, workers)
+        assert len(ds) == N - len(first)
+        rest = _indices(loader)
+        assert sorted(first + rest) == list(range(N))
+        nxt = []
+        for batch in loader:  # the dataset's epoch follows the loader's (its len() too)
+            assert len(ds) == N and ds.epoch == 1
+            nxt += _indices([batch])
+        if workers == 1:
+            assert nxt == ds.global_order(1)
+        assert sorted(nxt) == list(range(N))
 
 
 def test_state_of_another_split_is_refused(shard_dir):
