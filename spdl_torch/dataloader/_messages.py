@@ -39,10 +39,25 @@ class Failure:
         self.where = where
 
     def reraise(self) -> None:
+        """Raises the exception as torch's loader does (same type, the message with the worker's traceback),
+        keeping the original's attributes: a ``DecodeError``'s ``path``, ``reason`` and ``sample_index``, an
+        ``OSError``'s ``errno``, ``strerror`` and ``filename`` (torch's rebuilt exception loses them)."""
         exc, self.exc = self.exc, None
         wrapper = ExceptionWrapper(exc_info=(type(exc), exc, exc.__traceback__), where=self.where)
+        attrs = dict(getattr(exc, "__dict__", {}))
+        if isinstance(exc, OSError):
+            attrs.update(errno=exc.errno, strerror=exc.strerror, filename=exc.filename)
         del exc
-        wrapper.reraise()
+        try:
+            wrapper.reraise()
+        except BaseException as rebuilt:
+            if type(rebuilt) is wrapper.exc_type:
+                for name, value in attrs.items():
+                    try:
+                        setattr(rebuilt, name, value)
+                    except (AttributeError, TypeError):
+                        pass
+            raise
 
 
 class Fatal:

@@ -190,6 +190,33 @@ def test_exception_unbatched_names_index(num_workers):
         assert "in DataLoader worker thread" in text
 
 
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_decode_error_keeps_its_path_and_reason_through_the_workers(num_workers, tmp_path):
+    """torch's re-raise rebuilds the exception from its message: DecodeError.path was None and .reason the
+    whole traceback text; OSError.errno None."""
+    import errno
+
+    from spdl_torch.datasets import FileListDataset
+    from spdl_torch.errors import DecodeError
+
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(b"\xff\xd8\xff\xe0 not a jpeg at all" * 8)
+    with pytest.raises(DecodeError) as info:
+        list(DataLoader(FileListDataset([str(bad)]), batch_size=1, num_workers=num_workers))
+    assert info.value.path == str(bad)
+    assert info.value.reason and "Traceback" not in info.value.reason and info.value.reason in str(info.value)
+    if num_workers:
+        assert "Caught DecodeError in DataLoader worker thread" in str(info.value)
+
+    class Missing(RangeDataset):
+        def __getitem__(self, i):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", f"/data/{i}.jpg")
+
+    with pytest.raises(FileNotFoundError) as info:
+        next(iter(DataLoader(Missing(3), num_workers=num_workers)))
+    assert (info.value.errno, info.value.filename) == (errno.ENOENT, "/data/0.jpg")
+
+
 def test_exception_type_that_cannot_be_rebuilt_becomes_runtime_error():
     class OddError(Exception):
         def __init__(self, a, b):
