@@ -50,8 +50,9 @@ class TarShardDataset(IterableDataset):
         drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
         decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
-            :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); other members
-            stay uint8 tensors (views of their read buffers). A :class:`~spdl_torch.datasets.shards.BatchDecoder`
+            :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); a dict given
+            replaces them (merge: ``{**DEFAULT_DECODERS, ...}``); other members stay uint8 tensors (views of
+            their read buffers). A :class:`~spdl_torch.datasets.shards.BatchDecoder`
             decodes its member of ``batch_size`` samples in one native call: audio
             (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
             :class:`~spdl_torch.datasets.Waveform`) and video clips
@@ -202,6 +203,18 @@ class TarShardDataset(IterableDataset):
         if not getattr(error, "lost_with_another", False):  # the samples lost with it were told of in its warning
             warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=2)
 
+    def __repr__(self) -> str:
+        if self.transform is not None:
+            what = self._plan_text()
+        else:
+            what = "dict mode, decoders: " + (", ".join(f"{ext}: {_describe(d)}" for ext, d in self.decoders.items())
+                                              or "none (every member a uint8 tensor)")
+        shards = self.shards.names
+        where = shards[0] if len(shards) == 1 else f"{shards[0]} ... {shards[-1]}"
+        return (f"{type(self).__name__}(num_shards={len(shards)} ({where}), num_samples={self.num_samples}, "
+                f"rank={self.rank}/{self.world_size}, shuffle={self.shuffle}, shuffle_buffer={self.shuffle_buffer}, "
+                f"seed={self.seed}, epoch={self.epoch},\n    {what.replace(chr(10), chr(10) + '    ')}\n)")
+
     # -- state -------------------------------------------------------------------------------------
     def _state_of(self, split: Split, epoch: int, base: list, consumed: int) -> dict[str, Any]:
         return {"format": STATE_FORMAT, "seed": self.seed, "epoch": epoch, "num_samples": self.num_samples,
@@ -250,6 +263,11 @@ class TarShardDataset(IterableDataset):
                                  f"dataset {mine!r}")
         self._resume.update(merged=dict(state), offset=None)
         self.epoch = int(state["epoch"])
+
+
+def _describe(decoder: Any) -> str:
+    name = getattr(decoder, "__name__", None)
+    return name if isinstance(name, str) else repr(decoder)
 
 
 def merge_states(states: Sequence[Any]) -> dict[str, Any]:

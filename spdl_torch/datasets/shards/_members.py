@@ -33,12 +33,16 @@ def _text(t: torch.Tensor) -> str:
     return bytes(t.numpy()).decode("utf-8")
 
 
+def _int(t: torch.Tensor) -> int:
+    return int(_text(t).strip())
+
+
+def _json(t: torch.Tensor) -> Any:
+    return json.loads(_text(t))
+
+
 #: The decoders of dict mode by default: ``cls`` -> int, ``txt`` -> str, ``json`` -> the parsed value.
-DEFAULT_DECODERS: dict[str, Callable[[torch.Tensor], Any]] = {
-    "cls": lambda t: int(_text(t).strip()),
-    "txt": _text,
-    "json": lambda t: json.loads(_text(t)),
-}
+DEFAULT_DECODERS: dict[str, Callable[[torch.Tensor], Any]] = {"cls": _int, "txt": _text, "json": _json}
 
 Item = tuple[int, int, str, Sample | None]  # (ordinal, global index, shard, sample) from unit_samples
 

@@ -19,17 +19,30 @@ INDEX_FORMAT = "spdl_torch.shards/1"
 MEMBERS_SUFFIX = ".members.json"
 
 
+def _image_key(rel: str) -> tuple[str, str]:
+    """``(key, ext)`` of an ImageFolder file (its path relative to the root): the path without its last suffix,
+    dots of the file name escaped (``%2E``, ``%`` as ``%25``: WebDataset's key ends at the base name's first
+    dot), directories as they are; ext the last suffix, lower case."""
+    head, _, base = rel.replace(os.sep, "/").rpartition("/")
+    stem, ext = os.path.splitext(base)
+    stem = stem.replace("%", "%25").replace(".", "%2E")
+    return (f"{head}/{stem}" if head else stem), (ext[1:].lower() or "bin")
+
+
 def _samples_of(source: Any) -> Iterable[tuple[str, Mapping[str, bytes]]]:
     samples = getattr(source, "samples", None)
     if samples is not None and hasattr(source, "class_to_idx"):  # an ImageFolder: the files' bytes and labels
         root = os.fspath(source.root)
+        seen: dict[str, str] = {}
         for path, label in samples:
-            rel = os.path.relpath(path, root)
-            stem, _, ext = os.path.basename(rel).partition(".")
-            key = os.path.join(os.path.dirname(rel), stem).replace(os.sep, "/").replace(".", "_")
+            key, ext = _image_key(os.path.relpath(path, root))
+            if key in seen:
+                raise ValueError(f"write_shards: {seen[key]} and {path} would be one sample {key!r} (the file name "
+                                 "without its extension): rename one of them")
+            seen[key] = path
             with open(path, "rb") as f:
                 data = f.read()
-            yield key, {ext.lower() or "bin": data, "cls": str(int(label)).encode()}
+            yield key, {ext: data, "cls": str(int(label)).encode()}
         return
     yield from source
 
@@ -41,7 +54,9 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
 
     Args:
         source: an ``ImageFolder`` (its files' encoded bytes as ``<key>.<ext>`` and the class index as
-            ``<key>.cls``, in the dataset's order; nothing is decoded), or any iterable of
+            ``<key>.cls``, in the dataset's order; nothing is decoded; key: the file's path from the root
+            without its last suffix, dots in the file name written ``%2E``; ext: that suffix, lower case),
+            or any iterable of
             ``(key, {ext: bytes})``: the members ``<key>.<ext>`` of one sample, in the given order.
         out_dir: created if missing; shards are ``<prefix>-000000.tar`` (``.tar.gz`` with ``gzip=True``).
         shard_size: bytes per shard (tar headers and padding included; uncompressed size for gzip).
@@ -51,7 +66,8 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
 
     Raises:
         ValueError: ``shard_size`` below 10240 bytes; a key that is empty, contains a dot in its base name
-            or repeats the previous one; an extension that is empty.
+            or repeats the previous one; an extension that is empty or contains ``/``; two ImageFolder files
+            that differ only in their suffix.
         TypeError: a member's data is not bytes-like.
     """
     if int(shard_size) < 10240:
@@ -89,8 +105,9 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
         prev_key = key
         size = 0
         for ext, data in members.items():
-            if not ext:
-                raise ValueError(f"write_shards: sample {key!r} has a member with an empty extension")
+            if not ext or "/" in ext:
+                raise ValueError(f"write_shards: sample {key!r} has a member with an empty extension or one with "
+                                 f"a '/' ({ext!r})")
             if not isinstance(data, (bytes, bytearray, memoryview)):
                 raise TypeError(f"write_shards: sample {key!r} member {ext!r}: expected bytes, got {type(data).__name__}")
             size += 512 + -(-len(data) // 512) * 512

@@ -270,3 +270,59 @@ def test_a_missing_shard_is_skipped_under_skip_and_raises_otherwise(tmp_path, ta
     lost = _keys_of_shard(index, 1, samples)
     assert keys == [k for k, _ in samples if k not in lost]
     assert len(ds.skipped) == len(lost)
+
+
+def test_an_image_folder_with_dots_in_file_names_round_trips(tmp_path):
+    """torchvision accepts dog/photo.1.jpg beside dog/photo.2.jpg, and directories with dots: their samples
+    keep apart, and every image member is found under its last suffix."""
+    from PIL import Image
+
+    names = ["dog/photo.1.jpg", "dog/photo.2.jpg", "dog/photo_1.jpg", "dog/100%.jpg", "cat.v1/img.2020.JPG",
+             "cat.v1/plain.png"]
+    for k, name in enumerate(names):
+        p = tmp_path / "tree" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (8 + k, 6), (10 * k, 0, 0)).save(p, format="PNG" if name.endswith("png") else "JPEG")
+    folder = ImageFolder(tmp_path / "tree")
+    write_shards(folder, tmp_path / "out", shard_size=10240)
+    got = list(TarShardDataset(index_of(tmp_path / "out"), shuffle=False))
+    assert len(got) == len(folder.samples) == len(names)
+    for sample, (path, label) in zip(got, folder.samples):
+        ext = path.rsplit(".", 1)[1].lower()
+        assert set(sample) == {"__key__", "__shard__", "__index__", ext, "cls"}
+        assert bytes(sample[ext].numpy()) == open(path, "rb").read() and sample["cls"] == label
+    keys = [s["__key__"] for s in got]
+    assert len(set(keys)) == len(keys) and "cat.v1/img%2E2020" in keys and "dog/100%25" in keys
+    import torchvision.transforms.v2 as v2
+
+    images = TarShardDataset(index_of(tmp_path / "out"), shuffle=False, transform=v2.Compose([
+        v2.ToImage(), v2.Resize((4, 4))]), warn_unfused=False)
+    assert [label for _, label in images] == [label for _, label in folder.samples]
+
+
+def test_write_shards_refuses_files_that_would_be_one_sample_and_slashed_extensions(tmp_path):
+    from PIL import Image
+
+    for name in ("a/x.jpg", "a/x.png"):
+        p = tmp_path / "tree" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (4, 4)).save(p, format="PNG" if name.endswith("png") else "JPEG")
+    with pytest.raises(ValueError, match=r"x\.jpg and .*x\.png would be one sample 'a/x'"):
+        write_shards(ImageFolder(tmp_path / "tree"), tmp_path / "out")
+    with pytest.raises(ValueError, match="'/'"):
+        write_shards([("s0", {"x/y": b"1"})], tmp_path / "out2")
+
+
+def test_repr_shows_the_shards_the_order_and_what_decodes(shard_dir):
+    import torchvision.transforms.v2 as v2
+
+    from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder
+
+    d, paths, samples = shard_dir
+    text = repr(TarShardDataset(index_of(d), seed=3))
+    assert f"num_shards={len(paths)}" in text and f"num_samples={len(samples)}" in text and "seed=3" in text
+    assert "dict mode, decoders: cls: _int, txt: _text, json: _json" in text
+    text = repr(TarShardDataset(index_of(d), decoders={**DEFAULT_DECODERS, "flac": AudioBatchDecoder(num_channels=2)}))
+    assert "flac: AudioBatchDecoder(sample_rate=16000, num_channels=2" in text
+    text = repr(TarShardDataset(index_of(d), transform=v2.Compose([v2.Resize(32), v2.CenterCrop(28)])))
+    assert "fused into decode_images(mode='eval', resize_shorter=32, height=28, width=28" in text
