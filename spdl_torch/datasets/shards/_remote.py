@@ -319,11 +319,8 @@ class RemoteStream(io.RawIOBase):
                 return 0
             fut, asked = self._futures.popleft()
             data = fut.result()
-            if len(data) < asked:
-                if self._size is not None:
-                    raise OSError(f"{self.url}: object ended at byte {self._next_start - asked + len(data)}, "
-                                  f"expected {self._size} bytes")
-                self._eof_seen = True
+            if len(data) < asked:  # the end of the object (shorter than an index's size: the tar reader then
+                self._eof_seen = True  # finds a truncated member or fewer samples, as in a truncated local file)
                 for f, _ in self._futures:
                     f.cancel()
                 self._futures.clear()

@@ -6,9 +6,11 @@ import os
 
 import pytest
 
-from spdl_torch.datasets import TarShardDataset
+from spdl_torch import DecodeError
+from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards import HttpFetch, RetryPolicy
 
+from .conftest import make_samples
 from .range_server import RangeServer
 
 pytest.importorskip("aiohttp")
@@ -225,3 +227,25 @@ def test_the_member_table_path_writes_bodies_into_the_sample_buffers(shard_dir, 
         ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST, chunk_size=8192)
         assert _keys(ds) == _expected(samples)
     assert used["into"] > 0 and used["call"] == 0
+
+
+def test_a_shard_shorter_than_its_index_reads_as_a_truncated_local_one(tmp_path):
+    """The server's object ends before the index's num_bytes: the bytes there are are read, and the rest is
+    the tar reader's truncated member (named, skipped like the same file on disk), not a bare OSError that
+    lost the whole shard."""
+    samples = make_samples(60)
+    paths = write_shards(samples, tmp_path / "gz", shard_size=40_000, gzip=True)
+    with open(paths[1], "r+b") as f:
+        f.truncate(os.path.getsize(paths[1]) // 2)
+    index = os.path.join(tmp_path / "gz", "index.json")
+    with RangeServer(str(tmp_path)) as srv:
+        url = srv.url("gz/index.json")
+        local = TarShardDataset(index, shuffle=False, on_error="skip")
+        remote = TarShardDataset(url, shuffle=False, on_error="skip")
+        with pytest.warns(RuntimeWarning):
+            want = [o["__key__"] for o in local]
+        with pytest.warns(RuntimeWarning, match="shard-000001.tar.gz"):
+            got = [o["__key__"] for o in remote]
+        assert got == want and len(remote.skipped) == len(local.skipped) == len(samples) - len(want) > 0
+        with pytest.raises(DecodeError, match=r"shard-000001\.tar\.gz: sample '.*', member '.*': truncated"):
+            list(TarShardDataset(url, shuffle=False))
