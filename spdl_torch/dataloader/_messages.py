@@ -41,12 +41,13 @@ class Failure:
     def reraise(self) -> None:
         """Raises the exception as torch's loader does (same type, the message with the worker's traceback),
         keeping the original's attributes: a ``DecodeError``'s ``path``, ``reason`` and ``sample_index``, an
-        ``OSError``'s ``errno``, ``strerror`` and ``filename`` (torch's rebuilt exception loses them)."""
+        ``OSError``'s ``errno`` (torch's rebuilt exception loses them; an OSError's ``strerror`` and ``filename``
+        would change its message, which stays torch's)."""
         exc, self.exc = self.exc, None
         wrapper = ExceptionWrapper(exc_info=(type(exc), exc, exc.__traceback__), where=self.where)
         attrs = dict(getattr(exc, "__dict__", {}))
         if isinstance(exc, OSError):
-            attrs.update(errno=exc.errno, strerror=exc.strerror, filename=exc.filename)
+            attrs["errno"] = exc.errno
         del exc
         try:
             wrapper.reraise()
