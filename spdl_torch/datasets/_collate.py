@@ -54,7 +54,13 @@ def collate(batch: list[Any]) -> Any:
         if base is not None:
             return [base, default_collate([s[1] for s in batch])]
     if batch and type(batch[0]) is dict:
-        return {key: _collate_value([s[key] for s in batch]) for key in batch[0]}
+        keys = batch[0].keys()
+        for k, s in enumerate(batch):
+            if s.keys() != keys:
+                raise KeyError(f"collate: sample {k} has the keys {sorted(s)}, sample 0 {sorted(keys)}: dict samples "
+                               "of a batch need the same keys (e.g. every sample the same members; pass a "
+                               "collate_fn that handles missing ones)")
+        return {key: _collate_value([s[key] for s in batch]) for key in keys}
     return default_collate(batch)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import weakref
 from collections.abc import Sequence
@@ -22,9 +23,10 @@ _AUDIO_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakV
 
 
 class AudioSample(NamedTuple):
-    """One sample of :class:`AudioDataset`: ``waveform`` Tensor[C, n] (float32 in [-1, 1], or int16; its
-    real samples only, n <= N) and its ``label``. :func:`audio_collate` (also the default collate of
-    :class:`spdl_torch.DataLoader`) pads a list of them into ``[samples [B, C, N], lengths [B], labels]``."""
+    """One sample of :class:`AudioDataset`: ``waveform`` Tensor[C, n] (float32, nominally in [-1, 1]: lossy
+    codecs can exceed it, as the ffmpeg CLI's samples do; or int16; its real samples only, n <= N) and its
+    ``label``. :func:`audio_collate` (also the default collate of :class:`spdl_torch.DataLoader`) pads a list
+    of them into ``[samples [B, C, N], lengths [B], labels]``."""
 
     waveform: torch.Tensor
     label: Any
@@ -79,7 +81,8 @@ def audio_collate(batch: list) -> list:
 
 class Waveform(NamedTuple):
     """A decoded audio member of a dict sample (:class:`spdl_torch.datasets.shards.AudioBatchDecoder`):
-    ``waveform`` Tensor[C, n] (float32 in [-1, 1], or int16; its real samples only) and ``length`` n.
+    ``waveform`` Tensor[C, n] (float32, nominally in [-1, 1]: lossy codecs can exceed it, as the ffmpeg CLI's
+    samples do; or int16; its real samples only) and ``length`` n.
 
     ``torch.utils.data.default_collate`` (so also :func:`spdl_torch.datasets.collate` and both DataLoaders'
     default collate, at any depth of a dict or list sample) pads a list of them into ``Waveform(waveform
@@ -130,11 +133,20 @@ class AudioDataset(Dataset):
                  sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
                  strict: bool = True) -> None:
+        from ..io._audio import _check_common, window_samples
+
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
             raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
         if random_crop and duration is None:
             raise ValueError("AudioDataset: random_crop=True needs a duration")
+        _check_common("AudioDataset", sample_rate, num_channels, dtype, None)
+        if sample_rate is None or num_channels is None:
+            raise ValueError("AudioDataset: expected sample_rate and num_channels (one batch has one rate and layout)")
+        if duration is not None and not (isinstance(duration, (int, float)) and math.isfinite(duration)
+                                         and duration > 0 and window_samples(float(duration), sample_rate) >= 1):
+            raise ValueError(f"AudioDataset: expected duration as seconds > 0 (at least one sample) or None, "
+                             f"got {duration=!r}")
         self.labels = list(labels) if labels is not None else None
         self.sample_rate, self.num_channels = sample_rate, num_channels
         self.duration, self.random_crop = duration, bool(random_crop)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -50,6 +51,14 @@ def _clip_plan(transform: Callable) -> Any:
             return dataclasses.replace(head, rest=rest, batched=None, per_sample=rest, unfused=ts[k],
                                        unfused_reason="decode_video_clips does not take this transform's arguments")
     return None
+
+
+def _describe_plan(plan: Any) -> str:
+    """The fused plan as the video op runs it (a plan names decode_images' arguments; see _RENAMED)."""
+    if plan is None:
+        return "not fused"
+    return plan.describe().replace("decode_images(mode=", "decode_video_clips(geometry=").replace(
+        "decode_images(", "decode_video_clips(")
 
 
 class VideoClipDataset(FusedBatchMixin, Dataset):
@@ -114,6 +123,15 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
             raise ValueError(f"VideoClipDataset: expected one label per path, got {len(labels)=} for {len(self.paths)} paths")
         if layout not in ("NTCHW", "NCTHW"):
             raise ValueError(f"VideoClipDataset: expected layout 'NTCHW' or 'NCTHW', got {layout=}")
+        for name, value in (("clip_len", clip_len), ("stride", stride), ("clips_per_video", clips_per_video)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"VideoClipDataset: expected {name} as an int >= 1, got {name}={value!r}")
+        if not (isinstance(frame_interval, (int, float)) and math.isfinite(frame_interval) and frame_interval >= 0):
+            raise ValueError(f"VideoClipDataset: expected frame_interval as seconds >= 0, got {frame_interval=!r}")
+        if seek_mode not in ("exact", "approximate"):
+            raise ValueError(f"VideoClipDataset: expected seek_mode 'exact' or 'approximate', got {seek_mode=!r}")
+        if not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"VideoClipDataset: expected threads as an int >= 0, got {threads=!r}")
         self.labels = list(labels) if labels is not None else None
         self.clip_len, self.stride, self.clips_per_video = int(clip_len), int(stride), int(clips_per_video)
         self.frame_interval, self.layout = float(frame_interval), layout
@@ -163,8 +181,8 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
             return decode_video_clips(datas, seeds=seeds, **kw, **self._common())
         out = []
         for k, data in enumerate(datas):  # each video at its own size, one call per video
-            m = video_metadata(data)
             try:
+                m = video_metadata(data)
                 out.append(decode_video_clips([data], seeds=seeds[k:k + 1], height=m.height, width=m.width,
                                               geometry="resize", **self._common())[0])
             except DecodeError as e:
@@ -213,6 +231,6 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         return list(zip(clips, targets))
 
     def __repr__(self) -> str:
-        fused = self.plan.describe() if self.plan is not None else "not fused"
+        fused = _describe_plan(self.plan)
         return (f"VideoClipDataset(num_videos={len(self)}, clip_len={self.clip_len}, stride={self.stride}, "
                 f"clips_per_video={self.clips_per_video}, sampling={self.sampling!r},\n    {fused}\n)")

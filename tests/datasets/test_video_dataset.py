@@ -84,6 +84,10 @@ def test_bad_video_is_named(tmp_path, paths):
     with pytest.raises(spdl_torch.DecodeError, match="bad.mp4: cannot open the input") as e:
         ds.__getitems__([0, 1])
     assert e.value.path == str(bad)
+    unfused = VideoClipDataset([paths[0], bad], clip_len=2)  # each video probed for its size first
+    with pytest.raises(spdl_torch.DecodeError, match="bad.mp4: cannot open the input") as e:
+        unfused.__getitems__([0, 1])
+    assert e.value.path == str(bad) and e.value.sample_index == 1
     with pytest.raises(ValueError, match="one label per path"):
         VideoClipDataset(paths, labels=[1], clip_len=2)
 

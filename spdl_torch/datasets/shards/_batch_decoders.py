@@ -37,9 +37,10 @@ class AudioBatchDecoder(BatchDecoder):
     :func:`spdl_torch.io.decode_audio_batch` call per batch, exactly as :class:`spdl_torch.datasets.AudioDataset`
     decodes files (the ffmpeg CLI's samples).
 
-    Each value is a :class:`spdl_torch.datasets.Waveform` ``(waveform Tensor[C, n], length n)``: float32 in
-    [-1, 1] (or int16), C = ``num_channels``, at ``sample_rate`` Hz; collated (``default_collate``) into
-    ``Waveform(waveform Tensor[B, C, N], length int64 Tensor[B])``, zero-padded.
+    Each value is a :class:`spdl_torch.datasets.Waveform` ``(waveform Tensor[C, n], length n)``: float32
+    (nominally in [-1, 1]; lossy codecs can exceed it, as the CLI's samples do) or int16, C = ``num_channels``,
+    at ``sample_rate`` Hz; collated (``default_collate``) into ``Waveform(waveform Tensor[B, C, N], length int64
+    Tensor[B])``, zero-padded.
 
     Args:
         sample_rate: output rate in Hz.
@@ -107,7 +108,9 @@ class VideoClipBatchDecoder(BatchDecoder):
         return self._decoder._decode_clips(datas, seeds)
 
     def __repr__(self) -> str:
+        from ..video import _describe_plan
+
         d = self._decoder
-        fused = d.plan.describe() if d.plan is not None else "not fused"
+        fused = _describe_plan(d.plan)
         return (f"VideoClipBatchDecoder(clip_len={d.clip_len}, stride={d.stride}, "
                 f"clips_per_video={d.clips_per_video}, sampling={d.sampling!r}, {fused})")

@@ -62,7 +62,8 @@ class TarShardDataset(IterableDataset):
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
             shard, the key and the member (a shard that cannot be read at all, missing or unreachable, raises
             its ``OSError``); ``"skip"``: the samples lost are skipped, each counted in ``skipped`` (a list of
-            messages, one per lost sample, shared by the workers), with one ``RuntimeWarning`` per damage.
+            messages, one per lost sample, shared by ``spdl_torch.DataLoader``'s worker threads; each of torch's
+            worker processes has its own copy), with one ``RuntimeWarning`` per damage.
             A gzip shard's CRC is checked at its end, after its samples were read.
         fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
             the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).

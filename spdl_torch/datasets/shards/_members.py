@@ -152,8 +152,8 @@ def _emit_dicts(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
             continue
 
         def decode(ks: list[int], ext: str = ext, decoder: BatchDecoder = decoder) -> list[Any]:
-            return decoder.decode_batch([chunk[k][3].members[ext] for k in ks],
-                                        sample_seeds(ds.seed, epoch, [chunk[k][1] for k in ks]))
+            return _batch_call(decoder, [chunk[k][3].members[ext] for k in ks],
+                               sample_seeds(ds.seed, epoch, [chunk[k][1] for k in ks]))
 
         def report(k: int, e: DecodeError, ext: str = ext) -> None:
             c = chunk[k]
@@ -171,6 +171,31 @@ def _emit_dicts(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
         if out is not None:
             progress["consumed"] = c[0] + 1
             yield out
+
+
+def _batch_call(decoder: BatchDecoder, datas: list[torch.Tensor], seeds: torch.Tensor) -> list[Any]:
+    """``decoder.decode_batch(datas, seeds)``, checked: one value per member. A failure that does not say which
+    member it was (any other exception, or a DecodeError without ``sample_index``: a user's decoder) is
+    narrowed down by decoding the members one at a time: the first that fails alone is the bad one."""
+    try:
+        values = decoder.decode_batch(datas, seeds)
+    except DecodeError as e:
+        if e.sample_index is not None:
+            raise
+        failure: Exception = e
+    except Exception as e:  # noqa: BLE001 -- a user's decoder: found out below
+        failure = e
+    else:
+        if len(values) != len(datas):
+            raise ValueError(f"{decoder!r}.decode_batch returned {len(values)} values for {len(datas)} members")
+        return list(values)
+    for j in range(len(datas)):
+        try:
+            decoder.decode_batch(datas[j:j + 1], seeds[j:j + 1])
+        except Exception as e:  # noqa: BLE001 -- reported as member j's failure
+            reason = e.reason if isinstance(e, DecodeError) and e.reason else f"{type(e).__name__}: {e}"
+            raise DecodeError(f"sample {j}: {reason}", sample_index=j, reason=reason) from e
+    raise failure  # no member fails alone
 
 
 def _decode_skipping(decode: Callable[[list[int]], Any], rows: list[int],

@@ -16,7 +16,8 @@ from torchvision.transforms import v2
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import AudioDataset, VideoClipDataset, Waveform, collate, write_shards
-from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder, TarShardDataset, VideoClipBatchDecoder
+from spdl_torch.datasets.shards import (DEFAULT_DECODERS, AudioBatchDecoder, BatchDecoder, TarShardDataset,
+                                       VideoClipBatchDecoder)
 from spdl_torch.errors import DecodeError
 
 from ... import audio as A
@@ -242,3 +243,74 @@ def test_waveform_collate_pads_and_keeps_one_batch_without_a_copy(media):
         [torch.frombuffer(bytearray(p.read_bytes()), dtype=torch.uint8) for p in audio[:3]], torch.zeros(3, dtype=torch.int64))
     out = default_collate(values)
     assert out.waveform.data_ptr() == values[0].waveform.data_ptr() and out.waveform.shape[0] == 3
+
+
+@pytest.fixture(scope="module")
+def bad_video_index(media, tmp_path_factory):
+    videos = media[1]
+    samples = [(f"v/{i:03d}", {"mp4": p.read_bytes(), "cls": str(i).encode()}) for i, p in enumerate(videos[:4])]
+    samples.insert(2, ("v/bad", {"mp4": b"\x00\x00\x00\x18ftypmp42 but nothing more" * 20, "cls": b"9"}))
+    return _write(tmp_path_factory.mktemp("bad_video"), "bad", samples)
+
+
+@pytest.mark.parametrize("transform", [None, "unfused"])
+def test_a_bad_video_member_is_named_and_skipped_without_a_fused_transform(media, bad_video_index, transform):
+    """Without a fused transform each video is probed for its size first: that probe's failure was raised bare
+    (no sample index), so neither policy could name or skip the member."""
+    videos = media[1]
+    t = None if transform is None else v2.Compose([v2.Grayscale(3), v2.Resize(16, antialias=True)])
+    dec = VideoClipBatchDecoder(clip_len=2, transform=t, warn_unfused=False)
+    with pytest.raises(DecodeError, match=r"sample 'v/bad', member 'v/bad\.mp4'"):
+        list(TarShardDataset(bad_video_index, decoders={"mp4": dec}, batch_size=4, shuffle=False))
+    ds = TarShardDataset(bad_video_index, decoders={"mp4": dec}, batch_size=4, shuffle=False, on_error="skip")
+    with pytest.warns(RuntimeWarning, match="v/bad.mp4"):
+        got = list(ds)
+    assert [s["__key__"] for s in got] == [f"v/{i:03d}" for i in range(4)] and len(ds.skipped) == 1
+    ref = VideoClipDataset(videos[:4], clip_len=2, transform=t, warn_unfused=False)
+    assert all(torch.equal(s["mp4"], ref[i][0]) for i, s in enumerate(got))
+
+
+class _Lengths(BatchDecoder):
+    """A user's batch decoder: the member's byte count; a member starting with b"!" is bad data."""
+
+    def __init__(self, extra=0):
+        self.extra, self.calls = extra, []
+
+    def decode_batch(self, datas, seeds):
+        self.calls.append(len(datas))
+        if any(len(d) and int(d[0]) == ord("!") for d in datas):
+            raise ValueError("a member starting with '!'")
+        return [len(d) for d in datas] + [0] * self.extra
+
+
+def test_a_users_batch_decoder_failure_is_narrowed_to_its_member(tmp_path):
+    samples = [(f"k{i}", {"bin": (b"!" if i == 3 else b"x") * (i + 1)}) for i in range(6)]
+    index = _write(tmp_path, "user", samples)
+    dec = _Lengths()
+    with pytest.raises(DecodeError, match=r"sample 'k3', member 'k3\.bin': ValueError: a member starting with '!'"):
+        list(TarShardDataset(index, decoders={"bin": dec}, batch_size=6, shuffle=False))
+    ds = TarShardDataset(index, decoders={"bin": dec}, batch_size=6, shuffle=False, on_error="skip")
+    with pytest.warns(RuntimeWarning, match="k3.bin"):
+        got = {s["__key__"]: s["bin"] for s in ds}
+    assert got == {f"k{i}": i + 1 for i in range(6) if i != 3}
+    clean = _write(tmp_path, "clean", [(f"k{i}", {"bin": b"x"}) for i in range(6)])
+    with pytest.raises(ValueError, match=r"_Lengths object .*\.decode_batch returned 7 values for 6 members"):
+        list(TarShardDataset(clean, decoders={"bin": _Lengths(extra=1)}, batch_size=6, shuffle=False,
+                             on_error="skip"))
+
+
+def test_batch_decoders_check_their_arguments_when_made():
+    for kw in (dict(duration=0), dict(sample_rate=0), dict(dtype=torch.float64), dict(num_channels=0)):
+        with pytest.raises(ValueError, match="AudioDataset: expected"):
+            AudioBatchDecoder(**kw)
+    for kw in (dict(clip_len=0), dict(stride=0), dict(seek_mode="bogus"), dict(frame_interval=-1.0)):
+        with pytest.raises(ValueError, match="VideoClipDataset: expected"):
+            VideoClipBatchDecoder(**kw)
+
+
+def test_collate_refuses_dict_samples_with_other_keys():
+    a = {"__key__": "a", "x": torch.ones(1)}
+    with pytest.raises(KeyError, match=r"sample 1 has the keys \['__key__'\], sample 0 \['__key__', 'x'\]"):
+        collate([a, {"__key__": "b"}])
+    with pytest.raises(KeyError, match="sample 1 has the keys"):  # torch's default_collate drops 'x' here
+        collate([{"__key__": "b"}, a])
