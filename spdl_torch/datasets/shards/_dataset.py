@@ -212,9 +212,10 @@ class TarShardDataset(IterableDataset):
                                               or "none (every member a uint8 tensor)")
         shards = self.shards.names
         where = shards[0] if len(shards) == 1 else f"{shards[0]} ... {shards[-1]}"
+        what = what.replace("\n", "\n    ")
         return (f"{type(self).__name__}(num_shards={len(shards)} ({where}), num_samples={self.num_samples}, "
                 f"rank={self.rank}/{self.world_size}, shuffle={self.shuffle}, shuffle_buffer={self.shuffle_buffer}, "
-                f"seed={self.seed}, epoch={self.epoch},\n    {what.replace(chr(10), chr(10) + '    ')}\n)")
+                f"seed={self.seed}, epoch={self.epoch},\n    {what}\n)")
 
     # -- state -------------------------------------------------------------------------------------
     def _state_of(self, split: Split, epoch: int, base: list, consumed: int) -> dict[str, Any]:

@@ -44,6 +44,8 @@ def _json(t: torch.Tensor) -> Any:
 #: The decoders of dict mode by default: ``cls`` -> int, ``txt`` -> str, ``json`` -> the parsed value.
 DEFAULT_DECODERS: dict[str, Callable[[torch.Tensor], Any]] = {"cls": _int, "txt": _text, "json": _json}
 
+SKIPPED = object()  # a sample's value when the error policy skipped it (a decoder may return None itself)
+
 Item = tuple[int, int, str, Sample | None]  # (ordinal, global index, shard, sample) from unit_samples
 
 
@@ -136,7 +138,7 @@ def _emit(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
     else:
         images = [_single(ds, c, on_error) for c in chunk]
     for c, image in zip(chunk, images):
-        if image is None:
+        if image is SKIPPED:
             continue
         progress["consumed"] = c[0] + 1
         yield image, c[5][0]
@@ -160,7 +162,7 @@ def _emit_dicts(ds: Any, chunk: list, epoch: int, progress: dict[str, int],
             on_error(_member_error(c[2], c[3].key, f"{c[3].key}.{ext}", e.reason or str(e)))
 
         for k, value in zip(rows, _decode_skipping(decode, rows, report)):
-            if value is None:
+            if value is SKIPPED:
                 decoded[k] = None
             else:
                 decoded[k][ext] = value
@@ -202,12 +204,12 @@ def _decode_skipping(decode: Callable[[list[int]], Any], rows: list[int],
                      report: Callable[[int, DecodeError], None]) -> list[Any]:
     """``decode(rows)``'s values, one per row; when it raises a :class:`DecodeError` whose ``sample_index`` is
     row j's position, ``report(row, error)`` (which raises under ``on_error="raise"``) and decode the other
-    rows again in one call, ``None`` in the bad row's place."""
+    rows again in one call, :data:`SKIPPED` in the bad row's place."""
     bad: set[int] = set()
     while True:
         live = [r for r in rows if r not in bad]
         if not live:
-            return [None] * len(rows)
+            return [SKIPPED] * len(rows)
         try:
             values = decode(live)
         except DecodeError as e:
@@ -218,7 +220,7 @@ def _decode_skipping(decode: Callable[[list[int]], Any], rows: list[int],
             bad.add(live[j])
             continue
         it = iter(values[k] for k in range(len(live)))
-        return [None if r in bad else next(it) for r in rows]
+        return [SKIPPED if r in bad else next(it) for r in rows]
 
 
 def _fused(ds: Any, chunk: list, epoch: int, on_error: Callable[[BaseException], None]) -> list[Any]:
@@ -245,7 +247,7 @@ def _single(ds: Any, c: tuple, on_error: Callable[[BaseException], None]) -> Any
         image = decode_image(c[4], max_pixels=ds._max_pixels())
     except DecodeError as e:
         on_error(_member_error(c[2], c[3].key, c[5][1], e.reason or str(e)))
-        return None
+        return SKIPPED
     if ds._pil_input:
         image = _to_pil(image)
     return ds.transform(image)

@@ -314,3 +314,14 @@ def test_collate_refuses_dict_samples_with_other_keys():
         collate([a, {"__key__": "b"}])
     with pytest.raises(KeyError, match="sample 1 has the keys"):  # torch's default_collate drops 'x' here
         collate([{"__key__": "b"}, a])
+
+
+class _NoneForEmpty(BatchDecoder):
+    def decode_batch(self, datas, seeds):
+        return [None if len(d) == 0 else len(d) for d in datas]
+
+
+def test_a_batch_decoders_none_is_a_value_not_a_skip(tmp_path):
+    index = _write(tmp_path, "none", [(f"k{i}", {"bin": b"x" * (i % 2)}) for i in range(4)])
+    got = [s["bin"] for s in TarShardDataset(index, decoders={"bin": _NoneForEmpty()}, batch_size=4, shuffle=False)]
+    assert got == [None, 1, None, 1]
