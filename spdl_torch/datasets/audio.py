@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import weakref
 from collections.abc import Sequence
@@ -133,20 +132,14 @@ class AudioDataset(Dataset):
                  sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
                  strict: bool = True) -> None:
-        from ..io._audio import _check_common, window_samples
+        from ..io._audio import check_batch_args
 
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
             raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
         if random_crop and duration is None:
             raise ValueError("AudioDataset: random_crop=True needs a duration")
-        _check_common("AudioDataset", sample_rate, num_channels, dtype, None)
-        if sample_rate is None or num_channels is None:
-            raise ValueError("AudioDataset: expected sample_rate and num_channels (one batch has one rate and layout)")
-        if duration is not None and not (isinstance(duration, (int, float)) and math.isfinite(duration)
-                                         and duration > 0 and window_samples(float(duration), sample_rate) >= 1):
-            raise ValueError(f"AudioDataset: expected duration as seconds > 0 (at least one sample) or None, "
-                             f"got {duration=!r}")
+        check_batch_args("AudioDataset", sample_rate, num_channels, duration, dtype, None)
         self.labels = list(labels) if labels is not None else None
         self.sample_rate, self.num_channels = sample_rate, num_channels
         self.duration, self.random_crop = duration, bool(random_crop)

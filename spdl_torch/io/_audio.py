@@ -160,6 +160,26 @@ def _check_common(op: str, sample_rate, num_channels, dtype, max_samples):
         raise ValueError(f"{op}: expected max_samples as an int >= 1 or None, got {max_samples=!r}")
 
 
+def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_samples) -> float | None:
+    """The checks of :func:`decode_audio_batch`'s batch-wide arguments (also run by ``AudioDataset`` when it is
+    made); returns ``duration`` as a float (or None).
+
+    Raises:
+        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0 or under one sample.
+    """
+    if sample_rate is None or num_channels is None:
+        raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
+    _check_common(op, sample_rate, num_channels, dtype, max_samples)
+    if duration is None:
+        return None
+    duration = float(duration)
+    if not math.isfinite(duration) or duration <= 0:
+        raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
+    if window_samples(duration, sample_rate) < 1:
+        raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
+    return duration
+
+
 def decode_audio(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
     *,
@@ -306,19 +326,11 @@ def decode_audio_batch(
         ValueError: an invalid argument.
     """
     op = "decode_audio_batch"
-    if sample_rate is None or num_channels is None:
-        raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
-    _check_common(op, sample_rate, num_channels, dtype, max_samples)
+    duration = check_batch_args(op, sample_rate, num_channels, duration, dtype, max_samples)
     srcs = list(srcs)
     if not srcs:
         raise ValueError(f"{op}: expected at least one input, got none")
-    if duration is not None:
-        duration = float(duration)
-        if not math.isfinite(duration) or duration <= 0:
-            raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
-        if window_samples(duration, sample_rate) < 1:
-            raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
-    elif starts is not None or seeds is not None:
+    if duration is None and (starts is not None or seeds is not None):
         raise ValueError(f"{op}: starts and seeds need a duration")
     if starts is not None and seeds is not None:
         raise ValueError(f"{op}: expected starts or seeds, not both")

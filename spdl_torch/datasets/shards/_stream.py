@@ -17,7 +17,7 @@ from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
 from ._stream_table import StreamTableCursor
 from ._table import MemberTable
-from ._tar import Sample, ShardCursor, TableCursor, count_samples, is_url, local_opener
+from ._tar import Sample, ShardCursor, TableCursor, _error, count_samples, is_url, local_opener
 from ._write import INDEX_FORMAT
 
 __all__ = ["ShardSet", "unit_samples"]
@@ -258,8 +258,8 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
             error = e
         missing = [j for j in want if j + xs not in got]
         if error is None and missing:
-            reason = f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} is missing"
-            error = DecodeError(f"{shards.names[shard]}: {reason}", path=shards.names[shard], reason=reason)
+            error = _error(shards.names[shard], None, None,
+                           f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} is missing")
         if error is not None:
             _report_lost(shards.names[shard], error, missing, on_error)
     return got
@@ -271,8 +271,7 @@ def _report_lost(name: str, error: BaseException, missing: list[int], on_error: 
     on_error(error)
     reason = getattr(error, "reason", None) or str(error)
     for j in missing[1:]:
-        why = f"sample {j} lost with sample {missing[0]} ({reason})"
-        follow = DecodeError(f"{name}: {why}", path=name, reason=why)
+        follow = _error(name, None, None, f"sample {j} lost with sample {missing[0]} ({reason})")
         follow.lost_with_another = True  # counted in skipped; no warning of its own
         on_error(follow)
 
