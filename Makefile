@@ -23,7 +23,7 @@ PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja 
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-frameworks test-torchrun test-audio-corpus demo bench clean gpu-check gpu-check-dry
+.PHONY: all deps build test test-slow test-all test-frameworks test-torchrun test-audio-corpus demo bench clean gpu-check gpu-check-dry
 
 all: build
 
@@ -57,8 +57,16 @@ $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
 
 build: $(STAMPS)/build
 
+# Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
+# those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
 test: build
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+
+test-slow: build
+	$(PY) -m pytest -q -m slow --durations=15 tests
+
+test-all: build
+	SPDL_TORCH_FRAMEWORK_TESTS=1 SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q --durations=15 tests
 
 # Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
 test-audio-corpus: build
@@ -111,12 +119,23 @@ CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir()
 # One binary per csrc/tests/*_test.cc (core_test: images; media_test: the demux layer), each given the corpus.
 SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/tests/*_test.cc)))
 
-$(SAN_DIR)/%_test: csrc/tests/%_test.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt
+# The core is compiled once per toolchain into objects (in parallel, incrementally); each test binary and each
+# fuzz target only compiles its own file and links them.
+SAN_OBJS     := $(patsubst csrc/%.cpp,$(SAN_DIR)/obj/%.o,$(CORE_SRCS))
+FUZZ_OBJS    := $(patsubst csrc/%.cpp,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS))
+JOBS         := $(shell nproc)
+
+$(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
+	@mkdir -p $(dir $@)
+	@$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
+
+$(SAN_DIR)/%_test: csrc/tests/%_test.cc $(SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(SAN_DIR)
 	$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
-	  $< $(CORE_SRCS) $$(pkg-config --libs $(CORE_PC))
+	  $< $(SAN_OBJS) $$(pkg-config --libs $(CORE_PC))
 
-test-sanitize: $(SAN_TESTS) $(STAMPS)/venv
+test-sanitize: $(STAMPS)/venv
+	@$(MAKE) --no-print-directory -j$(JOBS) $(SAN_TESTS)
 	corpus=$(CORPUS_CMD); for t in $(SAN_TESTS); do time $(SAN_ENV) $$t $$corpus || exit 1; done
 
 $(STAMPS)/apt-fuzz:
@@ -131,12 +150,17 @@ $(STAMPS)/apt-fuzz:
 
 FUZZ_CXXFLAGS := -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -ffp-contract=off
 
-$(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(CORE_SRCS) $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
+$(FUZZ_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
+	@mkdir -p $(dir $@)
+	@clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(FUZZ_OBJS) $(CORE_HDRS)
 	@mkdir -p $(FUZZ_DIR)
-	clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(CORE_SRCS) \
+	clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
 	  $$(pkg-config --libs $(CORE_PC))
 
-fuzz-build: $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+fuzz-build: $(STAMPS)/apt $(STAMPS)/apt-fuzz
+	@$(MAKE) --no-print-directory -j$(JOBS) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
 
 fuzz: fuzz-build $(STAMPS)/venv
 	@$(PY) csrc/fuzz/seed_corpus.py $(FUZZ_DIR)/seeds

@@ -1,8 +1,23 @@
 """Fixtures shared by the test folders; the image helpers behind them are in ``tests/images.py``."""
 
+import random
+
+import numpy as np
 import pytest
+import torch
 
 from . import images
+
+
+@pytest.fixture(autouse=True)
+def _restore_rng_state():
+    """Each test starts from the RNG state the one before it found: a test that seeds or draws from torch's,
+    Python's or numpy's global generator does not change what a later test draws."""
+    torch_state, py_state, np_state = torch.get_rng_state(), random.getstate(), np.random.get_state()
+    yield
+    torch.set_rng_state(torch_state)
+    random.setstate(py_state)
+    np.random.set_state(np_state)
 
 
 @pytest.fixture

@@ -13,6 +13,8 @@ import torch
 import spdl_torch
 from spdl_torch import cuda
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent.parent
 
 

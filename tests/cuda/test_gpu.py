@@ -13,7 +13,10 @@ from spdl_torch import cuda
 
 from .. import images
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (none on this machine)")
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (none on this machine)"),
+]
 needs_kernels = pytest.mark.skipif(not cuda.cuda_build(), reason="spdl_torch's CPU variant: no CUDA kernels")
 needs_nvjpeg = pytest.mark.skipif(not cuda.nvjpeg_build(), reason="built without nvJPEG")
 

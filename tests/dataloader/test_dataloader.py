@@ -448,6 +448,7 @@ del loader, x
 """
 
 
+@pytest.mark.slow
 def test_interpreter_exit_with_live_workers_is_clean(tmp_path):
     import os
     import subprocess

@@ -342,11 +342,11 @@ def test_timeout_blocked_forever_raises_and_process_exits_cleanly(tmp_path):
     script = tmp_path / "timeout_script.py"
     script.write_text(_TIMEOUT_SCRIPT)
     env = dict(os.environ, PYTHONPATH=ROOT)
-    t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+    # A hang at exit (threads blocked forever) shows as subprocess's TimeoutExpired: no timed assertion, which a
+    # loaded machine would fail.
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
-    assert time.monotonic() - t0 < 30
 
 
 _EXIT_PERSISTENT_SCRIPT = """

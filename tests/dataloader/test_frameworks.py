@@ -16,6 +16,8 @@ import pytest
 
 from .parity import OUR_THREAD_PREFIX
 
+pytestmark = pytest.mark.frameworks
+
 if os.environ.get("SPDL_TORCH_FRAMEWORK_TESTS") != "1":
     pytest.skip("framework tests (~80 s, 2-process torchrun): run with `make test-frameworks` "
                 "(SPDL_TORCH_FRAMEWORK_TESTS=1)", allow_module_level=True)

@@ -21,6 +21,8 @@ from spdl_torch.deploy import Classifier, DecodeResize
 
 from .test_compile_export import _encoded, tiny_cnn
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "examples" / "cpp_inference"
 BUILD = ROOT / "build" / "cpp_inference"

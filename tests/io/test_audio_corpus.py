@@ -33,7 +33,7 @@ def _files():
 
 
 FILES = _files()
-pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
+pytestmark = [pytest.mark.corpus, pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")]
 
 
 @pytest.mark.parametrize("path", media.params(FILES))

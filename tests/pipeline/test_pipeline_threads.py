@@ -70,7 +70,7 @@ def test_iterate_timeout_raises_and_stops_run():
     t0 = time.monotonic()
     with pytest.raises(TimeoutError):
         next(it)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 9, "the timeout fired, not the release at 10 s"
     release.set()
     with pytest.raises(StopIteration):
         next(it)

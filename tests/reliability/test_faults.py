@@ -104,7 +104,7 @@ def test_blocked_sample_times_out_and_threads_exit_once_released():
         while True:
             got.append(int(next(it)))
     elapsed = time.monotonic() - t0
-    assert elapsed < 5, f"timeout=1 took {elapsed:.1f} s"
+    assert elapsed < 25, f"timeout=1 took {elapsed:.1f} s: the release at 30 s came first"
     assert got == [0, 1, 2], "samples before the blocked one arrive in order, none duplicated"
     del it
     release.set()

@@ -18,6 +18,8 @@ from spdl_torch.datasets import TarShardDataset, write_shards
 
 from .conftest import make_samples
 
+pytestmark = pytest.mark.torchrun
+
 if os.environ.get("SPDL_TORCH_TORCHRUN_TESTS") != "1":
     pytest.skip("2-process torchrun (~30 s): run with `make test-torchrun` (SPDL_TORCH_TORCHRUN_TESTS=1)",
                 allow_module_level=True)
