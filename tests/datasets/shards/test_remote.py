@@ -285,7 +285,7 @@ def _forged_206(data, shift=0, cut=0, header=True):
 
     def answer(handler):
         a, b = (int(v) for v in handler.headers["Range"][len("bytes="):].split("-"))
-        body = data[a:b + 1 - cut]
+        body = data[a:min(b + 1, len(data)) - cut]
         handler.send_response(206)
         handler.send_header("Content-Length", str(len(body)))
         if header:
