@@ -109,7 +109,8 @@ class ShardSet:
             table = self.tables[i]
             try:
                 text = checked_read(self._read_all, table, table_limit(self.sizes[i]), "the member table")
-                rows = self._rows[i] = MemberTable(text, format=INDEX_FORMAT, num_samples=self.counts[i])
+                rows = self._rows[i] = MemberTable(text, format=INDEX_FORMAT, num_samples=self.counts[i],
+                                                   num_bytes=self.sizes[i])
             except ValueError as e:
                 reason = f"the member table {table} does not match the index: {e}"
                 raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason) from None

@@ -24,12 +24,13 @@ class MemberTable:
     its data).
 
     Raises:
-        ValueError: the text is not a member table of ``format`` with ``num_samples`` rows.
+        ValueError: the text is not a member table of ``format`` with ``num_samples`` rows, or (``num_bytes``
+            given) one of its members ends past the shard's size.
     """
 
     __slots__ = ("_keys", "_exts", "_first", "_offsets", "_sizes")
 
-    def __init__(self, text: str | bytes, *, format: str, num_samples: int) -> None:
+    def __init__(self, text: str | bytes, *, format: str, num_samples: int, num_bytes: int | None = None) -> None:
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -56,6 +57,10 @@ class MemberTable:
                                  f"({type(e).__name__}: {e})") from None
             if self._offsets and (min(self._offsets) < 512 or min(self._sizes) < 0):
                 raise ValueError(f"not a {format} member table: an offset below 512 or a negative size")
+            if num_bytes is not None and self._offsets:
+                end = max(o + n for o, n in zip(self._offsets, self._sizes))
+                if end > num_bytes:  # nothing is allocated or fetched for a member the shard cannot hold
+                    raise ValueError(f"a member ends at byte {end}, past the shard's {num_bytes} bytes")
             del doc, rows
         finally:
             if enabled:

@@ -151,3 +151,19 @@ def test_endless_remote_index_and_table_bodies_are_bounded(tree, monkeypatch):
             list(ds)
     # what the server wrote: what was read plus what the sockets buffer, far from the 64 MiB it would send
     assert sent["/endless.json"] < (2 << 20) + (16 << 20) and sent["/endless.members.json"] < limit + (16 << 20)
+
+
+def test_a_member_table_entry_past_its_shard_is_refused_before_any_allocation(tree):
+    served, shard, _ = tree
+    table = json.load(open(shard + ".members.json"))
+    table["samples"][3][3][0] = 1 << 40  # a member of 1 TiB in a shard of a few KB
+    with open(served / "huge.members.json", "w") as f:
+        json.dump(table, f)
+    size = os.path.getsize(shard)
+    _write_index(served, [_entry(os.path.basename(shard), members="huge.members.json", num_bytes=size)])
+    with RangeServer(served) as srv:
+        ds = TarShardDataset(srv.url("forged.json"), retry=FAST)
+        with pytest.raises(DecodeError, match=rf"huge\.members\.json does not match the index: a member ends at "
+                                              rf"byte \d+, past the shard's {size} bytes"):
+            list(ds)
+        assert not any(p.endswith(".tar") for p in srv.asked)  # refused before fetching anything of the shard
