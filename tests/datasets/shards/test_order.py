@@ -283,3 +283,12 @@ def test_a_merged_resume_without_loader_epochs_is_consumed_by_the_first_iteratio
     assert _indices(torch_loader) == rest_order
     ds.set_epoch(2)
     assert _indices(torch_loader) == unbroken[2]
+    # torch's worker processes: the main process sees the epochs through set_epoch
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    torch_loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=_keys, num_workers=2)
+    got = []
+    for epoch in (1, 2):
+        ds.set_epoch(epoch)
+        got.append(_indices(torch_loader))
+    assert sorted(got[0]) == sorted(rest_order) and sorted(got[1]) == list(range(300))
