@@ -309,3 +309,21 @@ def test_a_206_for_another_range_is_an_error_naming_the_url_and_range(shard_dir,
                                           ".*another range"):
             TarShardDataset([url], retry=RetryPolicy(attempts=2, backoff=0.001))
         assert srv.asked["/forged.tar"] == 3  # retried like other transient errors, then raised
+
+
+def test_shuffled_reads_from_a_server_that_ignores_range_equal_the_local_read(shard_dir):
+    """Random access (shuffled blocks, two loader threads on the same shards): each request is served from a held
+    answer at or before its start, or a new one; the samples are those of the local read, in its order."""
+    import spdl_torch
+
+    d, paths, samples = shard_dir
+    local = TarShardDataset(os.path.join(d, "index.json"), shuffle=True, shuffle_buffer=30, seed=2)
+    want = [(o["__index__"], o["__key__"], bytes(o["bin"].numpy()))
+            for o in spdl_torch.DataLoader(local, batch_size=None, num_workers=2)]
+    with RangeServer(d, ignore_range=True) as srv:
+        with pytest.warns(RuntimeWarning, match="ignores Range"):
+            ds = TarShardDataset(srv.url("index.json"), shuffle=True, shuffle_buffer=30, seed=2, retry=FAST,
+                                 chunk_size=4096, max_concurrency=4)
+            loader = spdl_torch.DataLoader(ds, batch_size=None, num_workers=2)
+            got = [(o["__index__"], o["__key__"], bytes(o["bin"].numpy())) for o in loader]
+    assert got == want and sorted(o[0] for o in got) == list(range(len(samples)))
