@@ -3,7 +3,8 @@
 (:class:`HttpFetch`, :class:`RetryPolicy`, any ``async def fetch(url, start, stop) -> bytes``).
 
 Modules: ``_tar`` (tarfile reader, samples by key), ``_order`` (global order, split over ranks and workers),
-``_stream`` (sources and one unit's reader), ``_members`` (member -> decoder mapping, fused image batches),
+``_stream`` (sources and one unit's reader), ``_index`` (``index.json`` as untrusted input: paths
+resolved under the index, bounded reads), ``_members`` (member -> decoder mapping, fused image batches),
 ``_batch_decoders`` (audio / video members decoded one batch per call),
 ``_remote`` (async range fetch, retries, streams), ``_cache`` (bounded read-ahead cache), ``_write``,
 ``_dataset``.

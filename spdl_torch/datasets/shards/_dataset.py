@@ -30,7 +30,11 @@ class TarShardDataset(IterableDataset):
     Args:
         sources: shard paths / ``http(s)://`` URLs (plain or gzip tars), one path or URL, or the
             ``index.json`` that :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to
-            count its samples; without it every shard's headers are read once, here).
+            count its samples; without it every shard's headers are read once, here). An index is untrusted
+            input: the shards and member tables it names must be relative paths below its own directory or URL
+            (no absolute path, ``..``, other host or scheme: ``ValueError`` naming the entry), and the index
+            and its member tables are read up to a bound (256 MiB; a table up to its shard's ``num_bytes``
+            plus 1 MiB): a longer one is an error, not read further.
         transform: image mode: a torchvision (v2 or v1) transform; the sample's image member (first of
             ``image_exts``) and ``.cls`` label give ``(image, label)`` as ``ImageFolder`` does, and a fusable
             prefix runs in one ``decode_images`` call per ``batch_size`` samples (a uint8 or float
@@ -44,6 +48,8 @@ class TarShardDataset(IterableDataset):
             up to two blocks of encoded members per worker (the next block is read while the current one is
             consumed; local shards with a member table hold none: they are read sample by sample); larger
             mixes more shards. A remote worker's first sample of a block waits for the whole block's bytes.
+            Without shuffling too, samples are read a block at a time (one range request per block and
+            shard, not one per sample).
         seed: seed of the order and of the random augmentations (per sample: ``(seed, epoch, index)``); every
             rank must use the same one.
         rank, world_size: this process' rank (default: :func:`spdl_torch.distributed.rank_and_world_size`).
@@ -85,10 +91,15 @@ class TarShardDataset(IterableDataset):
     For another world size or thread count, combine every rank's loader state with :func:`merge_states` and
     call :meth:`load_state_dict` of a new dataset with it: every sample of the epoch not consumed is delivered
     exactly once (plus padding repeats when the remainder does not divide evenly, as ``DistributedSampler``),
-    the remainder keeping its global order and split anew.
+    the remainder keeping its global order and split anew. The remainder is delivered once, by the first
+    iteration (as a loaded state of torchdata's ``StatefulDataLoader`` is consumed by the next ``iter()``); the
+    epochs after it are whole, numbered on from the saved one (the first ``set_epoch`` value is the saved epoch),
+    also for new loaders over the same dataset. With torch's DataLoader and worker processes the main process
+    sees an epoch start only through :meth:`set_epoch`: call it before each epoch (as for ``DistributedSampler``).
 
     Raises:
-        ValueError: bad arguments; no shard; an index of another format.
+        ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
+            outside its directory or URL, or longer than its bound.
         OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples.
     """
 
@@ -134,7 +145,9 @@ class TarShardDataset(IterableDataset):
         self.plan = fuse(transform) if transform is not None else None
         self._init_fusion(warn_unfused, require_fused, True, max_pixels, None)
         self._unit_state: dict[str, Any] | None = None  # a worker's saved state, loaded before iter()
-        self._resume: dict[str, Any] = {"merged": None, "offset": None}  # shared by the worker copies
+        # a merged state loaded (shared by the loader's worker copies): the remainder of its epoch, for the first
+        # epoch started only; "offset" maps set_epoch values to epochs; "owner": the copy it was loaded into
+        self._resume: dict[str, Any] = {"merged": None, "offset": None}
         self._progress: dict[str, Any] | None = None
 
     # -- the plan --------------------------------------------------------------------------------
@@ -162,8 +175,9 @@ class TarShardDataset(IterableDataset):
         return Split(self.world_size, self.rank, n, t, self.drop_last)
 
     def _base(self, epoch: int) -> list[tuple[int, int]]:
-        merged = self._resume["merged"]
-        if merged is not None and merged["epoch"] == epoch:
+        box = self._resume
+        merged = box["merged"]
+        if merged is not None and (box["offset"] is None or merged["epoch"] == epoch):
             return [tuple(iv) for iv in merged["remaining"]]
         return [(0, self.num_samples)]
 
@@ -173,16 +187,33 @@ class TarShardDataset(IterableDataset):
     def set_epoch(self, epoch: int) -> None:
         """Selects the epoch (``spdl_torch.DataLoader`` calls it on every worker's copy). After
         :meth:`load_state_dict` of a merged state, the first epoch set is the saved epoch and later ones follow
-        it (the loader's count plus a fixed offset)."""
+        it (the value given plus a fixed offset); the next epoch started (another value, or the same value again
+        once the saved remainder was iterated) is whole."""
         box = self._resume
-        if box["merged"] is not None:
-            if box["offset"] is None:
-                box["offset"] = box["merged"]["epoch"] - int(epoch)
-            epoch = int(epoch) + box["offset"]
-        self.epoch = int(epoch)
+        epoch = int(epoch)
+        if box["offset"] is None and box["merged"] is not None:  # the first epoch set: the saved one
+            box.update(offset=box["merged"]["epoch"] - epoch, first=epoch)
+        elif box["merged"] is not None and box["owner"] == id(self) and (box["served"] or epoch != box["first"]):
+            box["merged"] = None  # a new epoch starts: the saved remainder was for the one before
+        self.epoch = epoch + (box["offset"] or 0)
+
+    def _start_iteration(self) -> None:
+        """Marks the saved remainder as iterated; a second iteration of the same copy without a ``set_epoch``
+        between (``iter(ds)`` twice, torch's DataLoader without workers) starts a whole epoch."""
+        box = self._resume
+        if box["merged"] is None:
+            return
+        if box["offset"] is None:  # iterated before any set_epoch: this is the saved epoch, numbered as saved
+            box.update(offset=0, first=box["merged"]["epoch"])
+            self.epoch = box["merged"]["epoch"]
+        elif box["served"] and box["owner"] == id(self) and box["iterated_by"] == id(self):
+            box["merged"] = None
+            return
+        box.update(served=True, iterated_by=id(self))
 
     # -- iteration -------------------------------------------------------------------------------
     def __iter__(self):
+        self._start_iteration()
         epoch = self.epoch
         split = self._split()
         base = self._base(epoch)
@@ -231,7 +262,9 @@ class TarShardDataset(IterableDataset):
         if self._unit_state is not None:
             return dict(self._unit_state)
         split = self._split()
-        return self._state_of(split, self.epoch, self._base(self.epoch), 0)
+        box = self._resume
+        epoch = box["merged"]["epoch"] if box["merged"] is not None and box["offset"] is None else self.epoch
+        return self._state_of(split, epoch, self._base(epoch), 0)
 
     def _check_state(self, state: dict, split: Split, epoch: int, base: list) -> None:
         mine = self._state_of(split, epoch, base, 0)
@@ -263,8 +296,8 @@ class TarShardDataset(IterableDataset):
             if state[k] != mine:
                 raise ValueError(f"TarShardDataset.load_state_dict: the merged state has {k}={state[k]!r}, this "
                                  f"dataset {mine!r}")
-        self._resume.update(merged=dict(state), offset=None)
-        self.epoch = int(state["epoch"])
+        self._resume.update(merged=dict(state), offset=None, first=None, served=False, owner=id(self),
+                            iterated_by=None)
 
 
 def _describe(decoder: Any) -> str:

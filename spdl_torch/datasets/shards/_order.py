@@ -5,7 +5,8 @@ Definitions (all pure functions of ``(seed, epoch, shard sample counts, shuffle_
 * the *input sequence* X: the shards in a seeded permutation, each shard's samples in file order;
 * the *global order* G: X cut into consecutive blocks of ``shuffle_buffer`` samples, each block in a seeded
   permutation of its own (a reader holds one block, so memory is bounded by the buffer; a block mixes the
-  samples of every shard it spans). ``G[p]`` is a global sample index (shard offset + index in the shard);
+  samples of every shard it spans; without shuffling, G is X, still read a block at a time). ``G[p]`` is a
+  global sample index (shard offset + index in the shard);
 * a *split*: the positions of G still to deliver (intervals; the whole epoch at first) cut into ``world_size``
   equal contiguous parts (padded by repeating from the start, or the tail dropped, as ``DistributedSampler``),
   each cut into ``num_workers`` contiguous parts (sizes differ by at most one). A unit ``(rank, worker)``
@@ -129,7 +130,7 @@ class Layout:
             self.offsets.append(self.offsets[-1] + c)
         self.num_samples = self.offsets[-1]
         self.seed, self.epoch, self.shuffle = int(seed), int(epoch), bool(shuffle)
-        self.block = max(1, int(shuffle_buffer)) if shuffle else 1
+        self.block = max(1, int(shuffle_buffer))  # unshuffled too: the unit of reading (one range per block)
         n = len(self.counts)
         if shuffle and n > 1:
             g = torch.Generator().manual_seed(sample_seed(self.seed, self.epoch, -_SHARD_TAG))
@@ -146,7 +147,7 @@ class Layout:
         perm = self._perm_cache.get(k)
         if perm is None:
             size = min(self.block, self.num_samples - k * self.block)
-            if self.block == 1 or size <= 1:
+            if not self.shuffle or self.block == 1 or size <= 1:
                 perm = list(range(size))
             else:
                 g = torch.Generator().manual_seed(sample_seed(self.seed, self.epoch, k))

@@ -4,15 +4,14 @@ unit's part of the global order block by block, reading each block's stretch of 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import posixpath
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from ...errors import DecodeError
+from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
 from ._stream_table import StreamTableCursor
@@ -38,16 +37,8 @@ class ShardSet:
         self.cache = cache
         sizes: list[int | None]
         if isinstance(sources, (str, os.PathLike)) and os.fspath(sources).endswith(".json"):
-            index = json.loads(self._read_all(os.fspath(sources)))
-            if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
-                raise ValueError(f"TarShardDataset: {os.fspath(sources)} is not a {INDEX_FORMAT} index")
-            base = os.fspath(sources)
-            join = posixpath.join if is_url(base) else os.path.join
-            parent = base.rsplit("/", 1)[0] if is_url(base) else os.path.dirname(base)
-            self.names = [join(parent, s["name"]) for s in index["shards"]]
-            self.counts = [int(s["num_samples"]) for s in index["shards"]]
-            sizes = [s.get("num_bytes") for s in index["shards"]]
-            self.tables = [join(parent, s["members"]) if s.get("members") else None for s in index["shards"]]
+            index = load_index(os.fspath(sources), self._read_all)
+            self.names, self.counts, sizes, self.tables = index.names, index.counts, index.sizes, index.tables
         else:
             if isinstance(sources, (str, os.PathLike)):
                 sources = [sources]
@@ -70,18 +61,20 @@ class ShardSet:
             self._fetch = HttpFetch(limit=self.max_concurrency)
         return self._fetch
 
-    def _read_all(self, source: str) -> bytes:
+    def _read_all(self, source: str, limit: int) -> bytes:
+        """At most ``limit + 1`` bytes of ``source`` (a path or URL; see :mod:`._index`)."""
         if not is_url(source):
-            with open(source, "rb") as f:
-                return f.read()
+            return read_bounded_local(source, limit)
         out, start, step = bytearray(), 0, 1 << 20
-        while True:
-            coro = fetch_range(self.fetch, source, start, start + step, self.policy, self.max_concurrency)
+        while len(out) <= limit:
+            stop = min(start + step, limit + 1)
+            coro = fetch_range(self.fetch, source, start, stop, self.policy, self.max_concurrency)
             data = asyncio.run_coroutine_threadsafe(coro, _Loop.get()).result()
             out += data
-            if len(data) < step:
-                return bytes(out)
-            start += step
+            if len(data) < stop - start:
+                break
+            start = stop
+        return bytes(out)
 
     def opener(self, i: int) -> Callable[[], tuple[BinaryIO, bool]]:
         name = self.names[i]
@@ -115,8 +108,9 @@ class ShardSet:
         if rows is None:
             table = self.tables[i]
             try:
-                rows = self._rows[i] = MemberTable(self._read_all(table), format=INDEX_FORMAT,
-                                                   num_samples=self.counts[i])
+                text = checked_read(self._read_all, table, table_limit(self.sizes[i]), "the member table")
+                rows = self._rows[i] = MemberTable(text, format=INDEX_FORMAT, num_samples=self.counts[i],
+                                                   num_bytes=self.sizes[i])
             except ValueError as e:
                 reason = f"the member table {table} does not match the index: {e}"
                 raise DecodeError(f"{self.names[i]}: {reason}", path=self.names[i], reason=reason) from None

@@ -24,12 +24,13 @@ class MemberTable:
     its data).
 
     Raises:
-        ValueError: the text is not a member table of ``format`` with ``num_samples`` rows.
+        ValueError: the text is not a member table of ``format`` with ``num_samples`` rows, or (``num_bytes``
+            given) one of its members ends past the shard's size.
     """
 
     __slots__ = ("_keys", "_exts", "_first", "_offsets", "_sizes")
 
-    def __init__(self, text: str | bytes, *, format: str, num_samples: int) -> None:
+    def __init__(self, text: str | bytes, *, format: str, num_samples: int, num_bytes: int | None = None) -> None:
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -38,18 +39,28 @@ class MemberTable:
             if not isinstance(rows, list) or len(rows) != num_samples:
                 got = "no table" if rows is None else f"{len(rows)} samples"
                 raise ValueError(f"not a {format} member table of {num_samples} samples ({got})")
-            self._keys = [str(r[0]) for r in rows]
-            shared: dict[tuple, tuple] = {}
-            self._exts = [shared.setdefault(t, t) for t in (tuple(r[1]) for r in rows)]
-            self._first = array("q", [0])
-            self._offsets, self._sizes = array("q"), array("q")
-            for r in rows:
-                if not len(r[1]) == len(r[2]) == len(r[3]):
-                    raise ValueError(f"not a {format} member table: row {r[0]!r} has {len(r[1])} extensions, "
-                                     f"{len(r[2])} offsets and {len(r[3])} sizes")
-                self._offsets.extend(r[2])
-                self._sizes.extend(r[3])
-                self._first.append(len(self._offsets))
+            try:
+                self._keys = [str(r[0]) for r in rows]
+                shared: dict[tuple, tuple] = {}
+                self._exts = [shared.setdefault(t, t) for t in (tuple(str(e) for e in r[1]) for r in rows)]
+                self._first = array("q", [0])
+                self._offsets, self._sizes = array("q"), array("q")
+                for r in rows:
+                    if not len(r[1]) == len(r[2]) == len(r[3]) > 0:
+                        raise ValueError(f"not a {format} member table: row {r[0]!r} has {len(r[1])} extensions, "
+                                         f"{len(r[2])} offsets and {len(r[3])} sizes")
+                    self._offsets.extend(r[2])
+                    self._sizes.extend(r[3])
+                    self._first.append(len(self._offsets))
+            except (TypeError, IndexError, KeyError, OverflowError) as e:
+                raise ValueError(f"not a {format} member table: a row is not [key, [ext], [offset], [size]] "
+                                 f"({type(e).__name__}: {e})") from None
+            if self._offsets and (min(self._offsets) < 512 or min(self._sizes) < 0):
+                raise ValueError(f"not a {format} member table: an offset below 512 or a negative size")
+            if num_bytes is not None and self._offsets:
+                end = max(o + n for o, n in zip(self._offsets, self._sizes))
+                if end > num_bytes:  # nothing is allocated or fetched for a member the shard cannot hold
+                    raise ValueError(f"a member ends at byte {end}, past the shard's {num_bytes} bytes")
             del doc, rows
         finally:
             if enabled:

@@ -7,7 +7,10 @@ process serving one directory on 127.0.0.1, with fault modes.
 ``delay``: seconds before every response; ``fail_every=k``: every k-th request (counted per server) answers 503;
 ``drop_every=k``: every k-th request closes the connection without an answer; ``short_every=k``: every k-th
 ranged request sends only half its body (with the full ``Content-Range`` / ``Content-Length``, then closes).
-``requests`` counts the requests, ``faults`` the ones that failed on purpose.
+``ignore_range=True``: every GET answers 200 with the whole file, as ``python -m http.server`` does.
+``routes={"/path": fn}``: ``fn(handler)`` answers that path itself (forged answers). ``requests`` counts the
+requests, ``faults`` the ones that failed on purpose; ``sent[path]`` / ``asked[path]``: body bytes written and
+requests per path.
 """
 
 from __future__ import annotations
@@ -29,17 +32,21 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 class RangeServer:
     def __init__(self, directory: str, *, delay: float = 0.0, fail_every: int = 0, drop_every: int = 0,
-                 short_every: int = 0) -> None:
+                 short_every: int = 0, ignore_range: bool = False, routes: dict | None = None) -> None:
         self.directory = os.fspath(directory)
         self.delay, self.fail_every, self.drop_every, self.short_every = delay, fail_every, drop_every, short_every
         self.requests = 0
         self.faults = 0
         self.bytes_sent = 0  # body bytes of successful range answers
+        self.ignore_range, self.routes = ignore_range, dict(routes or {})
+        self.sent: dict[str, int] = {}
+        self.asked: dict[str, int] = {}
         self._lock = threading.Lock()
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = 10  # a client that stops reading: the handler's writes time out and it ends
             disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK stalls)
 
             def log_message(self, *args):  # quiet
@@ -55,6 +62,10 @@ class RangeServer:
                 with outer._lock:
                     outer.requests += 1
                     n = outer.requests
+                    outer.asked[self.path] = outer.asked.get(self.path, 0) + 1
+                if self.path in outer.routes:
+                    outer.routes[self.path](self)
+                    return
                 if outer.delay:
                     time.sleep(outer.delay)
                 if outer.drop_every and n % outer.drop_every == 0:
@@ -75,7 +86,7 @@ class RangeServer:
                     self.end_headers()
                     return
                 size = os.path.getsize(path)
-                m = _RANGE.fullmatch(self.headers.get("Range", ""))
+                m = None if outer.ignore_range else _RANGE.fullmatch(self.headers.get("Range", ""))
                 if m is None:
                     start, stop, status = 0, size, 200
                 else:
@@ -105,9 +116,15 @@ class RangeServer:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                self.wfile.write(body)
-                with outer._lock:
-                    outer.bytes_sent += len(body)
+                for k in range(0, len(body), 1 << 16):  # counted as written (the client may close early)
+                    try:
+                        self.wfile.write(body[k:k + (1 << 16)])
+                    except OSError:
+                        self.close_connection = True
+                        return
+                    with outer._lock:
+                        outer.bytes_sent += len(body[k:k + (1 << 16)])
+                        outer.sent[self.path] = outer.sent.get(self.path, 0) + len(body[k:k + (1 << 16)])
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]

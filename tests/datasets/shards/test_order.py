@@ -215,3 +215,80 @@ def test_dataset_is_a_pipeline_source(shard_dir):
                 .aggregate(8).add_sink(2).build(num_threads=2))
     got = [i for batch in pipeline for i in batch]
     assert got == ds.global_order(0)
+
+
+@pytest.fixture(scope="module")
+def three_hundred(tmp_path_factory):
+    from spdl_torch.datasets import write_shards
+
+    from .conftest import make_samples
+
+    d = tmp_path_factory.mktemp("s300")
+    write_shards(make_samples(300, seed=7), d, shard_size=40_000)
+    return d
+
+
+def _stopped_in_epoch_1(d):
+    """An unbroken run's orders of epochs 0-3 (one worker: G's order), and the merged state of a run with two
+    workers stopped after 7 batches of epoch 1 (with the indices it had consumed of that epoch)."""
+    ref = _loader(_ds(d, seed=3), 1)
+    unbroken = [_indices(ref) for _ in range(4)]
+    assert unbroken == [_ds(d, seed=3).global_order(e) for e in range(4)]
+    assert len({tuple(o) for o in unbroken}) == 4  # four different orders
+    loader = _loader(_ds(d, seed=3), 2)
+    assert sorted(_indices(loader)) == list(range(300))
+    it = iter(loader)
+    head = _indices(next(it) for _ in range(7))
+    state = loader.state_dict()
+    del it
+    return unbroken, head, merge_states([state])
+
+
+def test_a_merged_resume_is_consumed_once_then_rebuilt_loaders_get_whole_epochs(three_hundred):
+    unbroken, head, merged = _stopped_in_epoch_1(three_hundred)
+    rest_order = [i for i in unbroken[1] if i not in set(head)]
+    # a trainer that rebuilds its loader each epoch and sets the epoch (the loader's own count when not)
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    assert len(ds) == 300 - len(head)
+    got = []
+    for epoch in (1, 2, 3):
+        loader = _loader(ds, 1)
+        ds.set_epoch(epoch)
+        got.append(_indices(loader))
+    assert got[0] == rest_order and sorted(head + got[0]) == list(range(300))  # exactly the remainder
+    assert got[1:] == unbroken[2:]  # whole epochs, each sample once, in the unbroken run's orders
+    # rebuilt loaders that never set the epoch: the remainder once, then whole epochs (the loader's count)
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    loader = _loader(ds, 1)
+    assert _indices(loader) == rest_order
+    assert _indices(loader) == unbroken[2]  # the same loader's next epoch
+    for _ in range(2):
+        again = _indices(_loader(ds, 2))  # a new loader: counts from 0 again, the saved epoch, now whole
+        assert sorted(again) == list(range(300)) and len(ds) == 300
+    assert _indices(_loader(ds, 1)) == unbroken[1]
+
+
+def test_a_merged_resume_without_loader_epochs_is_consumed_by_the_first_iteration(three_hundred):
+    unbroken, head, merged = _stopped_in_epoch_1(three_hundred)
+    rest_order = [i for i in unbroken[1] if i not in set(head)]
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    assert [s["__index__"] for s in ds] == rest_order  # iterated directly: the saved epoch's remainder
+    assert [s["__index__"] for s in ds] == unbroken[1]  # then whole
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    torch_loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=_keys)
+    assert _indices(torch_loader) == rest_order
+    ds.set_epoch(2)
+    assert _indices(torch_loader) == unbroken[2]
+    # torch's worker processes: the main process sees the epochs through set_epoch
+    ds = _ds(three_hundred, seed=3)
+    ds.load_state_dict(merged)
+    torch_loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=_keys, num_workers=2)
+    got = []
+    for epoch in (1, 2):
+        ds.set_epoch(epoch)
+        got.append(_indices(torch_loader))
+    assert sorted(got[0]) == sorted(rest_order) and sorted(got[1]) == list(range(300))

@@ -8,7 +8,7 @@ import pytest
 
 from spdl_torch import DecodeError
 from spdl_torch.datasets import TarShardDataset, write_shards
-from spdl_torch.datasets.shards import HttpFetch, RetryPolicy
+from spdl_torch.datasets.shards import HttpFetch, RetryPolicy, TransientFetchError
 
 from .conftest import make_samples
 from .range_server import RangeServer
@@ -249,3 +249,81 @@ def test_a_shard_shorter_than_its_index_reads_as_a_truncated_local_one(tmp_path)
         assert got == want and len(remote.skipped) == len(local.skipped) == len(samples) - len(want) > 0
         with pytest.raises(DecodeError, match=r"shard-000001\.tar\.gz: sample '.*', member '.*': truncated"):
             list(TarShardDataset(url, shuffle=False))
+
+
+@pytest.mark.parametrize("gzip", [False, True])  # by the member tables / through tarfile
+def test_a_server_that_ignores_range_serves_each_shard_once(tmp_path, gzip):
+    samples = make_samples(240)
+    paths = write_shards(samples, tmp_path, shard_size=40_000, gzip=gzip)
+    total = sum(os.path.getsize(p) for p in paths)
+    with RangeServer(str(tmp_path), ignore_range=True) as srv:
+        with pytest.warns(RuntimeWarning, match=rf"127\.0\.0\.1:{srv.port} ignores Range requests") as seen:
+            ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST, chunk_size=8192, read_ahead=3)
+            got = _keys(ds)
+        shard_bytes = sum(n for p, n in srv.sent.items() if ".tar" in p and not p.endswith(".json"))
+        shard_requests = {p: n for p, n in srv.asked.items() if ".tar" in p and not p.endswith(".json")}
+    assert got == _expected(samples)
+    assert len([w for w in seen if "ignores Range" in str(w.message)]) == 1  # one warning for the server
+    assert shard_bytes <= 1.1 * total, (shard_bytes, total)  # each shard once, not once per range
+    assert shard_requests == {"/" + os.path.basename(p): 1 for p in paths}
+
+
+def test_unshuffled_remote_reads_coalesce_samples_into_one_range_per_block(shard_dir):
+    d, paths, samples = shard_dir
+    with RangeServer(d) as srv:
+        ds = TarShardDataset(srv.url("index.json"), shuffle=False, shuffle_buffer=100, retry=FAST)
+        got = _keys(ds)
+        shard_requests = sum(n for p, n in srv.asked.items() if p.endswith(".tar"))
+    assert got == _expected(samples)
+    blocks = -(-len(samples) // 100)
+    assert shard_requests <= blocks + len(paths) - 1  # one per (block, shard) stretch, not one per sample
+
+
+def _forged_206(data, shift=0, cut=0, header=True):
+    """A route answering a range request with 206 and the asked bytes, announced (``Content-Range``) as
+    starting ``shift`` bytes later and ``cut`` bytes shorter."""
+
+    def answer(handler):
+        a, b = (int(v) for v in handler.headers["Range"][len("bytes="):].split("-"))
+        body = data[a:min(b + 1, len(data)) - cut]
+        handler.send_response(206)
+        handler.send_header("Content-Length", str(len(body)))
+        if header:
+            handler.send_header("Content-Range", f"bytes {a + shift}-{a + shift + len(body) - 1}/{len(data)}")
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer
+
+
+@pytest.mark.parametrize("forged", [dict(shift=5), dict(cut=10), dict(header=False)])
+def test_a_206_for_another_range_is_an_error_naming_the_url_and_range(shard_dir, forged):
+    d, paths, _ = shard_dir
+    data = open(paths[0], "rb").read()
+    with RangeServer(d, routes={"/forged.tar": _forged_206(data, **forged)}) as srv:
+        url = srv.url("forged.tar")
+        with pytest.raises(TransientFetchError, match=rf"{url}: a 206 answer .* to a request for bytes 10-109: "
+                                                      "another range than the one asked for"):
+            asyncio.run(HttpFetch()(url, 10, 110))
+        with pytest.raises(OSError, match=rf"{url}: bytes 0-\d+: failed after 2 attempts: TransientFetchError: "
+                                          ".*another range"):
+            TarShardDataset([url], retry=RetryPolicy(attempts=2, backoff=0.001))
+        assert srv.asked["/forged.tar"] == 3  # retried like other transient errors, then raised
+
+
+def test_shuffled_reads_from_a_server_that_ignores_range_equal_the_local_read(shard_dir):
+    """Random access (shuffled blocks, two loader threads on the same shards): each request is served from a held
+    answer at or before its start, or a new one; the samples are those of the local read, in its order."""
+    import spdl_torch
+
+    d, paths, samples = shard_dir
+    local = TarShardDataset(os.path.join(d, "index.json"), shuffle=True, shuffle_buffer=30, seed=2)
+    want = [(o["__index__"], o["__key__"], bytes(o["bin"].numpy()))
+            for o in spdl_torch.DataLoader(local, batch_size=None, num_workers=2)]
+    with RangeServer(d, ignore_range=True) as srv:
+        with pytest.warns(RuntimeWarning, match="ignores Range"):
+            ds = TarShardDataset(srv.url("index.json"), shuffle=True, shuffle_buffer=30, seed=2, retry=FAST,
+                                 chunk_size=4096, max_concurrency=4)
+            loader = spdl_torch.DataLoader(ds, batch_size=None, num_workers=2)
+            got = [(o["__index__"], o["__key__"], bytes(o["bin"].numpy())) for o in loader]
+    assert got == want and sorted(o[0] for o in got) == list(range(len(samples)))

@@ -139,6 +139,12 @@ def test_truncated_shard_names_shard_sample_and_member(shard_dir, tmp_path):
     assert e.value.path == str(bad)
 
 
+def _here(directory, path):
+    """``path`` linked into ``directory`` (an index names files below its own directory): its name there."""
+    os.symlink(path, os.path.join(directory, os.path.basename(path)))
+    return os.path.basename(path)
+
+
 @pytest.mark.parametrize("table", [False, True], ids=["tarfile", "member_table"])
 def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path, table):
     d, paths, samples = shard_dir
@@ -148,10 +154,11 @@ def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path
     bad = _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
     # the index says how many samples the shard should have: the lost ones are reported
     index = json.load(open(index_of(d)))
-    index["shards"] = [dict(index["shards"][0], name="bad.tar"), dict(index["shards"][1], name=paths[1])]
+    index["shards"] = [dict(index["shards"][0], name="bad.tar"),
+                       dict(index["shards"][1], name=_here(tmp_path, paths[1]))]
     for entry, p in zip(index["shards"], paths):
         if table:  # the truncated copy keeps the original's member table
-            entry["members"] = p + ".members.json"
+            entry["members"] = _here(tmp_path, p + ".members.json")
         else:
             entry.pop("members")
     json.dump(index, open(tmp_path / "index.json", "w"))
@@ -189,7 +196,7 @@ def test_member_table_reads_like_tarfile_and_a_stale_one_is_refused(shard_dir, t
     table["samples"][1][2][0] += 512  # one offset off by a block
     index = json.load(open(index_of(d)))
     index["shards"] = index["shards"][:1]
-    index["shards"][0].update(name=paths[0], members=str(tmp_path / "stale.json"))
+    index["shards"][0].update(name=_here(tmp_path, paths[0]), members="stale.json")
     json.dump(table, open(tmp_path / "stale.json", "w"))
     json.dump(index, open(tmp_path / "index.json", "w"))
     with pytest.raises(DecodeError, match=rf"sample '{samples[1][0]}', member '{samples[1][0]}.txt': the member table "
