@@ -113,7 +113,7 @@ SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
 
 .PHONY: test-sanitize fuzz fuzz-build soak
 
-# Corpus location (fetched on first use by tests/media.py; empty without ../shared).
+# Corpus location (fetched on first use by tests/media.py; empty when the corpus is not available).
 CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
 
 # One binary per csrc/tests/*_test.cc (core_test: images; media_test: the demux layer), each given the corpus.
@@ -200,7 +200,7 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
 
-# ---- The device check (issue #20): one script for a lent GPU machine; see benchmarks/gpu_check.sh -----------
+# ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-dry   - its non-GPU parts here (data set, wheels, build, CPU scaling at 1-2 threads)
 gpu-check-dry: build
 	bash benchmarks/gpu_check.sh --dry-run --out build/gpu_check

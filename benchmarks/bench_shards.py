@@ -1,4 +1,4 @@
-"""Tar shards side by side (issue #19): each contender one timed pass in a fresh process, interleaved, medians
+"""Tar shards side by side: each contender one timed pass in a fresh process, interleaved, medians
 and ratios. Batch 32, 2 workers, the real-photo set (``data/imagenet_like/train``) packed by ``write_shards``.
 
     python -m benchmarks.bench_shards --root data/imagenet_like/train [--reps 3] [--out DIR]

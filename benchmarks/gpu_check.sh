@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check of issue #20: one run on a lent GPU machine (one H200, 16 cores, Python 3.12, torch 2.11+cu130,
+# The GPU check: one run on a GPU machine (e.g. one H200, 16 cores, Python 3.12, torch 2.11+cu130,
 # no network), within 8 minutes, writing OUT/gpu_check.json and OUT/gpu_check.md.
 #
 #   bash benchmarks/gpu_check.sh [--dry-run] [--out DIR] [--data DIR]

@@ -30,7 +30,7 @@ CPU_TARGETS = (
 )
 
 
-# Issue #16: the new recipes against the fused v2 one, the per-sample remainder against torch's DataLoader,
+# The recipes against the fused v2 one, the per-sample remainder against torch's DataLoader,
 # and the peers: (key, what, metric, ours, other, op, threshold; None: no target, reported only).
 PEER_TARGETS = (
     ("crop_vs_v2", "images/s, Resize+RandomCrop recipe / v2 recipe", "images_per_s", "spdl_torch_crop", "spdl_torch",
@@ -185,7 +185,7 @@ def markdown(results: dict) -> str:
         lines += table3
     peer_rows = [(w, t) for w, rows in results["targets"].items() for t in rows if t.get("peer")]
     if peer_rows:
-        lines += ["", "Recipes and peers (issue #16):", "", "| workload | ratio | value | target |", "|---|---|---:|---|"]
+        lines += ["", "Recipes and peers:", "", "| workload | ratio | value | target |", "|---|---|---:|---|"]
         for w, t in peer_rows:
             mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
             lines.append(f"| {w} | {t['what']} | {_f(t['value'], '.2f')} | {t['target']}{mark} |")

@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   configs[2].geometry = GeometryMode::Resize;
   configs[2].height = 9;
   configs[2].width = 30;
-  configs[3].geometry = GeometryMode::RandomCrop;  // issue #16: RandomCrop with padding, flips, grey
+  configs[3].geometry = GeometryMode::RandomCrop;  // RandomCrop with padding, flips, grey
   configs[3].resize_shorter = 20;
   configs[3].max_size = 28;
   configs[3].padding = {2, 0, 1, 3};

@@ -27,7 +27,7 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("get_batch_memory_capacity() -> int");
   m.def("batch_memory_stats() -> int[]");
   m.def("reset_batch_memory_peak() -> ()");
-  // video (issue #17)
+  // video
   m.def("video_metadata(Tensor data, *, int stream=-1, bool count_frames=False) -> (Tensor, Tensor, Tensor, str, str, str)");
   m.def(
       "decode_video_frames(Tensor data, *, int[]? indices=None, float[]? timestamps=None, str seek_mode=\"exact\", "

@@ -591,7 +591,7 @@ static int check_partial_decode(const fs::path& p, const Bytes& data) {
   configs[2].filter = ResampleFilter::Bicubic;
   configs[3].geometry = GeometryMode::Resize;
   configs[3].height = 17, configs[3].width = 29;
-  // Issue #16's geometries: RandomCrop with padding after a max_size resize, both flips, grey; nearest.
+  // The crop geometries: RandomCrop with padding after a max_size resize, both flips, grey; nearest.
   configs[4].geometry = GeometryMode::RandomCrop;
   configs[4].resize_shorter = 48, configs[4].max_size = 60, configs[4].padding = {3, 1, 0, 2};
   configs[4].pad_if_needed = true, configs[4].height = 52, configs[4].width = 40;
@@ -738,7 +738,7 @@ static void test_batch_options_validate() {
   CHECK(thrown<InvalidArgument>([&] { crop_params(ok, 0, 5, 1); }) == "expected a positive image size, got 0x5");
 }
 
-// Issue #16's geometry pieces: torchvision's Resize size rule with max_size, RandomCrop's offset range,
+// The geometry pieces: torchvision's Resize size rule with max_size, RandomCrop's offset range,
 // torch's nearest index rules, the grey rules and vertical flips in the resample.
 static void test_issue16_geometry() {
   ResizedSize r = resized_size(90, 50, 40, 50);  // 40 x 72 -> longer 72 > 50: 27 x 50 (int(50 * 40 / 72))

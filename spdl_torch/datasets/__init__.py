@@ -4,7 +4,7 @@ from ._fused import MAX_IMAGE_BYTES, FileListDataset, collate
 from .audio import AudioDataset, AudioSample, Waveform, audio_collate
 from .folder import ImageFolder
 from .shards import TarShardDataset, merge_states, write_shards
-from .video import VideoClipDataset  # video (issue #17)
+from .video import VideoClipDataset
 
 __all__ = [
     "AudioDataset", "AudioSample", "Waveform", "audio_collate",  # audio.py

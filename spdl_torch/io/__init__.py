@@ -7,7 +7,7 @@ from ._file import read_file
 from ._geometry import SampleGeometry, sample_geometry
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
 from ._memory import batch_memory_stats, get_batch_memory_capacity, reset_batch_memory_peak, set_batch_memory_capacity
-# video (issue #17)
+# video
 from ._video import MAX_VIDEO_FRAMES, VideoFrames, VideoMetadata, decode_video_frames, video_metadata
 from ._video_clips import decode_video_clips
 
@@ -34,7 +34,7 @@ __all__ = [
     "SampleGeometry",
     "set_batch_memory_capacity",
     "set_num_threads",
-    # video (issue #17)
+    # video
     "MAX_VIDEO_FRAMES",
     "VideoFrames",
     "VideoMetadata",
