@@ -1,6 +1,6 @@
 # spdl_torch: two commands do all set-up on a fresh Debian 12 machine (Debian 13: supported by the code, not yet tested).
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
-#   make test   - run the test suite
+#   make test   - the fast test tier (slow tests excluded; make test-all runs every tier, see CONTRIBUTING.md)
 #   make test-frameworks - the DataLoader's tests with PyTorch Lightning and Accelerate (2-process torchrun, ~2 min)
 # Every step is stamped, so a second run does not redo finished work.
 
@@ -93,7 +93,7 @@ demo: build
 clean:
 	rm -rf build $(STAMPS) spdl_torch/*.so *.egg-info
 
-# ---- Reliability: sanitizers, fuzzing, soak (see RELIABILITY.md) ---------------------------------------
+# ---- Reliability: sanitizers, fuzzing, soak (see docs/reliability.md) ---------------------------------------
 # None of these is part of `make test`'s set-up; each installs what it needs itself.
 #   make test-sanitize            - the C++ core's unit tests + every corpus file, under ASan+UBSan (g++)
 #   make fuzz FUZZ_SECONDS=60     - libFuzzer targets for the core decoders (clang), each run that long
@@ -178,7 +178,7 @@ fuzz: fuzz-build $(STAMPS)/venv
 soak: build
 	$(PY) benchmarks/soak.py --root $(DATA_DIR)/train --epochs 20
 
-# ---- Benchmarks (see benchmarks/RESULTS.md); not part of `make test` -----------------------------------
+# ---- Benchmarks (see benchmarks/results/history.md); not part of `make test` -----------------------------------
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for

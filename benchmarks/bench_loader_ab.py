@@ -8,7 +8,7 @@ REPO: a checkout whose spdl_torch is imported (built in place); ROOT: data/image
 ``jitter_per_worker`` / ``jitter_torch`` (RandomResizedCrop fused + ColorJitter per sample from torch's global
 RNG on 640 images: spdl_torch.DataLoader with worker_rng="shared" / "per_worker", torch's DataLoader).
 Batch 32, 2 workers. Run the contenders interleaved, several repetitions, and compare medians
-(benchmarks/RESULTS.md, "DataLoader package: side by side").
+(benchmarks/results/history.md, "DataLoader package: side by side").
 """
 import json, resource, sys, time
 repo, mode, root = sys.argv[1:4]

@@ -80,7 +80,7 @@ class ResourceMonitor:
     reaped children (``cpu_times().children_*``), so short-lived worker processes are counted in full.
     The sampling itself is not the loader's work and is left out of ``cpu_s``: reading a process's
     ``smaps_rollup`` with torch loaded is slow (a third of a core per process at a 50 ms interval on this
-    project's machine; ``benchmarks/RESULTS.md``). It is reported as ``monitor_cpu_s``.
+    project's machine; ``benchmarks/results/history.md``). It is reported as ``monitor_cpu_s``.
     """
 
     def __init__(self, interval_s: float = 0.05) -> None:

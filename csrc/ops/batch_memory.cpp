@@ -7,7 +7,7 @@
 // huge pages, and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
 // mapped size. Everything past the capacity is unmapped at once, so what a loader holds beyond its live
 // batches is bounded by the capacity, not by malloc's heuristics. The measurements behind this are in
-// benchmarks/RESULTS.md ("Design measurements: batch memory").
+// benchmarks/results/history.md ("Design measurements: batch memory").
 #include "batch_memory.h"
 
 #include <ATen/EmptyTensor.h>
@@ -36,7 +36,7 @@ constexpr size_t kHugePage = size_t(2) << 20;
 // Default pool capacity: two float32 batches of 32 x 3 x 224 x 224, the steady state of 2 workers (every
 // batch recycled). CPU per image is what the project exists for, and a fresh mapping costs CPU in the
 // decode threads whatever transparent huge pages do; set_batch_memory_capacity(0) trades that CPU for
-// ~1-1.5 batches of peak memory (benchmarks/RESULTS.md, "Design measurements: batch memory").
+// ~1-1.5 batches of peak memory (benchmarks/results/history.md, "Design measurements: batch memory").
 constexpr int64_t kDefaultCapacity = int64_t(40) << 20;
 
 size_t page_size() {

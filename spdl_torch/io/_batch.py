@@ -210,7 +210,7 @@ def decode_images(
             normalisation run there; ``batch`` is on that device (``ok`` on the CPU). JPEG only (other
             formats and CMYK JPEGs are a ``DecodeError`` for that sample); ``pin_memory``, ``dct_min_ratio``
             and ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
-            (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see the README).
+            (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see docs/cuda.md).
 
     Returns:
         ``batch``: Tensor[N, C, height, width] of ``dtype`` (RGB, or grey; C = ``num_output_channels``), or, with ``strict=False``, the tuple

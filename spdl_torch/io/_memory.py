@@ -53,7 +53,7 @@ def set_batch_memory_capacity(nbytes: int) -> None:
     then reuses a freed buffer. ``0`` returns every freed buffer to the OS at once: each batch maps fresh
     memory, which keeps resident memory at the batches alive (~1-1.5 batches less at a loader's peak) but
     costs CPU for the page faults of every batch, several times more without transparent huge pages
-    (measured in ``benchmarks/RESULTS.md``, "bench_dataloader.py: memory overhead of the two loaders").
+    (measured in ``benchmarks/results/history.md``, "bench_dataloader.py: memory overhead of the two loaders").
 
     Args:
         nbytes: the capacity in bytes (``0``: keep nothing).

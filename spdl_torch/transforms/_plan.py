@@ -11,7 +11,7 @@ import torch
 __all__ = ["FusedPlan"]
 
 # The batched head runs on chunks of this many samples, written into one output batch: the chunk's
-# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). Measured in benchmarks/RESULTS.md
+# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). Measured in benchmarks/results/history.md
 # ("bench_remainder.py"): median 20.6 ms per batch of 32 against 36.7 ms for the whole batch at once and
 # 33.3 ms per sample + stack, on 2 shared cores.
 HEAD_CHUNK = 4

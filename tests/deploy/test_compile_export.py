@@ -1,6 +1,6 @@
 """torch.compile, torch.export and TorchScript of preprocessing modules that call the ops
 (``spdl_torch.deploy``): the compiled / exported / scripted program equals eager, and graph breaks happen
-exactly where documented (README: "Use in compiled and deployed models").
+exactly where documented (docs/deploy.md).
 
 Models are tiny seeded CNNs, so Inductor's CPU compile stays at seconds; the C++ side is tests/deploy/test_deploy.py.
 """

@@ -1,6 +1,6 @@
 """JPEG streams with libjpeg warnings: a harmless warning decodes to the clean file's pixels; a harmless
 warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
-writes no pixels: RELIABILITY.md, bugs 3 and 4)."""
+writes no pixels: docs/reliability.md, bugs 3 and 4)."""
 
 import pytest
 import torch

@@ -83,7 +83,7 @@ def test_greyscale_partial_equals_full():
 @pytest.mark.parametrize("subsampling", [0, 2])
 def test_tiny_images_use_one_dct_scale(subsampling):
     # A 3x3 image at 1/2 and at 5/8 both come out 2x2, with other pixels: TurboJPEG's whole-image decode
-    # takes the largest factor that fits, so the plan uses TurboJPEG's factor (RELIABILITY.md, bug 7).
+    # takes the largest factor that fits, so the plan uses TurboJPEG's factor (docs/reliability.md, bug 7).
     rng = np.random.default_rng(subsampling)
     data = [_jpeg(images.noise((h, w, 3), rng), quality=95, subsampling=subsampling)
             for h in range(1, 9) for w in range(1, 9)]
@@ -149,7 +149,7 @@ def _restart_damage_case(trial: int):
 
 
 # Trials whose damage lies in a restart interval the crop ends in, so that only the interval's closing
-# marker reveals it (RELIABILITY.md, bug 5).
+# marker reveals it (docs/reliability.md, bug 5).
 @pytest.mark.parametrize("trial", [83, 406, 413])
 def test_damage_inside_the_crop_is_found_at_the_next_restart_marker(trial):
     # Damaged bytes inside a restart interval often decode without complaint; the decoder notices only at

@@ -303,7 +303,7 @@ def test_header_bombs_refused_cheaply(probe):
         "synth/png-3895519243x4057328400-int64-overflow.png"]["message"]
 
 
-# Regressions found by the fuzzers and sanitizers (see RELIABILITY.md); small synthetic bytes, no corpus needed.
+# Regressions found by the fuzzers and sanitizers (see docs/reliability.md); small synthetic bytes, no corpus needed.
 @pytest.mark.parametrize("data", [b"\xff\xd8\xff\xd9",
                                   b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"],
                          ids=["soi-eoi", "soi-app0"])
