@@ -50,8 +50,11 @@ $(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py
 	  || { cat $(STAMPS)/install.log; exit 1; }
 	@touch $@
 
+# With ccache installed (optional), unchanged files come from its cache, also in a fresh clone on the same machine.
+CCACHE_ENV  := $(if $(shell command -v ccache 2>/dev/null),PATH=/usr/lib/ccache:$$PATH CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1,)
+
 $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
-	MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
+	$(CCACHE_ENV) MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
 	  exit $${PIPESTATUS[0]}
 	@touch $@
 
@@ -124,6 +127,8 @@ SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/t
 SAN_OBJS     := $(patsubst csrc/%.cpp,$(SAN_DIR)/obj/%.o,$(CORE_SRCS))
 FUZZ_OBJS    := $(patsubst csrc/%.cpp,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS))
 JOBS         := $(shell nproc)
+# Kept between runs (make would delete them as intermediates of the pattern rules).
+.SECONDARY: $(SAN_OBJS) $(FUZZ_OBJS)
 
 $(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
 	@mkdir -p $(dir $@)
@@ -131,7 +136,7 @@ $(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
 
 $(SAN_DIR)/%_test: csrc/tests/%_test.cc $(SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(SAN_DIR)
-	$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
+	@echo "link $@"; $(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
 	  $< $(SAN_OBJS) $$(pkg-config --libs $(CORE_PC))
 
 test-sanitize: $(STAMPS)/venv
@@ -156,7 +161,7 @@ $(FUZZ_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
 
 $(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(FUZZ_OBJS) $(CORE_HDRS)
 	@mkdir -p $(FUZZ_DIR)
-	clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
+	@echo "link $@"; clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
 	  $$(pkg-config --libs $(CORE_PC))
 
 fuzz-build: $(STAMPS)/apt $(STAMPS)/apt-fuzz
