@@ -31,17 +31,6 @@ _MAX_SAMPLES = 64  # samples read per input
 #   2: bytes 1-2 and 3-4 the lengths of index.json and of the member table, then index.json, the table, the tar.
 
 
-class _Unseekable(io.RawIOBase):
-    def __init__(self, data: bytes) -> None:
-        self._f = io.BytesIO(data)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        return self._f.readinto(b)
-
-
 def _split(data: bytes, at: int, *lengths_at: int) -> list[bytes]:
     parts, pos = [], at
     for k in lengths_at:
@@ -61,10 +50,10 @@ def _run(data: bytes, work: str, shards, errors) -> None:
         return
     mode = data[0] % 3
     tar_path = os.path.join(work, "s.tar")
-    if mode == 0:  # a tar: seekable and streamed
+    if mode == 0:  # a tar: seekable, and streamed (read through in tarfile's "r|" mode, as a remote shard)
         body = data[1:]
         _write(tar_path, body)
-        for opener in (shards._tar.local_opener(tar_path), lambda: (io.BufferedReader(_Unseekable(body)), False)):
+        for opener in (shards._tar.local_opener(tar_path), lambda: (io.BufferedReader(io.BytesIO(body)), False)):
             cursor = shards._tar.ShardCursor("s.tar", opener)
             try:
                 last = -1

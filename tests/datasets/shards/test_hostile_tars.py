@@ -153,6 +153,19 @@ def test_a_sparse_member_is_refused(tmp_path):
         TarShardDataset([p])
 
 
+def test_a_header_that_breaks_tarfiles_parser_is_a_decode_error(tmp_path):
+    """A GNU sparse header that says an extension block follows, at the end of the data: tarfile's parser
+    indexes the missing block (a raw IndexError)."""
+    h = bytearray(header("s1.bin", 0, b"S"))
+    h[482] = 1  # isextended
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    p = tmp_path / "sparse_ext.tar"
+    p.write_bytes(member("s0.cls", b"1") + bytes(h))
+    with pytest.raises(DecodeError, match=r"sparse_ext\.tar: .*bad tar header at byte 1024: IndexError"):
+        TarShardDataset([p])
+
+
 def _linked_shard(path) -> None:
     """s0: jpg + cls; s1: jpg as a hard link to s0's, cls; s2: txt as a symbolic link only."""
     with tarfile.open(path, "w") as tf:
@@ -256,3 +269,46 @@ def test_an_exact_index_reads_every_sample_without_a_word(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert [s["__key__"] for s in TarShardDataset(index, shuffle=False)] == [k for k, _ in samples]
+
+
+def _fuzz_target():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_shards", os.path.join(ROOT, "csrc", "fuzz", "fuzz_shards.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fuzz_targets_seeds_and_mutated_tars_raise_only_documented_errors(tmp_path):
+    """``make fuzz``'s shard target without atheris: its seeds (every mode), then 400 tars mutated at random
+    (fixed seed: bytes flipped, runs cut or repeated): a seed raises nothing at all, a mutated tar nothing but
+    DecodeError / ValueError / OSError (the target swallows those)."""
+    import random
+
+    import spdl_torch.datasets.shards as shards
+
+    fuzz = _fuzz_target()
+    fuzz.write_seeds(str(tmp_path / "seeds"))
+    work = tmp_path / "work"
+    work.mkdir()
+    seeds = {n: (tmp_path / "seeds" / n).read_bytes() for n in sorted(os.listdir(tmp_path / "seeds"))}
+    assert sorted(seeds) == ["index_gz0", "index_gz1", "table", "tar_gz0", "tar_gz1"]
+    for name, data in seeds.items():  # a seed is read whole, without an error
+        fuzz._run(data, str(work), shards, ())
+    rng = random.Random(0)
+    tars = [seeds["tar_gz0"], seeds["tar_gz1"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(400):
+            data = bytearray(rng.choice(tars))
+            for _ in range(rng.randrange(1, 6)):
+                k = rng.randrange(1, len(data))
+                op = rng.randrange(3)
+                if op == 0:
+                    data[k] = rng.randrange(256)
+                elif op == 1:
+                    del data[k:k + rng.randrange(1, 600)]
+                else:
+                    data[k:k] = data[k:k + rng.randrange(1, 600)]
+            fuzz._run(bytes(data), str(work), shards, (DecodeError, ValueError, OSError))
