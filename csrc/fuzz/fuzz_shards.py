@@ -17,6 +17,7 @@ import io
 import os
 import sys
 import tempfile
+import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -155,7 +156,12 @@ def main() -> None:
     warnings.simplefilter("ignore")  # skipped link members, resource warnings: not findings
 
     def one(data: bytes) -> None:
-        _run(data, work, shards, errors)
+        try:
+            _run(data, work, shards, errors)
+        except BaseException:  # a finding: abort, so that libFuzzer writes the input (a plain exit can wait on
+            traceback.print_exc()  # the dataset's threads until the -timeout alarm kills it, writing nothing)
+            sys.stderr.flush()
+            os.abort()
 
     atheris.Setup(sys.argv, one)
     atheris.Fuzz()
