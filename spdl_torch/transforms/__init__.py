@@ -73,8 +73,16 @@ so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes
 global RNG, as in torchvision.
 """
 
+from ._augment_program import AugmentOp
 from ._fuse import Analysis, analyse, fuse, input_kind
 from ._plan import FusedPlan
 from .._seeds import sample_seeds
 
-__all__ = ["Analysis", "FusedPlan", "analyse", "fuse", "input_kind", "sample_seeds"]
+__all__ = ["Analysis", "AugmentOp", "FusedPlan", "analyse", "fuse", "input_kind", "sample_augmentation", "sample_seeds"]
+
+
+def sample_augmentation(plan: FusedPlan, seed: int) -> list[AugmentOp]:
+    """The augmentation ops a sample with this ``seed`` gets under ``plan`` (``fuse(transform)``), in order
+    (see :meth:`FusedPlan.sample_augmentation`); the sample's seed is ``sample_seeds(seed, epoch, [index])``,
+    as the datasets draw it. ``[]`` when the plan fuses no augmentation."""
+    return plan.sample_augmentation(seed)
