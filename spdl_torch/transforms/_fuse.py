@@ -14,6 +14,7 @@ from ._augment_program import AugmentProgram, native_augment
 from ._geometry import match_geometry
 from ._plan import FusedPlan
 from ._policies import ERASERS, match_augment, match_erasing
+from ._timm import is_timm, translate
 
 __all__ = ["Analysis", "analyse", "fuse", "input_kind"]
 
@@ -45,13 +46,13 @@ def input_kind(transform: Callable | None) -> str:
     ImageFolder does) when it starts with a classic ``torchvision.transforms`` (v1) transform or contains
     v1's ``ToTensor`` / ``PILToTensor`` (which refuse tensors); ``"tensor"`` (a uint8 Tensor[3, H, W])
     otherwise (v2 transforms, v2 pipelines with v1 transforms that accept tensors, plain callables,
-    ``None``)."""
+    ``None``). timm's transforms (PIL-based) count as v1."""
     if transform is None:
         return "tensor"
     ts = _flatten(transform)
     if not ts:  # an empty Compose: the identity
         return "tensor"
-    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) for t in ts)
+    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) or is_timm(t) for t in ts)
     return "pil" if pil else "tensor"
 
 
@@ -111,9 +112,10 @@ def analyse(transform: Callable | None) -> Analysis:
     kind = input_kind(transform)
     if transform is None:
         return Analysis(None, None, "", kind)
-    ts = _flatten(transform)
-    if not ts:
+    orig = _flatten(transform)
+    if not orig:
         return Analysis(None, transform, "an empty Compose", kind)
+    ts = [translate(t)[0] or t for t in orig]  # timm's transforms as their torchvision equivalents
     pil = kind == "pil"
     k = 0
     dtype = torch.uint8
@@ -129,7 +131,9 @@ def analyse(transform: Callable | None) -> Analysis:
         k += 1
     geo, k, random, why = match_geometry(ts, k, pil)
     if not geo:
-        return Analysis(None, ts[k] if k < len(ts) else transform, why, kind)
+        if k < len(ts) and is_timm(orig[k]) and translate(orig[k])[1]:
+            why = translate(orig[k])[1]
+        return Analysis(None, orig[k] if k < len(ts) else transform, why, kind)
     kw: dict[str, Any] = dict(geo)
     flips: dict[str, float] = {}
     normalized = False
@@ -189,9 +193,9 @@ def analyse(transform: Callable | None) -> Analysis:
     if dtype != torch.uint8:
         kw["dtype"] = dtype
     kw.update(colour.kwargs())
-    rest_ts = ts[k:]
+    rest_ts = orig[k:]
     augment = AugmentProgram(samplers, eraser, kw["height"], kw["width"]) if samplers or eraser else None
-    plan = FusedPlan(op_kwargs=kw, fused=ts[:k], rest=_compose(transform, rest_ts) if rest_ts else None,
+    plan = FusedPlan(op_kwargs=kw, fused=orig[:k], rest=_compose(transform, rest_ts) if rest_ts else None,
                      random=random, rest_input="pil" if pil else "tensor",
                      unfused=rest_ts[0] if rest_ts else None, unfused_reason=why, augment=augment)
     if rest_ts:
@@ -238,6 +242,8 @@ def _erasing(t: Any, pil: bool, dtype: torch.dtype, channels: int) -> tuple[Any,
 def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], normalized: bool,
              samplers: list[Any] | None = None) -> str:
     typ = type(t)
+    if is_timm(t):
+        return translate(t)[1]
     flip = _flip(t)
     if flip is not None and samplers and flip[0] not in flips:
         return "a flip after an augmentation (fused flips run before the augmentations)"

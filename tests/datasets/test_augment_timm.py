@@ -1,0 +1,101 @@
+"""timm's transforms recognised by module and class name (spdl_torch never imports timm): what
+``timm.data.create_transform`` returns fuses as far as it has a fused form, and says why not beyond it."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from torchvision.transforms import InterpolationMode
+
+import spdl_torch.io
+from spdl_torch.datasets import FileListDataset, collate
+from spdl_torch.transforms import analyse, fuse
+
+from .augment_reference import make_fake_decode_images
+
+
+def _timm_class(name, **attrs):
+    """A stand-in with timm's module and class name (the real class where timm is installed)."""
+    cls = type(name, (), {"__call__": lambda self, x: x})
+    cls.__module__ = "timm.data.transforms"
+    obj = cls()
+    obj.__dict__.update(attrs)
+    return obj
+
+
+@pytest.fixture
+def native(monkeypatch):
+    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
+
+
+def test_timm_classes_recognised_by_name(native):
+    import torchvision.transforms as T1
+
+    rrc = _timm_class("RandomResizedCropAndInterpolation", size=(64, 48), scale=(0.2, 1.0), ratio=(0.75, 1.33),
+                      interpolation=InterpolationMode.BICUBIC)
+    erase = _timm_class("RandomErasing", probability=0.25, min_area=0.02, max_area=1 / 3,
+                        log_aspect_ratio=(math.log(0.3), math.log(1 / 0.3)), min_count=1, max_count=1, mode="pixel")
+    t = T1.Compose([rrc, T1.RandomHorizontalFlip(), _timm_class("MaybeToTensor"),
+                    T1.Normalize(torch.tensor([0.5] * 3), torch.tensor([0.25] * 3)), erase])
+    a = analyse(t)
+    assert a.input == "pil" and a.plan.rest is None, a
+    kw = a.plan.op_kwargs
+    assert (kw["mode"], kw["height"], kw["width"], kw["interpolation"]) == ("train", 64, 48, "bicubic")
+    assert kw["scale"] == (0.2, 1.0) and kw["dtype"] == torch.float32 and kw["mean"] == (0.5,) * 3
+    assert a.plan.fused[0] is rrc and a.plan.augment.names() == ["RandomErasing"]
+    (op,) = [op for s in range(200) for op in a.plan.sample_augmentation(s)][:1]
+    assert op.op == "erase" and op.args[0] == 2  # mode="pixel": normal values per pixel
+
+    random_interp = _timm_class("RandomResizedCropAndInterpolation", size=(64, 64), scale=(0.08, 1.0),
+                                ratio=(0.75, 1.33), interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
+    a = analyse(T1.Compose([random_interp, _timm_class("MaybeToTensor")]))
+    assert a.plan is None and "interpolation='random'" in a.reason
+    rand = _timm_class("RandAugment")
+    a = analyse(T1.Compose([rrc, rand, _timm_class("ToNumpy")]))
+    assert a.unfused is rand and "img_mean" in a.reason
+    erase.mode = "rand"
+    a = analyse(T1.Compose([rrc, _timm_class("MaybeToTensor"), erase]))
+    assert a.unfused is erase and "mode='rand'" in a.reason
+    erase.mode, erase.probability = "const", 1.5
+    with pytest.raises(ValueError, match="probability=1.5"):
+        analyse(T1.Compose([rrc, _timm_class("MaybeToTensor"), erase]))
+
+
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    root = tmp_path_factory.mktemp("timm")
+    rng = np.random.default_rng(9)
+    out = []
+    for k in range(4):
+        h, w = 300 + 20 * k, 260 - 10 * k
+        small = rng.integers(0, 256, (h // 20, w // 20, 3), dtype=np.uint8)
+        path = root / f"{k}.png"
+        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path)
+        out.append(str(path))
+    return out
+
+
+def test_timm_create_transform(native, paths):
+    timm_data = pytest.importorskip("timm.data")
+    train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25,
+                                       interpolation="random")
+    a = analyse(train)
+    assert a.plan is None and "interpolation='random'" in a.reason
+    train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)
+    a = analyse(train)
+    assert a.plan.op_kwargs["mode"] == "train" and a.plan.op_kwargs["hflip_prob"] == 0.5
+    assert type(a.unfused).__name__ == "RandAugment" and "img_mean" in a.reason
+    plain = timm_data.create_transform(96, is_training=True, re_prob=0.25, re_mode="pixel", interpolation="bicubic",
+                                       color_jitter=None)
+    plan = fuse(plain)
+    assert plan.rest is None and plan.augment.names() == ["RandomErasing"], plan
+    # eval: fused whole, the values of timm's own pipeline on the PIL image
+    ev = timm_data.create_transform(96)
+    ds = FileListDataset(paths, transform=ev, require_fused=True)
+    got = collate(ds.__getitems__(range(len(paths))))[0]
+    for k, p in enumerate(paths):
+        want = ev(Image.open(p).convert("RGB"))
+        mse = ((got[k] - want) * torch.tensor(timm_data.IMAGENET_DEFAULT_STD).view(3, 1, 1)).pow(2).mean().item()
+        assert 10 * math.log10(1 / max(mse, 1e-12)) > 40
