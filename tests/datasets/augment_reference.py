@@ -8,6 +8,7 @@ uint8), then runs the program, the conversion / normalisation and the erasing as
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
@@ -99,3 +100,14 @@ def make_fake_decode_images(real):
         return batch if strict else (batch, ok)
 
     return fake_decode_images
+
+
+@pytest.fixture
+def native(monkeypatch):
+    """``spdl_torch.io.decode_images`` with ``augment`` / ``erase`` (the reference executor after the real
+    op's geometry), so that fuse() fuses augmentations and the plans run them."""
+    import spdl_torch.io
+    from spdl_torch.transforms._augment_program import native_augment
+
+    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
+    assert native_augment()

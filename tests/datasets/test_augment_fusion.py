@@ -3,11 +3,9 @@ backends, v1 and v2) fuse whole, the plan's per-sample programs reproduce torchv
 (decode_images with augment rows, here the reference executor standing in for the native op), the programs do
 not depend on the loader's thread count, and what cannot fuse says why."""
 
-import numpy as np
 import pytest
 import torch
 import torchvision.transforms as T1
-from PIL import Image
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
@@ -17,17 +15,11 @@ from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import analyse, fuse, sample_seeds
 from spdl_torch.transforms._augment_program import native_augment
 
-from .augment_reference import make_fake_decode_images
+from .. import images
+from .augment_reference import native  # noqa: F401 (fixture)
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 BILINEAR = v2.InterpolationMode.BILINEAR
-
-
-@pytest.fixture
-def native(monkeypatch):
-    """decode_images with augment / erase: the reference executor after the real op's geometry."""
-    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
-    assert native_augment()
 
 
 def train_preset(T, backend, policy, crop=176, re_prob=0.1, hflip=0.5):
@@ -136,8 +128,7 @@ def test_colour_and_geometry_augmentations_fuse(native):
 
 
 def test_bad_arguments_fail_when_the_dataset_is_built(tmp_path):
-    path = tmp_path / "a.png"
-    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(path)
+    path = images.write(tmp_path / "a.png", images.noise((8, 8, 3)))
     bad = v2.Compose([v2.RandomResizedCrop(8), v2.RandAugment(magnitude=40)])
     with pytest.raises(ValueError, match="RandAugment: magnitude=40"):
         FileListDataset([str(path)], transform=bad)
@@ -158,15 +149,8 @@ def test_erasing_keeps_the_normalisation_in_the_op(native):
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     root = tmp_path_factory.mktemp("aug")
-    rng = np.random.default_rng(4)
-    out = []
-    for k in range(12):
-        h, w = 60 + 7 * k, 90 - 3 * k
-        small = rng.integers(0, 256, (h // 6, w // 6, 3), dtype=np.uint8)
-        path = root / f"{k}.png"
-        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path)
-        out.append(str(path))
-    return out
+    return [str(images.write(root / f"{k}.png", images.upsampled_noise(60 + 7 * k, 90 - 3 * k, seed=k, cell=6)))
+            for k in range(12)]
 
 
 def _torchvision_ops(t, image, ops):

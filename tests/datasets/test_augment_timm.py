@@ -3,17 +3,16 @@
 
 import math
 
-import numpy as np
 import pytest
 import torch
 from PIL import Image
 from torchvision.transforms import InterpolationMode
 
-import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import analyse, fuse
 
-from .augment_reference import make_fake_decode_images
+from .. import images
+from .augment_reference import native  # noqa: F401 (fixture)
 
 
 def _timm_class(name, **attrs):
@@ -23,11 +22,6 @@ def _timm_class(name, **attrs):
     obj = cls()
     obj.__dict__.update(attrs)
     return obj
-
-
-@pytest.fixture
-def native(monkeypatch):
-    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
 
 
 def test_timm_classes_recognised_by_name(native):
@@ -66,15 +60,8 @@ def test_timm_classes_recognised_by_name(native):
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     root = tmp_path_factory.mktemp("timm")
-    rng = np.random.default_rng(9)
-    out = []
-    for k in range(4):
-        h, w = 300 + 20 * k, 260 - 10 * k
-        small = rng.integers(0, 256, (h // 20, w // 20, 3), dtype=np.uint8)
-        path = root / f"{k}.png"
-        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path)
-        out.append(str(path))
-    return out
+    return [str(images.write(root / f"{k}.png", images.upsampled_noise(300 + 20 * k, 260 - 10 * k, seed=k, cell=20)))
+            for k in range(4)]
 
 
 def test_timm_create_transform(native, paths):
