@@ -244,17 +244,19 @@ def _close(a, b, max_frac=0.005):
 
 
 @pytest.mark.parametrize("v1", [False, True])
-@pytest.mark.parametrize("interp", ["nearest", "bilinear"])
-def test_policy_rows_equal_torchvision_ops(image, v1, interp):
+@pytest.mark.parametrize("interp, fill", [("nearest", 17), ("bilinear", None)])
+def test_policy_rows_equal_torchvision_ops(image, v1, interp, fill):
+    # fill=None differs from fill=0 at bilinear edges (torchvision blends no fill mask then)
     mode = v2.InterpolationMode(interp)
-    t = (T1 if v1 else v2).TrivialAugmentWide(interpolation=mode, fill=17)
+    t = (T1 if v1 else v2).TrivialAugmentWide(interpolation=mode, fill=fill)
     h, w = image.shape[1:]
     sampler, _ = match_augment(t, h, w)
     seen = set()
     for s in SEEDS[:600]:
         (op,) = sampler.draw(P.Rng(s), h, w)
         if v1:
-            want = autoaugment_v1._apply_op(image, op.name, op.magnitude, interpolation=mode, fill=[17.0] * 3)
+            want = autoaugment_v1._apply_op(image, op.name, op.magnitude, interpolation=mode,
+                                            fill=None if fill is None else [float(fill)] * 3)
         else:
             want = t._apply_image_or_video_transform(image, op.name, op.magnitude, interpolation=mode, fill=t._fill)
         got = apply_row(image, torch.tensor(op.row(), dtype=torch.float32))
