@@ -205,3 +205,25 @@ def test_programs_do_not_depend_on_the_thread_count(native, paths):
     assert len(batches[0]) == 3
     for a, b in zip(*batches):
         assert torch.equal(a, b)
+
+
+def test_resumed_dataset_repeats_the_augmentations(native, paths):
+    preset = train_preset(v2, "tensor", "imagenet", crop=40, re_prob=0.5)
+    ds = FileListDataset(paths, transform=preset, require_fused=True)  # seed drawn
+    ds.set_epoch(3)
+    first = collate(ds.__getitems__([5, 1, 7]))[0]
+    again = FileListDataset(paths, transform=preset, require_fused=True)
+    again.load_state_dict(ds.state_dict())
+    assert torch.equal(collate(again.__getitems__([5, 1, 7]))[0], first)
+    again.set_epoch(4)
+    assert not torch.equal(collate(again.__getitems__([5, 1, 7]))[0], first)
+
+
+def test_video_clips_leave_augmentations_per_clip(native):
+    # decode_video_clips takes no augment rows: the clip plan stops before the first augmentation
+    from spdl_torch.datasets.video import _clip_plan
+
+    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
+    assert fuse(t).augment is not None
+    plan = _clip_plan(t)
+    assert plan.augment is None and [type(x) for x in plan.per_sample.transforms] == [v2.ColorJitter, v2.ToDtype]
