@@ -169,18 +169,24 @@ class AugmentProgram:
         """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | None}`` for int64 ``seeds`` [N]."""
         n = len(seeds)
         k = max(self.max_rows, 1)
-        aug = [[0.0] * ROW for _ in range(n * k)] if self.samplers else None
-        erase = [[0.0] * ROW for _ in range(n)] if self.eraser is not None else None
-        for i, seed in enumerate(seeds.tolist()):
-            row = 0
+        aug: list[float] = []
+        erase: list[float] = []
+        pad = [0.0] * ROW
+        for seed in seeds.tolist():
+            rows = 0
+            erased = False
             for op in self.sample(seed):
                 if op.op == "erase":
-                    erase[i] = op.row()
+                    erase += op.row()
+                    erased = True
                 else:
-                    aug[i * k + row] = op.row()
-                    row += 1
-        return {"augment": None if aug is None else torch.tensor(aug, dtype=torch.float32).view(n, k, ROW),
-                "erase": None if erase is None else torch.tensor(erase, dtype=torch.float32).view(n, ROW)}
+                    aug += op.row()
+                    rows += 1
+            aug += pad * (k - rows)
+            if not erased:
+                erase += pad
+        return {"augment": torch.tensor(aug, dtype=torch.float32).view(n, k, ROW) if self.samplers else None,
+                "erase": torch.tensor(erase, dtype=torch.float32).view(n, ROW) if self.eraser is not None else None}
 
     def names(self) -> list[str]:
         return [s.name for s in self.samplers] + ([self.eraser.name] if self.eraser is not None else [])

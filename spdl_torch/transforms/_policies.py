@@ -141,9 +141,14 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         return None, why
     interp, fill = args
 
+    cache: dict[tuple[str, float], AugmentOp] = {}  # the magnitudes are a few bins: one op each
+
     def op(name: str, magnitude: float) -> AugmentOp:
-        kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
-        return AugmentOp(kind, a, cls, name, magnitude)
+        found = cache.get((name, magnitude))
+        if found is None:
+            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
+            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
+        return found
 
     if isinstance(t, (T1.TrivialAugmentWide, v2.TrivialAugmentWide)):
         bins = _check_bins(t)

@@ -58,6 +58,9 @@ def translate(t: Any) -> tuple[Any, str]:
     if name in _POLICIES:
         return None, (f"timm's {name} (its ops resample with a random bilinear/bicubic filter and fill with the "
                       "per-channel img_mean; the fused affine has one grey fill and nearest/bilinear)")
+    if name == "ResizeKeepRatio":
+        return None, ("timm's ResizeKeepRatio rounds its size per axis (decode_images' Resize(S) truncates the "
+                      "longer side as torchvision does)")
     if name == "ToNumpy":
         return None, "ToNumpy returns a NumPy array (runs per sample after the op)"
     return None, f"timm's {name} has no decode_images equivalent"

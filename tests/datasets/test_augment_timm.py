@@ -1,6 +1,7 @@
 """timm's transforms recognised by module and class name (spdl_torch never imports timm): what
 ``timm.data.create_transform`` returns fuses as far as it has a fused form, and says why not beyond it."""
 
+import collections
 import math
 
 import pytest
@@ -86,3 +87,48 @@ def test_timm_create_transform(native, paths):
         want = ev(Image.open(p).convert("RGB"))
         mse = ((got[k] - want) * torch.tensor(timm_data.IMAGENET_DEFAULT_STD).view(3, 1, 1)).pow(2).mean().item()
         assert 10 * math.log10(1 / max(mse, 1e-12)) > 40
+
+
+def test_timm_random_draws_match_ours():
+    # timm's own draws (Python's random module) against the fused forms: the erasing box of timm's
+    # RandomErasing and the crop box of RandomResizedCropAndInterpolation, chi-square over 20,000 draws.
+    import random
+
+    pytest.importorskip("timm.data")
+    from timm.data.random_erasing import RandomErasing
+    from timm.data.transforms import RandomResizedCropAndInterpolation
+
+    from spdl_torch.io import sample_geometry
+    from spdl_torch.transforms import _augment_program as P
+    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms._policies import match_erasing
+    from spdl_torch.transforms._timm import translate
+
+    from .test_augment_policies import homogeneity_p
+
+    n, h, w = 20_000, 40, 52
+    seeds = sample_seeds(77, 0, range(n)).tolist()
+    erase = RandomErasing(probability=0.5, mode="const", device="cpu")
+    random.seed(0)
+    theirs = collections.Counter()
+    for _ in range(n):
+        img = torch.ones((3, h, w))
+        erase(img)
+        box = (img[0] == 0).nonzero()
+        theirs[(int(box[:, 0].min()) // 4, int(box[:, 1].min()) // 4, len(box[:, 0].unique()) // 3,
+                len(box[:, 1].unique()) // 3) if len(box) else None] += 1
+    sampler, _ = match_erasing(translate(erase)[0], 3)
+    mine = collections.Counter()
+    for s in seeds:
+        ops = sampler.draw(P.Rng(s), h, w)
+        mine[tuple(int(x) // d for x, d in zip(ops[0].args[1:5], (4, 4, 3, 3))) if ops else None] += 1
+    assert homogeneity_p(mine, theirs) > 1e-3
+
+    rrc = RandomResizedCropAndInterpolation(32, scale=(0.1, 1.0))
+    src = torch.zeros((3, 300, 200))
+    theirs = collections.Counter(tuple(v // 20 for v in rrc.get_params(src, rrc.scale, rrc.ratio)) for _ in range(n))
+    mine = collections.Counter()
+    for s in seeds:
+        g = sample_geometry(s, 300, 200, out_size=(32, 32), scale=(0.1, 1.0))
+        mine[(g.top // 20, g.left // 20, g.height // 20, g.width // 20)] += 1
+    assert homogeneity_p(mine, theirs) > 1e-3
