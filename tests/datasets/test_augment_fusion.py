@@ -12,7 +12,7 @@ from torchvision.transforms.v2 import functional as F
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
-from spdl_torch.transforms import analyse, fuse, sample_seeds
+from spdl_torch.transforms import analyse, fuse, sample_augmentation, sample_seeds
 from spdl_torch.transforms._augment_program import native_augment
 
 from .. import images
@@ -122,6 +122,7 @@ def test_colour_and_geometry_augmentations_fuse(native):
     built = plan.augment.build(seeds)
     for k, seed in enumerate(seeds.tolist()):
         ops = plan.sample_augmentation(seed)
+        assert ops == sample_augmentation(plan, seed)
         rows = [op.row() for op in ops if op.op != "erase"]
         assert torch.equal(built["augment"][k, :len(rows)], torch.tensor(rows).view(-1, 8))
         assert not built["augment"][k, len(rows):].any()
@@ -211,7 +212,9 @@ def test_resumed_dataset_repeats_the_augmentations(native, paths):
     preset = train_preset(v2, "tensor", "imagenet", crop=40, re_prob=0.5)
     ds = FileListDataset(paths, transform=preset, require_fused=True)  # seed drawn
     ds.set_epoch(3)
+    state = torch.get_rng_state()
     first = collate(ds.__getitems__([5, 1, 7]))[0]
+    assert torch.equal(torch.get_rng_state(), state)  # drawn from the samples' seeds, not torch's RNG
     again = FileListDataset(paths, transform=preset, require_fused=True)
     again.load_state_dict(ds.state_dict())
     assert torch.equal(collate(again.__getitems__([5, 1, 7]))[0], first)
