@@ -24,7 +24,7 @@ import torch
 
 from .._seeds import splitmix64
 
-__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "native_augment"]
+__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "interpolation_choice", "native_augment"]
 
 # Op codes of the augment rows (the interface of the native op; a stand-in for the kernels' own constants).
 NOOP = 0
@@ -56,6 +56,14 @@ ROW = 8
 
 _MASK64 = (1 << 64) - 1
 _SALT = 0x6A09E667F3BCC909  # separates the augmentation stream from the geometry's draws of the same seed
+
+
+_INTERP_SALT = 0xBB67AE8584CAA73B  # the per-sample choice of a resampling filter (timm's interpolation="random")
+
+
+def interpolation_choice(seed: int, n: int) -> int:
+    """Which of ``n`` resampling filters the sample with this ``seed`` gets (uniform, as ``random.choice``)."""
+    return Rng(int(seed) ^ _INTERP_SALT).randint(n)
 
 
 def native_augment() -> bool:

@@ -129,12 +129,16 @@ def analyse(transform: Callable | None) -> Analysis:
         elif not (typ in _GRAYS or typ is v2.RGB) or not colour.take(ts[k], pil, torch.uint8, False)[0]:
             break
         k += 1
+    first = k
     geo, k, random, why = match_geometry(ts, k, pil)
     if not geo:
         if k < len(ts) and is_timm(orig[k]) and translate(orig[k])[1]:
             why = translate(orig[k])[1]
         return Analysis(None, orig[k] if k < len(ts) else transform, why, kind)
     kw: dict[str, Any] = dict(geo)
+    choices = getattr(ts[first], "interpolation_choices", None)  # timm's interpolation="random"
+    if choices:
+        kw["interpolation"], random = choices, True
     flips: dict[str, float] = {}
     normalized = False
     why = ""

@@ -110,8 +110,11 @@ class FusedPlan:
             kwargs["channels_last"] = True
         if self.augment is not None:
             kwargs.update({k: v for k, v in self.augment.build(seeds).items() if v is not None})
-        result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
-                               **kwargs)
+        if isinstance(kwargs.get("interpolation"), tuple):  # a filter drawn per sample (timm's "random")
+            result = _decode_per_filter(decode_images, list(srcs), seeds, kwargs, strict=strict, max_pixels=max_pixels)
+        else:
+            result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
+                                   **kwargs)
         batch, ok = (result, None) if strict else result
         if self.batched is not None:
             batch = run_head(self.batched, batch)
@@ -144,6 +147,42 @@ class FusedPlan:
     def __repr__(self) -> str:
         body = self.describe().replace("\n", "\n    ")
         return f"FusedPlan(\n    {body}\n)"
+
+
+def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor, kwargs: dict[str, Any], *,
+                       strict: bool, max_pixels: int | None) -> Any:
+    """``decode_images`` with ``kwargs["interpolation"]`` a tuple of filters, one drawn per sample from its seed
+    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one batch; a bad sample's
+    ``DecodeError`` names its index in ``srcs``."""
+    from ..errors import DecodeError
+    from ._augment_program import interpolation_choice
+
+    choices = kwargs.pop("interpolation")
+    picks = [interpolation_choice(s, len(choices)) for s in seeds.tolist()]
+    n = len(srcs)
+    batch, ok = None, torch.ones(n, dtype=torch.bool)
+    for c, name in enumerate(choices):
+        idx = [i for i, p in enumerate(picks) if p == c]
+        if not idx:
+            continue
+        sub = {k: (v[idx] if k in ("augment", "erase") else v) for k, v in kwargs.items()}
+        try:
+            result = decode_images([srcs[i] for i in idx], seeds=seeds[idx], strict=strict, max_pixels=max_pixels,
+                                   interpolation=name, **sub)
+        except DecodeError as e:
+            if e.sample_index is None:
+                raise
+            i = idx[e.sample_index]
+            where = e.path if e.path is not None else f"sample {i}"
+            raise DecodeError(f"{where}: {e.reason}", path=e.path, sample_index=i, reason=e.reason) from None
+        part, part_ok = (result, None) if strict else result
+        if batch is None:
+            fmt = torch.channels_last if kwargs.get("channels_last") else torch.contiguous_format
+            batch = torch.empty((n, *part.shape[1:]), dtype=part.dtype, memory_format=fmt)
+        batch[idx] = part
+        if part_ok is not None:
+            ok[idx] = part_ok
+    return batch if strict else (batch, ok)
 
 
 def _parts(t: Any) -> list[Any]:

@@ -4,14 +4,13 @@ without importing timm, as the torchvision transforms with the same behaviour, s
 =====================================================  =============================================
 timm (``timm.data``)                                    fused as
 =====================================================  =============================================
-``RandomResizedCropAndInterpolation`` (one              ``RandomResizedCrop`` (the same box rule)
-interpolation: bilinear, bicubic, nearest)
+``RandomResizedCropAndInterpolation`` (bilinear,       ``RandomResizedCrop`` (the same box rule);
+bicubic, nearest, or ``"random"``)                      ``"random"``: a filter per sample, its seed
 ``MaybeToTensor`` / ``MaybePILToTensor``                ``ToTensor`` / ``PILToTensor``
 ``RandomErasing`` (``mode`` const or pixel, one box)    ``RandomErasing`` (value 0 / ``"random"``)
 =====================================================  =============================================
 
-Not fused, with the reason: ``interpolation="random"`` (a per-sample choice between bilinear and bicubic),
-timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` (ops resample with a random bilinear or bicubic
+Not fused, with the reason: timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` (ops resample with a random bilinear or bicubic
 filter and fill with the per-channel ``img_mean``; ``SolarizeAdd``), ``RandomErasing(mode="rand")`` or a
 random box count, ``ResizeKeepRatio``, ``ToNumpy`` (returns a NumPy array; it runs after the op on PIL
 images).
@@ -42,13 +41,13 @@ def translate(t: Any) -> tuple[Any, str]:
         return None, ""
     name = type(t).__name__
     if name == "RandomResizedCropAndInterpolation":
-        if isinstance(t.interpolation, (tuple, list)):
-            return None, ("interpolation='random' (a per-sample choice between bilinear and bicubic; "
-                          "decode_images resamples a batch with one filter)")
-        if t.interpolation not in _MODES:
+        modes = list(t.interpolation) if isinstance(t.interpolation, (tuple, list)) else [t.interpolation]
+        if any(m not in _MODES for m in modes):
             return None, f"interpolation {t.interpolation} has no decode_images resampler"
-        return T1.RandomResizedCrop(t.size, scale=tuple(t.scale), ratio=tuple(t.ratio),
-                                    interpolation=t.interpolation), ""
+        rrc = T1.RandomResizedCrop(t.size, scale=tuple(t.scale), ratio=tuple(t.ratio), interpolation=modes[0])
+        if len(modes) > 1:  # interpolation="random": one filter per sample, drawn from its seed
+            rrc.interpolation_choices = tuple("nearest_exact" if m.value == "nearest" else m.value for m in modes)
+        return rrc, ""
     if name == "MaybeToTensor":
         return T1.ToTensor(), ""
     if name == "MaybePILToTensor":

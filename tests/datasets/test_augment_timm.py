@@ -46,7 +46,7 @@ def test_timm_classes_recognised_by_name(native):
     random_interp = _timm_class("RandomResizedCropAndInterpolation", size=(64, 64), scale=(0.08, 1.0),
                                 ratio=(0.75, 1.33), interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
     a = analyse(T1.Compose([random_interp, _timm_class("MaybeToTensor")]))
-    assert a.plan is None and "interpolation='random'" in a.reason
+    assert a.plan.rest is None and a.plan.op_kwargs["interpolation"] == ("bilinear", "bicubic") and a.plan.random
     rand = _timm_class("RandAugment")
     a = analyse(T1.Compose([rrc, rand, _timm_class("ToNumpy")]))
     assert a.unfused is rand and "img_mean" in a.reason
@@ -70,7 +70,8 @@ def test_timm_create_transform(native, paths):
     train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25,
                                        interpolation="random")
     a = analyse(train)
-    assert a.plan is None and "interpolation='random'" in a.reason
+    assert a.plan.op_kwargs["interpolation"] == ("bilinear", "bicubic")
+    assert type(a.unfused).__name__ == "RandAugment"
     train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)
     a = analyse(train)
     assert a.plan.op_kwargs["mode"] == "train" and a.plan.op_kwargs["hflip_prob"] == 0.5
@@ -132,3 +133,36 @@ def test_timm_random_draws_match_ours():
         g = sample_geometry(s, 300, 200, out_size=(32, 32), scale=(0.1, 1.0))
         mine[(g.top // 20, g.left // 20, g.height // 20, g.width // 20)] += 1
     assert homogeneity_p(mine, theirs) > 1e-3
+
+
+def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
+    import torchvision.transforms as T1
+
+    from spdl_torch.errors import DecodeError
+    from spdl_torch.io import decode_images
+    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms._augment_program import interpolation_choice
+
+    rrc = _timm_class("RandomResizedCropAndInterpolation", size=(40, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
+                      interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
+    plan = fuse(T1.Compose([rrc, _timm_class("MaybeToTensor")]))
+    srcs = paths * 4
+    seeds = sample_seeds(3, 0, range(len(srcs)))
+    got = plan(srcs, seeds)
+    kw = {k: v for k, v in plan.op_kwargs.items() if k not in ("mode", "interpolation")}
+    picks = [interpolation_choice(s, 2) for s in seeds.tolist()]
+    assert 0 < sum(picks) < len(srcs)
+    for c, name in enumerate(("bilinear", "bicubic")):
+        whole = decode_images(srcs, seeds=seeds, geometry="train", interpolation=name, channels_last=True, **kw)
+        for k in range(len(srcs)):
+            if picks[k] == c:
+                assert torch.equal(got[k], whole[k])
+    # a bad sample is named by its index in the whole batch
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    srcs[9] = str(bad)
+    with pytest.raises(DecodeError) as info:
+        plan(srcs, seeds)
+    assert info.value.sample_index == 9 and str(info.value).startswith(f"{bad}: ")
+    out, ok = plan(srcs, seeds, strict=False)
+    assert ok.tolist() == [k != 9 for k in range(len(srcs))] and out.shape == got.shape
