@@ -50,8 +50,11 @@ $(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py
 	  || { cat $(STAMPS)/install.log; exit 1; }
 	@touch $@
 
+# With ccache installed (optional), unchanged files come from its cache, also in a fresh clone on the same machine.
+CCACHE_ENV  := $(if $(shell command -v ccache 2>/dev/null),PATH=/usr/lib/ccache:$$PATH CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1,)
+
 $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
-	MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
+	$(CCACHE_ENV) MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
 	  exit $${PIPESTATUS[0]}
 	@touch $@
 
@@ -96,7 +99,8 @@ clean:
 # ---- Reliability: sanitizers, fuzzing, soak (see docs/reliability.md) ---------------------------------------
 # None of these is part of `make test`'s set-up; each installs what it needs itself.
 #   make test-sanitize            - the C++ core's unit tests + every corpus file, under ASan+UBSan (g++)
-#   make fuzz FUZZ_SECONDS=60     - libFuzzer targets for the core decoders (clang), each run that long
+#   make fuzz FUZZ_SECONDS=60     - libFuzzer targets for the core decoders (clang), each run that long, then
+#                                   fuzz-shards: the Python tar / member-table / index readers under atheris
 #   make soak                     - 20 epochs over data/imagenet_like/train, printing the RSS curve
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
@@ -111,7 +115,7 @@ SAN_CXX      ?= g++
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: test-sanitize fuzz fuzz-build soak
+.PHONY: test-sanitize fuzz fuzz-build fuzz-shards soak
 
 # Corpus location (fetched on first use by tests/media.py; empty when the corpus is not available).
 CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
@@ -124,6 +128,8 @@ SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/t
 SAN_OBJS     := $(patsubst csrc/%.cpp,$(SAN_DIR)/obj/%.o,$(CORE_SRCS))
 FUZZ_OBJS    := $(patsubst csrc/%.cpp,$(FUZZ_DIR)/obj/%.o,$(CORE_SRCS))
 JOBS         := $(shell nproc)
+# Kept between runs (make would delete them as intermediates of the pattern rules).
+.SECONDARY: $(SAN_OBJS) $(FUZZ_OBJS)
 
 $(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
 	@mkdir -p $(dir $@)
@@ -131,7 +137,7 @@ $(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
 
 $(SAN_DIR)/%_test: csrc/tests/%_test.cc $(SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(SAN_DIR)
-	$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
+	@echo "link $@"; $(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
 	  $< $(SAN_OBJS) $$(pkg-config --libs $(CORE_PC))
 
 test-sanitize: $(STAMPS)/venv
@@ -156,13 +162,13 @@ $(FUZZ_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
 
 $(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(FUZZ_OBJS) $(CORE_HDRS)
 	@mkdir -p $(FUZZ_DIR)
-	clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
+	@echo "link $@"; clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
 	  $$(pkg-config --libs $(CORE_PC))
 
 fuzz-build: $(STAMPS)/apt $(STAMPS)/apt-fuzz
 	@$(MAKE) --no-print-directory -j$(JOBS) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
 
-fuzz: fuzz-build $(STAMPS)/venv
+fuzz: fuzz-build $(STAMPS)/venv fuzz-shards
 	@$(PY) csrc/fuzz/seed_corpus.py $(FUZZ_DIR)/seeds
 	@mkdir -p $(FUZZ_DIR)/artifacts
 	@for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_DIR)/corpus/$$t; \
@@ -175,10 +181,29 @@ fuzz: fuzz-build $(STAMPS)/venv
 	    grep -m5 -E "ERROR|runtime error|SUMMARY" $(FUZZ_DIR)/fuzz_$$t.log; fail=1; fi; \
 	done; exit $${fail:-0}
 
+# The shard readers are Python: atheris (libFuzzer for Python; a manylinux wheel) drives csrc/fuzz/fuzz_shards.py.
+ATHERIS_PKG := atheris==3.0.0
+
+$(STAMPS)/atheris: $(STAMPS)/venv
+	$(PY) -m pip install -q $(ATHERIS_PKG)
+	@touch $@
+
+fuzz-shards: build $(STAMPS)/atheris
+	@mkdir -p $(FUZZ_DIR)/corpus/shards $(FUZZ_DIR)/artifacts
+	@$(PY) csrc/fuzz/fuzz_shards.py --seeds $(FUZZ_DIR)/seeds/shards
+	@echo "== fuzz_shards (atheris) for $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/fuzz_shards.log)"
+	@$(PY) csrc/fuzz/fuzz_shards.py -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=3072 -timeout=10 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/shards- \
+	  $(FUZZ_DIR)/corpus/shards $(FUZZ_DIR)/seeds/shards > $(FUZZ_DIR)/fuzz_shards.log 2>&1; rc=$$?; \
+	grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^(INFO: seed corpus|Done)" \
+	  $(FUZZ_DIR)/fuzz_shards.log; \
+	if [ $$rc != 0 ]; then echo "fuzz_shards FAILED (rc=$$rc): see $(FUZZ_DIR)/fuzz_shards.log and $(FUZZ_DIR)/artifacts/"; \
+	  grep -m8 -E "Error|Exception|Traceback|SUMMARY" $(FUZZ_DIR)/fuzz_shards.log; exit 1; fi
+
 soak: build
 	$(PY) benchmarks/soak.py --root $(DATA_DIR)/train --epochs 20
 
-# ---- Benchmarks (see benchmarks/results/history.md); not part of `make test` -----------------------------------
+# ---- Benchmarks (see benchmarks/README.md); not part of `make test` -------------------------------------------
 #   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for

@@ -103,6 +103,8 @@ def split_plan(plan: Any, impl: str = "torch") -> tuple[Any, DeviceFinish | None
     """
     if plan.per_sample is not None or plan.rest_input != "tensor" or not _movable(plan.batched):
         return plan, None
+    if plan.augment is not None and plan.augment.eraser is not None:
+        return plan, None  # the fused erasing runs on the normalised slot: the normalisation stays in the op
     kw = dict(plan.op_kwargs)
     dtype = kw.pop("dtype", None)
     mean, std = kw.pop("mean", None), kw.pop("std", None)

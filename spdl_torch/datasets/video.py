@@ -36,9 +36,9 @@ def _clip_plan(transform: Callable) -> Any:
     from ..transforms import fuse
     from ..transforms._fuse import _compose, _flatten
 
-    def runnable(plan: Any) -> bool:
+    def runnable(plan: Any) -> bool:  # fused augmentations (augment rows) are decode_images' only
         kw = plan.op_kwargs
-        return set(kw) <= _CLIP_KWARGS and all(kw[k] in v for k, v in _CLIP_VALUES.items() if k in kw)
+        return plan.augment is None and set(kw) <= _CLIP_KWARGS and all(kw[k] in v for k, v in _CLIP_VALUES.items() if k in kw)
 
     plan = fuse(transform)
     if plan is None or runnable(plan):

@@ -27,7 +27,25 @@ zero padding, as CenterCrop)
 ``Normalize(mean, std)`` (after a conversion to float)             ``mean, std``
 ``PILToTensor()``, ``ToImage()``, ``ToPureTensor()``,              nothing (uint8 output is the default)
 ``ToDtype(uint8, scale=True)``, ``ConvertImageDtype(uint8)``
+``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample
+``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,
+``RandomAffine`` (no scale), ``GaussianBlur``,
+``RandomAutocontrast / Equalize / Posterize / Solarize / Invert``,
+``RandomAdjustSharpness``, ``RandomApply`` of these (uint8 crop)
+``RandomErasing`` (after the conversion to float; the last step)   ``erase`` rows per sample
 =================================================================  ======================================
+
+Augmentations (:mod:`._policies`; they fuse when ``decode_images`` takes ``augment`` rows) run on the uint8
+RGB crop after the resize and flips, before the conversion and normalisation, in the pipeline's order; each
+sample's ops are drawn from its seed with torchvision's rules (which op, magnitude bin, sign and
+probability; magnitudes that depend on the image size use the crop's output size), so they repeat exactly
+whatever the number of threads. :meth:`FusedPlan.sample_augmentation` (or :func:`sample_augmentation`) lists
+the ops a seed gets. Affine ops take nearest or bilinear interpolation and one grey ``fill``. ``AugMix``,
+``RandomAffine(scale=...)``, ``RandomRotation(expand=True)``, per-channel fills, other filters, an
+augmentation of a float or grey image and a flip after an augmentation do not fuse (the reason is given).
+Arguments torchvision would fail on or misuse (a magnitude outside the bins, ``p`` outside [0, 1], an
+unknown policy, an empty ``RandomApply``) raise ``ValueError`` naming the transform and the argument. timm's
+transforms are recognised by module and class name (see :mod:`._timm`).
 
 Resizes are bilinear or bicubic, antialiased on tensors (v2's default; ``antialias=False`` does not fuse),
 on PIL images (v1 pipelines, below) always, as Pillow's; or NEAREST (torch's index rule on tensors,
@@ -40,7 +58,7 @@ a ``Normalize`` with one mean and std. ``RandomCrop`` offsets are drawn from the
 torchvision's rule (top, then left, uniform over the valid range); a crop larger than the padded
 resized image fails for that sample (``DecodeError``), where torchvision raises ``ValueError``.
 ``RandomChoice`` does not fuse (the op draws no choice between transforms); ``RandomApply`` fuses around
-a single flip only. ``Resize(S)`` computes its output size
+a single flip or around augmentations that fuse. ``Resize(S)`` computes its output size
 as torchvision does (the longer side ``int(S * long / short)``, truncated; v1 and v2 share the rule).
 A float32 -> bfloat16 cast (``ToDtype(bfloat16)``, ``ConvertImageDtype(bfloat16)``) after the float
 conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and rounds once (torchvision
@@ -73,8 +91,16 @@ so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes
 global RNG, as in torchvision.
 """
 
+from ._augment_program import AugmentOp
 from ._fuse import Analysis, analyse, fuse, input_kind
 from ._plan import FusedPlan
 from .._seeds import sample_seeds
 
-__all__ = ["Analysis", "FusedPlan", "analyse", "fuse", "input_kind", "sample_seeds"]
+__all__ = ["Analysis", "AugmentOp", "FusedPlan", "analyse", "fuse", "input_kind", "sample_augmentation", "sample_seeds"]
+
+
+def sample_augmentation(plan: FusedPlan, seed: int) -> list[AugmentOp]:
+    """The augmentation ops a sample with this ``seed`` gets under ``plan`` (``fuse(transform)``), in order
+    (see :meth:`FusedPlan.sample_augmentation`); the sample's seed is ``sample_seeds(seed, epoch, [index])``,
+    as the datasets draw it. ``[]`` when the plan fuses no augmentation."""
+    return plan.sample_augmentation(seed)

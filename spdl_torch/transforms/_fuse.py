@@ -10,8 +10,11 @@ import torch
 import torchvision.transforms as T1
 from torchvision.transforms import v2
 
+from ._augment_program import AugmentProgram, native_augment
 from ._geometry import match_geometry
 from ._plan import FusedPlan
+from ._policies import ERASERS, match_augment, match_erasing
+from ._timm import is_timm, translate
 
 __all__ = ["Analysis", "analyse", "fuse", "input_kind"]
 
@@ -43,13 +46,13 @@ def input_kind(transform: Callable | None) -> str:
     ImageFolder does) when it starts with a classic ``torchvision.transforms`` (v1) transform or contains
     v1's ``ToTensor`` / ``PILToTensor`` (which refuse tensors); ``"tensor"`` (a uint8 Tensor[3, H, W])
     otherwise (v2 transforms, v2 pipelines with v1 transforms that accept tensors, plain callables,
-    ``None``)."""
+    ``None``). timm's transforms (PIL-based) count as v1."""
     if transform is None:
         return "tensor"
     ts = _flatten(transform)
     if not ts:  # an empty Compose: the identity
         return "tensor"
-    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) for t in ts)
+    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) or is_timm(t) for t in ts)
     return "pil" if pil else "tensor"
 
 
@@ -70,6 +73,8 @@ _GRAYS = (T1.Grayscale, v2.Grayscale)
 _NORMALIZES, _CONVERTS = (T1.Normalize, v2.Normalize), (T1.ConvertImageDtype, v2.ConvertImageDtype)
 _TO_TENSOR_FLOAT = (T1.ToTensor, v2.ToTensor)
 _TO_TENSOR_UINT8 = (T1.PILToTensor, v2.PILToTensor, v2.ToImage)
+# v2 conversions that pass a plain uint8 tensor through unchanged (v2.PILToTensor converts PIL images only)
+_V2_NOOPS = (v2.ToImage, v2.PILToTensor)
 
 
 class _Colour:
@@ -107,9 +112,10 @@ def analyse(transform: Callable | None) -> Analysis:
     kind = input_kind(transform)
     if transform is None:
         return Analysis(None, None, "", kind)
-    ts = _flatten(transform)
-    if not ts:
+    orig = _flatten(transform)
+    if not orig:
         return Analysis(None, transform, "an empty Compose", kind)
+    ts = [translate(t)[0] or t for t in orig]  # timm's transforms as their torchvision equivalents
     pil = kind == "pil"
     k = 0
     dtype = torch.uint8
@@ -118,22 +124,33 @@ def analyse(transform: Callable | None) -> Analysis:
     # Grayscale before the geometry (grey of the resized pixels: the same up to rounding).
     while k < len(ts):
         typ = type(ts[k])
-        if typ in _TO_TENSOR_UINT8 and (pil or typ is v2.ToImage) or typ is v2.ToPureTensor and not pil:
+        if typ in _TO_TENSOR_UINT8 and (pil or typ in _V2_NOOPS) or typ is v2.ToPureTensor and not pil:
             pil = False
         elif not (typ in _GRAYS or typ is v2.RGB) or not colour.take(ts[k], pil, torch.uint8, False)[0]:
             break
         k += 1
+    first = k
     geo, k, random, why = match_geometry(ts, k, pil)
     if not geo:
-        return Analysis(None, ts[k] if k < len(ts) else transform, why, kind)
+        if k < len(ts) and is_timm(orig[k]) and translate(orig[k])[1]:
+            why = translate(orig[k])[1]
+        return Analysis(None, orig[k] if k < len(ts) else transform, why, kind)
     kw: dict[str, Any] = dict(geo)
+    choices = getattr(ts[first], "interpolation_choices", None)  # timm's interpolation="random"
+    if choices:
+        kw["interpolation"], random = choices, True
     flips: dict[str, float] = {}
     normalized = False
     why = ""
+    samplers: list[Any] = []
+    eraser = None
     while k < len(ts):
         t, typ = ts[k], type(ts[k])
+        if eraser is not None and not (not pil and typ in (v2.ToImage, v2.ToPureTensor, v2.PILToTensor)):
+            why = "after RandomErasing (fused as the last step: the rest runs after the op)"
+            break
         flip = _flip(t)
-        if flip is not None and flip[0] not in flips:
+        if flip is not None and flip[0] not in flips and not samplers:
             flips[flip[0]] = kw[flip[0]] = flip[1]
             random = random or flip[1] > 0
         elif typ in _GRAYS or typ is v2.RGB:
@@ -144,7 +161,7 @@ def analyse(transform: Callable | None) -> Analysis:
             dtype, pil = torch.float32, False
         elif pil and typ in _TO_TENSOR_UINT8:  # PIL -> uint8 tensor
             pil = False
-        elif not pil and typ in (v2.ToImage, v2.ToPureTensor):  # a plain tensor stays one (see the docs)
+        elif not pil and typ in (v2.ToImage, v2.ToPureTensor, v2.PILToTensor):  # a plain tensor stays one
             pass
         elif not pil and (typ in _CONVERTS or typ is v2.ToDtype and isinstance(t.dtype, torch.dtype) and t.scale):
             new = t.dtype
@@ -162,17 +179,29 @@ def analyse(transform: Callable | None) -> Analysis:
             kw["mean"] = tuple(float(m) for m in t.mean)
             kw["std"] = tuple(float(s) for s in t.std)
             normalized = True
+        elif typ in ERASERS:
+            sampler, why = _erasing(t, pil, dtype, colour.channels)
+            if sampler is None:
+                break
+            eraser, random = sampler, True
         else:
-            why = _why_not(t, pil, dtype, flips, normalized)
-            break
+            sampler, why = match_augment(t, kw["height"], kw["width"])  # raises ValueError for bad arguments
+            if sampler is not None:
+                why = _augment_blocked(pil, dtype, normalized, colour)
+            if sampler is None or why:
+                why = why or _why_not(t, pil, dtype, flips, normalized, samplers)
+                break
+            samplers.append(sampler)
+            random = True
         k += 1
     if dtype != torch.uint8:
         kw["dtype"] = dtype
     kw.update(colour.kwargs())
-    rest_ts = ts[k:]
-    plan = FusedPlan(op_kwargs=kw, fused=ts[:k], rest=_compose(transform, rest_ts) if rest_ts else None,
+    rest_ts = orig[k:]
+    augment = AugmentProgram(samplers, eraser, kw["height"], kw["width"]) if samplers or eraser else None
+    plan = FusedPlan(op_kwargs=kw, fused=orig[:k], rest=_compose(transform, rest_ts) if rest_ts else None,
                      random=random, rest_input="pil" if pil else "tensor",
-                     unfused=rest_ts[0] if rest_ts else None, unfused_reason=why)
+                     unfused=rest_ts[0] if rest_ts else None, unfused_reason=why, augment=augment)
     if rest_ts:
         _split_rest(plan, transform, rest_ts, pil)
     return Analysis(plan, plan.unfused, why, kind)
@@ -193,15 +222,41 @@ def _flip(t: Any) -> tuple[str, float] | None:
     return None
 
 
-def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], normalized: bool) -> str:
+def _augment_blocked(pil: bool, dtype: torch.dtype, normalized: bool, colour: _Colour) -> str:
+    """Why a recognised augmentation cannot fuse here ("" when it can)."""
+    if not native_augment():
+        return "this build's decode_images has no augment argument"
+    if dtype != torch.uint8 or normalized:
+        return "an augmentation of a float image (fused only on the uint8 crop, before the conversion to float)"
+    if colour.color != "rgb":
+        return "an augmentation after Grayscale (fused augmentations run on the RGB crop)"
+    return ""
+
+
+def _erasing(t: Any, pil: bool, dtype: torch.dtype, channels: int) -> tuple[Any, str]:
+    """The erasing sampler of ``RandomErasing`` on the float slot, or (None, why not)."""
+    sampler, why = match_erasing(t, channels)  # raises ValueError for bad arguments
+    if not native_augment():
+        return None, "this build's decode_images has no erase argument"
+    if pil or dtype not in _FLOATS:
+        return None, "RandomErasing before the conversion to float (fused only on the float slot)"
+    return sampler, why
+
+
+def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], normalized: bool,
+             samplers: list[Any] | None = None) -> str:
     typ = type(t)
+    if is_timm(t):
+        return translate(t)[1]
     flip = _flip(t)
+    if flip is not None and samplers and flip[0] not in flips:
+        return "a flip after an augmentation (fused flips run before the augmentations)"
     if flip is not None:
         return f"a second {'horizontal' if flip[0] == 'hflip_prob' else 'vertical'} flip"
     if typ in (T1.RandomChoice, v2.RandomChoice):
         return "RandomChoice: decode_images draws no per-sample choice between transforms"
     if typ in (T1.RandomApply, v2.RandomApply):
-        return "RandomApply of anything but one flip"
+        return "RandomApply of anything but one flip or fusable augmentations"
     if typ in _NORMALIZES:
         if normalized:
             return "a second Normalize"

@@ -60,6 +60,10 @@ class FusedPlan:
             that point: ``per_sample`` gets ``PIL.Image`` RGB images, as from torchvision's ImageFolder).
         unfused: the first transform that is not fused (``None`` when everything was) and
             ``unfused_reason``, why not.
+        augment: the fused random augmentations (an ``AugmentProgram``: torchvision's policies, colour
+            jitter, affine, blur, ..., and a final ``RandomErasing``), or ``None``; each sample's ops are
+            drawn from its seed (:meth:`sample_augmentation`) and passed to the op as ``augment`` /
+            ``erase`` rows.
     """
 
     op_kwargs: dict[str, Any]
@@ -71,6 +75,7 @@ class FusedPlan:
     rest_input: str = "tensor"
     unfused: Any = None
     unfused_reason: str = ""
+    augment: Any = None
 
     def __post_init__(self) -> None:
         if self.rest is not None and self.batched is None and self.per_sample is None:
@@ -103,8 +108,13 @@ class FusedPlan:
         kwargs["geometry"] = kwargs.pop("mode")  # op_kwargs keeps the name of its documented contents
         if self.rest_input == "pil":
             kwargs["channels_last"] = True
-        result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
-                               **kwargs)
+        if self.augment is not None:
+            kwargs.update({k: v for k, v in self.augment.build(seeds).items() if v is not None})
+        if isinstance(kwargs.get("interpolation"), tuple):  # a filter drawn per sample (timm's "random")
+            result = _decode_per_filter(decode_images, list(srcs), seeds, kwargs, strict=strict, max_pixels=max_pixels)
+        else:
+            result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
+                                   **kwargs)
         batch, ok = (result, None) if strict else result
         if self.batched is not None:
             batch = run_head(self.batched, batch)
@@ -113,10 +123,20 @@ class FusedPlan:
             batch = [self.per_sample(img) for img in samples]
         return batch if strict else (batch, ok)
 
+    def sample_augmentation(self, seed: int) -> list:
+        """The augmentation ops the sample with this ``seed`` gets (``[]`` when none is fused), in order:
+        a list of ``AugmentOp(op, args, transform, name, magnitude)`` (``op`` the kernel's op, ``args`` its
+        row arguments; ``name`` / ``magnitude`` the policy's op and signed magnitude as torchvision draws
+        them). The erasing, if drawn, comes last (``op="erase"``, ``args = (apply, i, j, h, w, v0, v1, v2)``)."""
+        return [] if self.augment is None else self.augment.sample(int(seed))
+
     def describe(self) -> str:
         """Lines saying what runs where: the op call and the transforms it replaces, then the remainder."""
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.op_kwargs.items())
         lines = [f"fused into decode_images({args}): {_names(self.fused)}"]
+        if self.augment is not None:
+            lines.append(f"with per-sample augment programs (up to {self.augment.max_rows} ops): "
+                         f"{', '.join(self.augment.names())}")
         if self.batched is not None:
             lines.append(f"then once per batch: {_names(_parts(self.batched))}")
         if self.per_sample is not None:
@@ -127,6 +147,42 @@ class FusedPlan:
     def __repr__(self) -> str:
         body = self.describe().replace("\n", "\n    ")
         return f"FusedPlan(\n    {body}\n)"
+
+
+def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor, kwargs: dict[str, Any], *,
+                       strict: bool, max_pixels: int | None) -> Any:
+    """``decode_images`` with ``kwargs["interpolation"]`` a tuple of filters, one drawn per sample from its seed
+    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one batch; a bad sample's
+    ``DecodeError`` names its index in ``srcs``."""
+    from ..errors import DecodeError
+    from ._augment_program import interpolation_choice
+
+    choices = kwargs.pop("interpolation")
+    picks = [interpolation_choice(s, len(choices)) for s in seeds.tolist()]
+    n = len(srcs)
+    batch, ok = None, torch.ones(n, dtype=torch.bool)
+    for c, name in enumerate(choices):
+        idx = [i for i, p in enumerate(picks) if p == c]
+        if not idx:
+            continue
+        sub = {k: (v[idx] if k in ("augment", "erase") else v) for k, v in kwargs.items()}
+        try:
+            result = decode_images([srcs[i] for i in idx], seeds=seeds[idx], strict=strict, max_pixels=max_pixels,
+                                   interpolation=name, **sub)
+        except DecodeError as e:
+            if e.sample_index is None:
+                raise
+            i = idx[e.sample_index]
+            where = e.path if e.path is not None else f"sample {i}"
+            raise DecodeError(f"{where}: {e.reason}", path=e.path, sample_index=i, reason=e.reason) from None
+        part, part_ok = (result, None) if strict else result
+        if batch is None:
+            fmt = torch.channels_last if kwargs.get("channels_last") else torch.contiguous_format
+            batch = torch.empty((n, *part.shape[1:]), dtype=part.dtype, memory_format=fmt)
+        batch[idx] = part
+        if part_ok is not None:
+            ok[idx] = part_ok
+    return batch if strict else (batch, ok)
 
 
 def _parts(t: Any) -> list[Any]:

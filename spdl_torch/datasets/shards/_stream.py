@@ -16,7 +16,7 @@ from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
 from ._stream_table import StreamTableCursor
 from ._table import MemberTable
-from ._tar import Sample, ShardCursor, TableCursor, _error, count_samples, is_url, local_opener
+from ._tar import Sample, ShardCursor, TableCursor, _error, count_samples, is_url, local_opener, more_samples_error
 from ._write import INDEX_FORMAT
 
 __all__ = ["ShardSet", "unit_samples"]
@@ -218,10 +218,14 @@ def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
             if len(tables) >= 8:  # a bounded number of open shards
                 tables.pop(next(iter(tables))).close()
             cursor = tables[shard] = shards.cursor(shard)
-        return cursor.sample(j)
+        sample = cursor.sample(j)
+        extra = cursor.key_after(j) if j == shards.counts[shard] - 1 else None
     except (DecodeError, OSError) as e:  # a damaged or missing shard
         on_error(e)
         return None
+    if extra is not None:  # the sample itself is good: it is kept under "skip"
+        on_error(more_samples_error(shards.names[shard], shards.counts[shard], extra))
+    return sample
 
 
 def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], cursors: dict[int, ShardCursor],
@@ -248,12 +252,15 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
             for s in cursor.read(want[0], want[-1] + 1, want=wanted.__contains__):
                 if s.members is not None:
                     got[s.index + xs] = s
+            extra = cursor.key_after(want[-1]) if want[-1] == layout.counts[shard] - 1 else None
         except (DecodeError, OSError) as e:  # a damaged, missing or unreachable shard
             error = e
         missing = [j for j in want if j + xs not in got]
         if error is None and missing:
             error = _error(shards.names[shard], None, None,
                            f"has fewer samples than its count ({layout.counts[shard]}): sample {missing[0]} is missing")
+        if error is None and extra is not None:
+            error = more_samples_error(shards.names[shard], layout.counts[shard], extra)
         if error is not None:
             _report_lost(shards.names[shard], error, missing, on_error)
     return got

@@ -51,6 +51,10 @@ class StreamTableCursor:
             fut.cancel()
         self._inflight.clear()
 
+    def key_after(self, index: int) -> None:
+        """Not checked for a remote shard read by its table (it would cost a request): None."""
+        return None
+
     def _spans(self, rows: range, want: Callable[[int], bool] | None) -> list[_Span]:
         spans: list[_Span] = []
         for i in rows:

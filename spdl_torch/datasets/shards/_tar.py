@@ -1,6 +1,8 @@
 """Reading WebDataset tar shards with Python's :mod:`tarfile`: members grouped into samples by key, each member's
-bytes read once into its own buffer and handed on as a uint8 tensor view of it (``torch.frombuffer``, no copy);
-with a member table (:class:`TableCursor`), a sample's bytes are read once into one buffer, members views of it.
+bytes read once into a uint8 tensor of its own (in bounded pieces: a forged header's size costs no memory the
+data does not fill); with a member table (:class:`TableCursor`), a sample's bytes are read once into one buffer,
+members views of it. Symbolic and hard link members are passed over, as WebDataset does, with one warning per
+shard that says how many.
 
 A sample is a run of consecutive file members with the same key: the member path up to the first dot of its
 base name (``dir/n0001.jpg`` and ``dir/n0001.cls`` are sample ``dir/n0001`` with members ``jpg`` and ``cls``), as
@@ -13,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import io
+import lzma
 import os
 import tarfile
+import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
@@ -23,16 +27,31 @@ import torch
 
 from ...errors import DecodeError
 
-__all__ = ["Sample", "ShardCursor", "TableCursor", "count_samples", "sample_span", "split_name", "split_sample"]
+__all__ = ["Sample", "ShardCursor", "TableCursor", "count_samples", "more_samples_error", "sample_span", "split_name",
+           "split_sample"]
 
 # what damaged data raises (an OSError of reading the file or of a remote fetch is passed on as it is)
-_DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error)
+_DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError)
+
+# A member's data is read in pieces of at most this many bytes, into a buffer that grows only as data arrives
+# (up to the declared size): a header that declares more than the archive holds costs no more memory than the
+# data that is there.
+_PIECE = 16 << 20
+
+# The most bytes of a metadata member (a pax header, a GNU long name): tarfile reads one in a single call of its
+# declared size.
+_MAX_META = 1 << 20
+
+_META_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+               tarfile.SOLARIS_XHDTYPE)
 
 
 class _StrictTarInfo(tarfile.TarInfo):
     """:mod:`tarfile` takes a damaged or cut header after the first for the end of the archive and drops the
     rest without a word (GNU tar reports it); here it is an error. A zero block still ends the archive, as does
-    the end of the data at a header boundary."""
+    the end of the data at a header boundary. A metadata member (pax header, GNU long name) declaring more than
+    :data:`_MAX_META` bytes is an error (tarfile would allocate its declared size at once), and so is a header
+    that makes tarfile's parser itself fail (an index or value error on a forged field)."""
 
     @classmethod
     def fromtarfile(cls, tf: tarfile.TarFile) -> tarfile.TarInfo:
@@ -40,6 +59,14 @@ class _StrictTarInfo(tarfile.TarInfo):
             return super().fromtarfile(tf)
         except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError) as e:
             raise tarfile.ReadError(f"bad tar header at byte {tf.offset}: {e}") from None
+        except (IndexError, ValueError, OverflowError, UnicodeError) as e:  # tarfile's parser on a forged field
+            raise tarfile.ReadError(f"bad tar header at byte {tf.offset}: {type(e).__name__}: {e}") from None
+
+    def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in _META_TYPES and self.size > _MAX_META:
+            raise tarfile.ReadError(f"bad tar header at byte {self.offset}: a metadata member of {self.size} bytes "
+                                    f"(at most {_MAX_META})")
+        return super()._proc_member(tf)
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -65,21 +92,32 @@ def _error(shard: str, key: str | None, member: str | None, reason: str) -> Deco
     return DecodeError(f"{where}: {reason}", path=shard, reason=reason)
 
 
-def _read_member(tf: tarfile.TarFile, info: tarfile.TarInfo) -> torch.Tensor:
-    """The member's bytes in one buffer of exactly its size, as a uint8 tensor view of it."""
+def _read_member(tf: tarfile.TarFile, info: tarfile.TarInfo, available: int | None) -> torch.Tensor:
+    """The member's bytes as a uint8 tensor of exactly its size, read in pieces of at most :data:`_PIECE`
+    bytes. ``available``: the bytes the archive holds from the member's data on, when known (a local plain
+    tar): a larger declared size is an error before anything is allocated; otherwise the buffer starts at one
+    piece and doubles as data arrives, so a forged size costs no more than the data that is there.
+
+    Raises:
+        EOFError: the data ends before the declared size.
+    """
     size = info.size
-    if size == 0:
-        return torch.empty(0, dtype=torch.uint8)
-    buf = bytearray(size)
-    view = memoryview(buf)
+    if available is not None and size > available:
+        raise EOFError(f"the header declares {size} bytes, the archive holds {max(available, 0)} after it")
+    out = torch.empty(size if available is not None else min(size, _PIECE), dtype=torch.uint8)
     f = tf.extractfile(info)
     got = 0
-    while got < size:
-        n = f.readinto(view[got:])
-        if not n:
-            raise EOFError(f"unexpected end of data after {got} of {size} bytes")
-        got += n
-    return torch.frombuffer(buf, dtype=torch.uint8)
+    while True:
+        view = memoryview(out.numpy()).cast("B")
+        while got < len(view):
+            n = f.readinto(view[got:got + _PIECE])
+            if not n:
+                raise EOFError(f"unexpected end of data after {got} of {size} bytes")
+            got += n
+        del view
+        if got == size:
+            return out
+        out.resize_(min(size, 2 * got))  # keeps the bytes read; no view of the old buffer is left
 
 
 class ShardCursor:
@@ -102,8 +140,13 @@ class ShardCursor:
         self._pending: tarfile.TarInfo | None = None  # first member of the next sample, already read
         self._next = 0  # index of the next sample
         self._done = False
+        self._stream = False  # read through (tarfile's "r|" mode)
+        self._file_size: int | None = None  # a local plain tar's size: declared member sizes are checked against it
+        self._links = 0  # symbolic and hard link members passed over in this pass
+        self._links_told = False
 
     def close(self) -> None:
+        self._tell_links()
         if self._tar is not None:
             self._tar.close()
         if self._gzip is not None:
@@ -111,12 +154,12 @@ class ShardCursor:
         if self._file is not None:
             self._file.close()
         self._tar = self._gzip = self._file = self._pending = None
-        self._next, self._done = 0, False
+        self._next, self._done, self._links = 0, False, 0
 
     def _open(self) -> None:
         self.close()
         f, seekable = self._opener()
-        self._file = f
+        self._file, self._stream, self._file_size = f, not seekable, None
         try:
             if f.peek(2)[:2] == b"\x1f\x8b":  # gzip: through GzipFile, which checks the CRC and length at the end
                 self._gzip = gzip.GzipFile(fileobj=f, mode="rb")
@@ -125,6 +168,33 @@ class ShardCursor:
                 self._tar = tarfile.open(fileobj=f, mode="r:*" if seekable else "r|*", tarinfo=_StrictTarInfo)
         except _DATA_ERRORS as e:
             raise _error(self.name, None, None, f"not a readable tar file ({e})") from None
+        if seekable and self._tar.fileobj is f:  # a plain tar (not one tarfile decompresses)
+            try:
+                self._file_size = os.fstat(f.fileno()).st_size
+            except (AttributeError, OSError, io.UnsupportedOperation):
+                pass
+
+    def _tell_links(self) -> None:
+        """One warning per shard (and pass) naming how many link members were passed over: like WebDataset,
+        a sample gets only its regular file members, but not without a word."""
+        if self._links and not self._links_told:
+            self._links_told = True
+            warnings.warn(f"TarShardDataset: {self.name}: {self._links} symbolic or hard link member(s) passed over "
+                          "(a sample gets only its regular file members, as in WebDataset; store the data as "
+                          "regular files: tar --hard-dereference, or write_shards)", RuntimeWarning, stacklevel=2)
+
+    def _skip_streamed(self) -> None:
+        """Streamed: the data of the member before, as far as it was not read, is read through here in
+        bounded pieces (tarfile would loop over its declared size in 10 KB steps even past the end of the data)."""
+        tf = self._tar
+        if not self._stream or tf.firstmember is not None:
+            return
+        left = tf.offset - tf.fileobj.tell()
+        while left > 0:
+            n = len(tf.fileobj.read(min(left, 1 << 20)))
+            if not n:
+                raise tarfile.ReadError(f"unexpected end of data ({left} bytes short)")
+            left -= n
 
     def _check_end(self) -> None:
         """At the end of the archive: a gzip shard's data is read to its end, so a damaged stream (CRC,
@@ -143,13 +213,20 @@ class ShardCursor:
         """The next file member, or None at the end of the archive (``last``: the member before, for errors)."""
         while True:
             try:
+                self._skip_streamed()
                 info = self._tar.next()
             except _DATA_ERRORS as e:
                 self._done = True
                 raise _error(self.name, key, last, f"truncated or damaged tar after this member ({e})") from None
             if info is None:
                 self._done = True
+                self._tell_links()
                 self._check_end()
+            elif info.issparse():  # its data would be expanded to the declared size, holes as zeros
+                self._done = True
+                raise _error(self.name, split_name(info.name)[0], info.name, "a sparse member (not supported)")
+            elif info.islnk() or info.issym():
+                self._links += 1
             if info is None or info.isfile():
                 return info
 
@@ -181,8 +258,9 @@ class ShardCursor:
                     self._pending = info
                     break
                 if keep:
+                    available = None if self._file_size is None else self._file_size - info.offset_data
                     try:
-                        members[ext] = _read_member(self._tar, info)
+                        members[ext] = _read_member(self._tar, info, available)
                     except _DATA_ERRORS as e:
                         self._done = True
                         raise _error(self.name, key, info.name, f"truncated member ({e})") from None
@@ -194,6 +272,20 @@ class ShardCursor:
             prev_key = key
             if index >= start:
                 yield Sample(key, index, members)
+
+
+    def key_after(self, index: int) -> str | None:
+        """The key of the sample after sample ``index`` when the shard has one, else None; call it right after
+        reading up to sample ``index`` (None when the cursor is elsewhere)."""
+        if self._tar is None or self._next != index + 1 or self._pending is None:
+            return None
+        return split_name(self._pending.name)[0]
+
+
+def more_samples_error(name: str, count: int, key: str) -> DecodeError:
+    """The error of a shard that holds more samples than its index says (a stale index)."""
+    return _error(name, None, None, f"has more samples than its count in the index ({count}): sample {count} "
+                                    f"({key!r}) and any after it are not read (the index is stale: write it again)")
 
 
 def count_samples(name: str, opener: Callable[[], tuple[BinaryIO, bool]]) -> int:
@@ -267,6 +359,19 @@ class TableCursor:
             return None
         key, exts, offsets, sizes = self._table[index]
         return Sample(key, index, self._read(key, exts, offsets, sizes))
+
+    def key_after(self, index: int) -> str | None:
+        """After the table's last sample: the name of the member whose header follows it in the shard, when
+        one does (the index and table under-count the shard), else None. Only the block after the last
+        member's data is read."""
+        if index != len(self._table) - 1 or self._fd is None:
+            return None
+        _, _, offsets, sizes = self._table[index]
+        at = offsets[-1] + -(-sizes[-1] // 512) * 512
+        block = os.pread(self._fd, 512, at) if at + 512 <= self._file_size else b""
+        if len(block) < 512 or not block.strip(b"\0"):
+            return None
+        return split_name(block[:100].split(b"\0", 1)[0].decode("utf-8", "replace"))[0]
 
     def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
         if self._fd is None:

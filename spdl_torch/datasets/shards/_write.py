@@ -47,6 +47,47 @@ def _samples_of(source: Any) -> Iterable[tuple[str, Mapping[str, bytes]]]:
     yield from source
 
 
+def _check_key(key: str) -> None:
+    if not key or "." in key.rpartition("/")[2]:
+        raise ValueError(f"write_shards: sample key {key!r} must be non-empty without a dot in its base name")
+    parts = key.split("/")
+    if "\0" in key or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"write_shards: sample key {key!r} must be a relative path without NUL, empty, '.' or "
+                         "'..' parts (no leading or trailing '/')")
+
+
+def _check_members(key: str, members: Mapping[str, Any]) -> int:
+    """The bytes the sample's members take in the archive (headers, pax headers of long names, padding).
+
+    Raises:
+        ValueError, TypeError: as :func:`write_shards`.
+    """
+    if not members:
+        raise ValueError(f"write_shards: sample {key!r} has no member")
+    size = 0
+    for ext, data in members.items():
+        if not isinstance(ext, str) or not ext or "/" in ext or "\0" in ext:
+            raise ValueError(f"write_shards: sample {key!r} has a member with an empty extension or one with "
+                             f"a '/' or NUL ({ext!r})")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"write_shards: sample {key!r} member {ext!r}: expected bytes, got {type(data).__name__}")
+        size += _header_bytes(f"{key}.{ext}") + -(-len(data) // 512) * 512
+    return size
+
+
+def _header_bytes(name: str) -> int:
+    """A member's header bytes: one ustar block when its UTF-8 name fits in the 100-byte name field, else a
+    pax header (its block and its record ``"<n> path=<name>\\n"``, padded) before it."""
+    n = len(name.encode())
+    return 512 if n < 100 else 1024 + -(-(n + 16) // 512) * 512
+
+
+def _check_prefix(prefix: str) -> None:
+    if not isinstance(prefix, str) or not prefix or prefix in (".", "..") or any(c in prefix for c in "/\\\0"):
+        raise ValueError(f"write_shards: prefix {prefix!r} must be a file name (no '/', '\\' or NUL; not '.' or "
+                         "'..'): the shards are written in out_dir itself")
+
+
 def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 100 << 20,
                  prefix: str = "shard", gzip: bool = False) -> list[str]:
     """Packs ``source`` into tar shards of at most ``shard_size`` bytes each (a single sample larger than that
@@ -60,79 +101,123 @@ def write_shards(source: Any, out_dir: str | os.PathLike, *, shard_size: int = 1
             ``(key, {ext: bytes})``: the members ``<key>.<ext>`` of one sample, in the given order.
         out_dir: created if missing; shards are ``<prefix>-000000.tar`` (``.tar.gz`` with ``gzip=True``).
         shard_size: bytes per shard (tar headers and padding included; uncompressed size for gzip).
+        prefix: the shards' file name start (a name, not a path: shards are written in ``out_dir``).
+
+    Every file is first written under a temporary name in ``out_dir`` and renamed once the last sample is
+    written; on an error nothing new is left behind (files of an earlier run stay as they were).
 
     Returns:
         The shard paths, in order.
 
     Raises:
-        ValueError: ``shard_size`` below 10240 bytes; a key that is empty, contains a dot in its base name
-            or repeats the previous one; an extension that is empty or contains ``/``; two ImageFolder files
-            that differ only in their suffix.
+        ValueError: ``shard_size`` below 10240 bytes; a ``prefix`` that is not a plain file name; a key that
+            is empty, contains a dot in its base name, NUL, a leading or trailing ``/``, an empty, ``.`` or
+            ``..`` path part, or repeats the previous one; a sample without members; an extension that is
+            empty or contains ``/`` or NUL; two ImageFolder files that differ only in their suffix. The
+            message names the sample. Member names whose UTF-8 form does not fit in tar's 100-byte name field
+            (long or non-ASCII keys) are written with a pax header, as tarfile and GNU tar read them.
         TypeError: a member's data is not bytes-like.
     """
     if int(shard_size) < 10240:
         raise ValueError(f"write_shards: expected shard_size >= 10240 bytes, got {shard_size=}")
+    _check_prefix(prefix)
     out = os.fspath(out_dir)
     os.makedirs(out, exist_ok=True)
-    ext_name = ".tar.gz" if gzip else ".tar"
-    paths: list[str] = []
-    index: list[dict[str, Any]] = []
-    tar: tarfile.TarFile | None = None
-    used = count = 0
-    prev_key = None
+    writer = _Writer(out, prefix, ".tar.gz" if gzip else ".tar", gzip)
+    try:
+        prev_key = None
+        for key, members in _samples_of(source):
+            key = str(key)
+            _check_key(key)
+            if key == prev_key:
+                raise ValueError(f"write_shards: sample key {key!r} repeats the previous sample's key")
+            prev_key = key
+            writer.add(key, members, _check_members(key, members), int(shard_size))
+        writer.finish()
+    except BaseException:
+        writer.discard()
+        raise
+    return writer.paths
 
-    table: list[list[Any]] = []  # this shard's member table: [key, [ext], [data offset], [size]] per sample
 
-    def close() -> None:
-        nonlocal tar
-        if tar is not None:
-            tar.close()
-            entry = {"name": os.path.basename(paths[-1]), "num_samples": count, "num_bytes": os.path.getsize(paths[-1])}
-            if not gzip:  # offsets of an uncompressed archive: the reader then parses no header
-                entry["members"] = entry["name"] + MEMBERS_SUFFIX
-                with open(paths[-1] + MEMBERS_SUFFIX, "w") as f:
-                    json.dump({"format": INDEX_FORMAT, "samples": table}, f, separators=(",", ":"))
-            index.append(entry)
-            tar = None
-            table.clear()
+class _Writer:
+    """The shards of one ``write_shards`` call, each written to a temporary name beside its final one; the
+    names change (shards, member tables, then the index) only in :meth:`finish`."""
 
-    for key, members in _samples_of(source):
-        key = str(key)
-        if not key or "." in key.rpartition("/")[2]:
-            raise ValueError(f"write_shards: sample key {key!r} must be non-empty without a dot in its base name")
-        if key == prev_key:
-            raise ValueError(f"write_shards: sample key {key!r} repeats the previous sample's key")
-        prev_key = key
-        size = 0
-        for ext, data in members.items():
-            if not ext or "/" in ext:
-                raise ValueError(f"write_shards: sample {key!r} has a member with an empty extension or one with "
-                                 f"a '/' ({ext!r})")
-            if not isinstance(data, (bytes, bytearray, memoryview)):
-                raise TypeError(f"write_shards: sample {key!r} member {ext!r}: expected bytes, got {type(data).__name__}")
-            size += 512 + -(-len(data) // 512) * 512
+    def __init__(self, out: str, prefix: str, ext_name: str, gzip: bool) -> None:
+        self.out, self.prefix, self.ext_name, self.gzip = out, prefix, ext_name, gzip
+        self.paths: list[str] = []  # final names
+        self.temps: list[tuple[str, str]] = []  # (temporary, final) of every file written
+        self.index: list[dict[str, Any]] = []
+        self.tar: tarfile.TarFile | None = None
+        self.used = self.count = 0
+        self.table: list[list[Any]] = []  # this shard's member table: [key, [ext], [data offset], [size]] per sample
+
+    def _temp(self, final: str) -> str:
+        temp = os.path.join(self.out, f".{os.path.basename(final)}.{os.getpid()}.partial")
+        self.temps.append((temp, final))
+        return temp
+
+    def add(self, key: str, members: Mapping[str, Any], size: int, shard_size: int) -> None:
         # the end-of-archive blocks (1024 bytes) and tarfile's padding to whole 10240-byte records
-        if tar is not None and count and -(-(used + size + 1024) // 10240) * 10240 > shard_size:
-            close()
-        if tar is None:
-            paths.append(os.path.join(out, f"{prefix}-{len(paths):06d}{ext_name}"))
-            tar = tarfile.open(paths[-1], "w:gz" if gzip else "w", format=tarfile.USTAR_FORMAT
-                               if all(len(f"{key}.{e}") < 100 for e in members) else tarfile.PAX_FORMAT)
-            used = count = 0
+        if self.tar is not None and self.count and -(-(self.used + size + 1024) // 10240) * 10240 > shard_size:
+            self._close()
+        if self.tar is None:
+            self.paths.append(os.path.join(self.out, f"{self.prefix}-{len(self.paths):06d}{self.ext_name}"))
+            self.tar = tarfile.open(self._temp(self.paths[-1]), "w:gz" if self.gzip else "w",
+                                    format=tarfile.USTAR_FORMAT)
+            self.used = self.count = 0
+        tar = self.tar
         row: list[Any] = [key, [], [], []]
         for ext, data in members.items():
-            info = tarfile.TarInfo(f"{key}.{ext}")
+            name = f"{key}.{ext}"
+            info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mtime = 0
             info.mode = 0o644
+            # ustar while the UTF-8 name fits its field (what the member table check reads), else pax
+            tar.format = tarfile.USTAR_FORMAT if _header_bytes(name) == 512 else tarfile.PAX_FORMAT
             tar.addfile(info, io.BytesIO(bytes(data)))
             row[1].append(ext)
             row[2].append(tar.offset - -(-len(data) // 512) * 512)  # where the data starts (after its headers)
             row[3].append(len(data))
-        table.append(row)
-        used += size
-        count += 1
-    close()
-    with open(os.path.join(out, INDEX_NAME), "w") as f:
-        json.dump({"format": INDEX_FORMAT, "shards": index}, f, indent=1)
-    return paths
+        self.table.append(row)
+        self.used += size
+        self.count += 1
+
+    def _close(self) -> None:
+        if self.tar is None:
+            return
+        self.tar.close()
+        self.tar = None
+        temp = self.temps[-1][0]
+        entry = {"name": os.path.basename(self.paths[-1]), "num_samples": self.count,
+                 "num_bytes": os.path.getsize(temp)}
+        if not self.gzip:  # offsets of an uncompressed archive: the reader then parses no header
+            entry["members"] = entry["name"] + MEMBERS_SUFFIX
+            with open(self._temp(self.paths[-1] + MEMBERS_SUFFIX), "w") as f:
+                json.dump({"format": INDEX_FORMAT, "samples": self.table}, f, separators=(",", ":"))
+        self.index.append(entry)
+        self.table = []
+
+    def finish(self) -> None:
+        self._close()
+        with open(self._temp(os.path.join(self.out, INDEX_NAME)), "w") as f:
+            json.dump({"format": INDEX_FORMAT, "shards": self.index}, f, indent=1)
+        for temp, final in self.temps:  # the index last: it names only shards already in place
+            os.replace(temp, final)
+        self.temps = []
+
+    def discard(self) -> None:
+        if self.tar is not None:
+            try:
+                self.tar.close()
+            except Exception:  # noqa: BLE001 -- the file is removed anyway; the first error is the one raised
+                pass
+            self.tar = None
+        for temp, _ in self.temps:
+            try:
+                os.remove(temp)
+            except FileNotFoundError:
+                pass
+        self.temps = []

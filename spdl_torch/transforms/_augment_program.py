@@ -1,0 +1,200 @@
+"""Augmentation programs: the per-sample rows of ``decode_images(augment=..., erase=...)``.
+
+A fused plan holds a list of samplers (:mod:`._policies`), one per fused torchvision augmentation; for each
+sample they draw, from a stream seeded by the sample's seed only, the ops that sample gets
+(:class:`AugmentOp`), which become one row of 8 float32 values each:
+
+* ``augment`` Tensor[N, K, 8]: ``[code, a0 .. a6]`` applied in order to the uint8 RGB crop after the resize
+  and flips, before the dtype conversion (code 0: nothing; K: the most rows any sample can get);
+* ``erase`` Tensor[N, 8]: ``[apply, i, j, h, w, v0, v1, v2]`` on the slot after the normalisation.
+
+The affine row follows ``torchvision.transforms.v2.functional.affine``'s conventions about the image centre:
+``angle`` clockwise in degrees, ``translate`` in pixels (a centre other than the image's is folded into the
+translation, so it may be fractional), ``shear`` in degrees; ``rotate(a)`` is ``affine(angle=-a)``; fill
+``NO_FILL`` (-1) stands for torchvision's ``fill=None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import torch
+
+from .._seeds import splitmix64
+
+__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "interpolation_choice", "native_augment"]
+
+# Op codes of the augment rows (the interface of the native op; a stand-in for the kernels' own constants).
+NOOP = 0
+AFFINE = 1
+BRIGHTNESS = 2
+CONTRAST = 3
+SATURATION = 4
+HUE = 5
+SHARPNESS = 6
+POSTERIZE = 7
+SOLARIZE = 8
+AUTOCONTRAST = 9
+EQUALIZE = 10
+INVERT = 11
+GRAYSCALE = 12
+GAUSSIAN_BLUR = 13
+
+#: Op name -> code, as reported in :class:`AugmentOp`.
+CODES = {
+    "identity": NOOP, "affine": AFFINE, "brightness": BRIGHTNESS, "contrast": CONTRAST, "saturation": SATURATION, "hue": HUE,
+    "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
+    "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
+}
+ERASE_NONE, ERASE_VALUE, ERASE_RANDOM = 0, 1, 2
+#: The affine row's fill (a6) for torchvision's ``fill=None``: zero padding without the fill mask (with
+#: bilinear interpolation the edge pixels then differ from ``fill=0``, which blends the fill in once more).
+NO_FILL = -1.0
+ROW = 8
+
+_MASK64 = (1 << 64) - 1
+_SALT = 0x6A09E667F3BCC909  # separates the augmentation stream from the geometry's draws of the same seed
+
+
+_INTERP_SALT = 0xBB67AE8584CAA73B  # the per-sample choice of a resampling filter (timm's interpolation="random")
+
+
+def interpolation_choice(seed: int, n: int) -> int:
+    """Which of ``n`` resampling filters the sample with this ``seed`` gets (uniform, as ``random.choice``)."""
+    return Rng(int(seed) ^ _INTERP_SALT).randint(n)
+
+
+def native_augment() -> bool:
+    """Whether this build's :func:`spdl_torch.io.decode_images` takes ``augment`` / ``erase`` (the fused
+    augmentations need it; without it they run per sample in Python)."""
+    import inspect
+
+    from ..io import decode_images
+
+    return "augment" in inspect.signature(decode_images).parameters
+
+
+class Rng:
+    """A SplitMix64 stream seeded by a sample's seed: the same draws for the same seed, in any thread."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int) -> None:
+        self._state = splitmix64((int(seed) ^ _SALT) & _MASK64)
+
+    def _next(self) -> int:
+        self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK64
+        z = self._state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        return z ^ (z >> 31)
+
+    def random(self) -> float:
+        """Uniform in [0, 1) with 53 bits."""
+        return (self._next() >> 11) * (1.0 / (1 << 53))
+
+    def uniform(self, low: float, high: float) -> float:
+        return low + (high - low) * self.random()
+
+    def randint(self, n: int) -> int:
+        """Uniform in [0, n) (n >= 1), by the multiply-shift rule over 64 bits."""
+        return (self._next() * n) >> 64
+
+    def randperm(self, n: int) -> list[int]:
+        """A uniform permutation of range(n) (Fisher-Yates)."""
+        perm = list(range(n))
+        for i in range(n - 1, 0, -1):
+            j = self.randint(i + 1)
+            perm[i], perm[j] = perm[j], perm[i]
+        return perm
+
+
+class AugmentOp(NamedTuple):
+    """One op a sample gets. ``op``: a kernel op name (``"affine"``, ``"brightness"``, ..., ``"erase"``);
+    ``args``: the row's arguments ``a0..a6`` (``erase``: ``apply, i, j, h, w, v0, v1, v2``); ``transform``:
+    the torchvision transform that drew it; ``name`` / ``magnitude``: the policy's op name and signed
+    magnitude as torchvision draws them (e.g. ``"ShearX"``, -0.3; ``None`` where the transform has none)."""
+
+    op: str
+    args: tuple[float, ...]
+    transform: str
+    name: str
+    magnitude: float | None = None
+
+    def row(self) -> list[float]:
+        if self.op == "erase":
+            return list(self.args)
+        return [float(CODES[self.op]), *self.args, *([0.0] * (ROW - 1 - len(self.args)))]
+
+
+def _forward_matrix(angle: float, shear: Sequence[float]) -> tuple[float, float, float, float]:
+    """torchvision's rotation-shear matrix (scale 1) of ``_get_inverse_affine_matrix``, forward direction."""
+    rot, sx, sy = math.radians(angle), math.radians(shear[0]), math.radians(shear[1])
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    return a, b, c, d
+
+
+def affine_args(angle: float, translate: Sequence[float], shear: Sequence[float], center: Sequence[float] | None,
+                interp: int, fill: float, height: int, width: int) -> tuple[float, ...]:
+    """The affine row's ``a0..a6`` for ``F.affine(angle, translate, scale=1, shear, center)`` of a
+    ``height x width`` image: a ``center`` other than the image's centre is folded into the translation
+    (``t' = c + t - M c`` in centred coordinates, ``M`` the rotation-shear matrix)."""
+    tx, ty = float(translate[0]), float(translate[1])
+    if center is not None:
+        cx, cy = float(center[0]) - width * 0.5, float(center[1]) - height * 0.5
+        a, b, c, d = _forward_matrix(angle, shear)
+        tx += cx - (a * cx + b * cy)
+        ty += cy - (c * cx + d * cy)
+    return (float(angle), tx, ty, float(shear[0]), float(shear[1]), float(interp), float(fill))
+
+
+class AugmentProgram:
+    """The fused augmentations of a plan: ``samplers`` (uint8 ops, in order) and ``eraser`` (the erasing
+    after the normalisation, or ``None``), for crops of ``height x width``."""
+
+    def __init__(self, samplers: Sequence[Any], eraser: Any, height: int, width: int) -> None:
+        self.samplers = list(samplers)
+        self.eraser = eraser
+        self.height, self.width = int(height), int(width)
+        self.max_rows = sum(s.max_rows for s in self.samplers)
+
+    def sample(self, seed: int) -> list[AugmentOp]:
+        """The ops of the sample with this ``seed`` (uint8 ops first, then the erasing if it happens)."""
+        rng = Rng(seed)
+        ops: list[AugmentOp] = []
+        for s in self.samplers:
+            ops.extend(s.draw(rng, self.height, self.width))
+        if self.eraser is not None:
+            ops.extend(self.eraser.draw(rng, self.height, self.width))
+        return ops
+
+    def build(self, seeds: torch.Tensor) -> dict[str, torch.Tensor | None]:
+        """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | None}`` for int64 ``seeds`` [N]."""
+        n = len(seeds)
+        k = max(self.max_rows, 1)
+        aug: list[float] = []
+        erase: list[float] = []
+        pad = [0.0] * ROW
+        for seed in seeds.tolist():
+            rows = 0
+            erased = False
+            for op in self.sample(seed):
+                if op.op == "erase":
+                    erase += op.row()
+                    erased = True
+                else:
+                    aug += op.row()
+                    rows += 1
+            aug += pad * (k - rows)
+            if not erased:
+                erase += pad
+        return {"augment": torch.tensor(aug, dtype=torch.float32).view(n, k, ROW) if self.samplers else None,
+                "erase": torch.tensor(erase, dtype=torch.float32).view(n, ROW) if self.eraser is not None else None}
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.samplers] + ([self.eraser.name] if self.eraser is not None else [])

@@ -1,0 +1,418 @@
+"""Samplers of torchvision's random augmentations (v1 and v2 classes): each turns a sample's stream
+(:class:`~._augment_program.Rng`) and the crop size into the ops that sample gets, with torchvision's rules
+for which op, which magnitude, which sign and which probability.
+
+:func:`match_augment` maps one transform onto a sampler, ``(None, why not)`` when it has no fused form, and
+raises ``ValueError`` (naming the transform and the argument) for arguments torchvision would fail on or
+misuse later (a magnitude out of range, ``p`` outside [0, 1], an unknown policy, an empty op list).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torchvision.transforms as T1
+from torchvision.transforms import v2
+from torchvision.transforms.v2 import InterpolationMode
+
+from ._augment_program import ERASE_RANDOM, ERASE_VALUE, NO_FILL, AugmentOp, Rng, affine_args
+
+__all__ = ["ERASERS", "Sampler", "match_augment", "match_erasing"]
+
+ERASERS = (T1.RandomErasing, v2.RandomErasing)
+_AUTO = (T1.AutoAugment, v2.AutoAugment, T1.RandAugment, v2.RandAugment, T1.TrivialAugmentWide, v2.TrivialAugmentWide)
+
+
+class Sampler:
+    """Draws one transform's ops: ``draw(rng, height, width)`` -> list of :class:`AugmentOp` (at most
+    ``max_rows`` of them); ``name`` is the transform's class name."""
+
+    def __init__(self, name: str, max_rows: int, draw: Callable[[Rng, int, int], list[AugmentOp]]) -> None:
+        self.name, self.max_rows, self.draw = name, max_rows, draw
+
+    def __repr__(self) -> str:
+        return f"Sampler({self.name}, max_rows={self.max_rows})"
+
+
+def _bad(t: Any, arg: str, value: Any, want: str) -> ValueError:
+    return ValueError(f"{type(t).__name__}: {arg}={value!r} is invalid ({want})")
+
+
+def _check_p(t: Any, p: Any, arg: str = "p") -> float:
+    if not isinstance(p, (int, float)) or not 0.0 <= float(p) <= 1.0:
+        raise _bad(t, arg, p, "a probability in [0, 1]")
+    return float(p)
+
+
+def _interp(mode: Any) -> int | None:
+    """Row interpolation code: 0 nearest, 1 bilinear; None for anything else."""
+    if mode in (InterpolationMode.NEAREST, "nearest", 0):
+        return 0
+    if mode in (InterpolationMode.BILINEAR, "bilinear", 2):
+        return 1
+    return None
+
+
+def _fill(fill: Any) -> float | None:
+    """One grey fill value, ``NO_FILL`` for ``fill=None`` (torchvision then pads with zeros without its
+    fill mask: a bilinear edge differs from ``fill=0``), or None when it differs per channel or is out of
+    0..255."""
+    if isinstance(fill, dict):
+        values = {_fill(v) for v in fill.values()}
+        return values.pop() if len(values) == 1 else (NO_FILL if not values else None)
+    if fill is None:
+        return NO_FILL
+    if isinstance(fill, (int, float)):
+        value = float(fill)
+    else:
+        vals = {float(f) for f in fill}
+        if len(vals) != 1:
+            return None
+        value = vals.pop()
+    return value if 0.0 <= value <= 255.0 else None
+
+
+def _geometry_args(t: Any) -> tuple[tuple[int, float] | None, str]:
+    interp = _interp(t.interpolation)
+    if interp is None:
+        return None, f"interpolation {t.interpolation} (the fused affine is nearest or bilinear)"
+    fill = _fill(t.fill)
+    if fill is None:
+        return None, f"fill={t.fill!r} (the fused affine fills with one grey value in 0..255)"
+    return (interp, fill), ""
+
+
+# ----------------------------------------------------------------------------------------------- policies
+
+def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, h: int, w: int) -> tuple[str, tuple]:
+    """torchvision's ``_apply_op`` / ``_apply_image_or_video_transform`` as (op, args)."""
+    if name == "Identity":
+        return "identity", ()
+    if name in ("ShearX", "ShearY"):
+        deg = math.degrees(math.atan(magnitude))
+        shear = (deg, 0.0) if name == "ShearX" else (0.0, deg)
+        return "affine", affine_args(0.0, (0, 0), shear, (0, 0), interp, fill, h, w)
+    if name in ("TranslateX", "TranslateY"):
+        t = (int(magnitude), 0) if name == "TranslateX" else (0, int(magnitude))
+        return "affine", affine_args(0.0, t, (0.0, 0.0), None, interp, fill, h, w)
+    if name == "Rotate":  # F.rotate(angle) is F.affine(-angle)
+        return "affine", affine_args(-magnitude, (0, 0), (0.0, 0.0), None, interp, fill, h, w)
+    if name in ("Brightness", "Color", "Contrast", "Sharpness"):
+        op = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast", "Sharpness": "sharpness"}[name]
+        return op, (1.0 + magnitude,)
+    if name == "Posterize":
+        return "posterize", (float(int(magnitude)),)
+    if name == "Solarize":  # v2: a fraction of the dtype's maximum; v1: in 0..255
+        return "solarize", (magnitude if v1 else 255.0 * magnitude,)
+    if name in ("AutoContrast", "Equalize", "Invert"):
+        return name.lower(), ()
+    raise ValueError(f"no fused form of the policy op {name!r}")
+
+
+def _space(t: Any, num_bins: int, h: int, w: int) -> dict[str, tuple[list[float] | None, bool]]:
+    """The transform's own augmentation space (torchvision's tables, evaluated for the crop size)."""
+    out: dict[str, tuple[list[float] | None, bool]] = {}
+    if type(t).__module__.startswith("torchvision.transforms.v2"):
+        for name, (fn, signed) in t._AUGMENTATION_SPACE.items():
+            mags = fn(num_bins, h, w)
+            out[name] = (None if mags is None else [float(m) for m in mags], signed)
+        return out
+    space = t._augmentation_space(num_bins) if isinstance(t, T1.TrivialAugmentWide) else \
+        t._augmentation_space(num_bins, (h, w))
+    for name, (mags, signed) in space.items():
+        out[name] = (None if mags.ndim == 0 else [float(m) for m in mags], signed)
+    return out
+
+
+def _check_bins(t: Any) -> int:
+    bins = t.num_magnitude_bins
+    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 2:
+        raise _bad(t, "num_magnitude_bins", bins, "an int >= 2")
+    return bins
+
+
+def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+    v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
+    cls = type(t).__name__
+    args, why = _geometry_args(t)
+    if args is None:
+        return None, why
+    interp, fill = args
+
+    cache: dict[tuple[str, float], AugmentOp] = {}  # the magnitudes are a few bins: one op each
+
+    def op(name: str, magnitude: float) -> AugmentOp:
+        found = cache.get((name, magnitude))
+        if found is None:
+            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
+            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
+        return found
+
+    if isinstance(t, (T1.TrivialAugmentWide, v2.TrivialAugmentWide)):
+        bins = _check_bins(t)
+        table = list(_space(t, bins, h, w).items())
+
+        def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
+            name, (mags, signed) = table[rng.randint(len(table))]
+            mag = 0.0
+            if mags is not None:
+                mag = mags[rng.randint(bins)]
+                if signed and rng.random() < 0.5:
+                    mag = -mag
+            return [op(name, mag)]
+
+        return Sampler(cls, 1, draw), ""
+    if isinstance(t, (T1.RandAugment, v2.RandAugment)):
+        bins = _check_bins(t)
+        num_ops, m = t.num_ops, t.magnitude
+        if not isinstance(num_ops, int) or isinstance(num_ops, bool) or num_ops < 0:
+            raise _bad(t, "num_ops", num_ops, "an int >= 0")
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < bins:
+            raise _bad(t, "magnitude", m, f"an int in [0, num_magnitude_bins={bins})")
+        table = list(_space(t, bins, h, w).items())
+
+        def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
+            ops = []
+            for _ in range(num_ops):
+                name, (mags, signed) = table[rng.randint(len(table))]
+                mag = 0.0
+                if mags is not None:
+                    mag = mags[m]
+                    if signed and rng.random() < 0.5:
+                        mag = -mag
+                ops.append(op(name, mag))
+            return ops
+
+        return Sampler(cls, num_ops, draw), ""
+    policy = t.policy
+    if policy not in list(T1.AutoAugmentPolicy):
+        raise _bad(t, "policy", policy, "an AutoAugmentPolicy: IMAGENET, CIFAR10 or SVHN")
+    policies = t.policies if v1 else t._policies
+    space = _space(t, 10, h, w)
+
+    def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
+        ops = []
+        for name, p, idx in policies[rng.randint(len(policies))]:
+            if not rng.random() < p:
+                continue
+            mags, signed = space[name]
+            mag = 0.0
+            if mags is not None and idx is not None:
+                mag = mags[idx]
+                if signed and rng.random() < 0.5:
+                    mag = -mag
+            ops.append(op(name, mag))
+        return ops
+
+    return Sampler(cls, max(len(sub) for sub in policies), draw), ""
+
+
+# ------------------------------------------------------------------------------------- single transforms
+
+def _maybe(p: float, ops: Callable[[Rng, int, int], list[AugmentOp]]) -> Callable[[Rng, int, int], list[AugmentOp]]:
+    """Applied with probability ``p`` (torchvision: skipped when ``rand() >= p``)."""
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        return ops(rng, h, w) if rng.random() < p else []
+
+    return draw
+
+
+def _fixed(cls: str, op: str, args: tuple = ()) -> Callable[[Rng, int, int], list[AugmentOp]]:
+    return lambda rng, h, w: [AugmentOp(op, args, cls, op)]
+
+
+def _range(t: Any, arg: str, value: Any, low: float, high: float) -> tuple[float, float] | None:
+    """A (min, max) parameter range of ColorJitter & co., checked; None: not drawn."""
+    if value is None:
+        return None
+    lo, hi = (float(v) for v in value)
+    if not low <= lo <= hi <= high:
+        raise _bad(t, arg, value, f"a range min <= max within [{low}, {high}]")
+    return lo, hi
+
+
+def _color_jitter(t: Any, cls: str) -> Sampler:
+    ranges = [_range(t, "brightness", t.brightness, 0.0, math.inf), _range(t, "contrast", t.contrast, 0.0, math.inf),
+              _range(t, "saturation", t.saturation, 0.0, math.inf), _range(t, "hue", t.hue, -0.5, 0.5)]
+    names = ("brightness", "contrast", "saturation", "hue")
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        order = rng.randperm(4)
+        factors = [None if r is None else rng.uniform(r[0], r[1]) for r in ranges]
+        return [AugmentOp(names[k], (factors[k],), cls, names[k], factors[k]) for k in order if factors[k] is not None]
+
+    return Sampler(cls, sum(r is not None for r in ranges), draw)
+
+
+def _rotation(t: Any, cls: str) -> tuple[Sampler | None, str]:
+    if t.expand:
+        return None, "RandomRotation(expand=True) changes the image size"
+    args, why = _geometry_args(t)
+    if args is None:
+        return None, why
+    lo, hi = (float(d) for d in t.degrees)
+    center = t.center
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        angle = rng.uniform(lo, hi)
+        return [AugmentOp("affine", affine_args(-angle, (0, 0), (0.0, 0.0), center, *args, h, w), cls, "Rotate", angle)]
+
+    return Sampler(cls, 1, draw), ""
+
+
+def _affine(t: Any, cls: str) -> tuple[Sampler | None, str]:
+    if t.scale is not None:
+        return None, "RandomAffine with scale (the fused affine has no scale)"
+    args, why = _geometry_args(t)
+    if args is None:
+        return None, why
+    lo, hi = (float(d) for d in t.degrees)
+    translate = None if t.translate is None else tuple(float(v) for v in t.translate)
+    if translate is not None and not all(0.0 <= v <= 1.0 for v in translate):
+        raise _bad(t, "translate", t.translate, "fractions in [0, 1]")
+    shear = None if t.shear is None else [float(s) for s in t.shear]
+    center = t.center
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        angle = rng.uniform(lo, hi)
+        tx = ty = 0
+        if translate is not None:
+            max_dx, max_dy = translate[0] * w, translate[1] * h
+            tx = int(round(rng.uniform(-max_dx, max_dx)))
+            ty = int(round(rng.uniform(-max_dy, max_dy)))
+        sx = sy = 0.0
+        if shear is not None:
+            sx = rng.uniform(shear[0], shear[1])
+            if len(shear) == 4:
+                sy = rng.uniform(shear[2], shear[3])
+        return [AugmentOp("affine", affine_args(angle, (tx, ty), (sx, sy), center, *args, h, w), cls, "Affine", angle)]
+
+    return Sampler(cls, 1, draw), ""
+
+
+def _blur(t: Any, cls: str) -> Sampler:
+    kx, ky = (int(k) for k in t.kernel_size)
+    if kx <= 0 or ky <= 0 or kx % 2 == 0 or ky % 2 == 0:
+        raise _bad(t, "kernel_size", t.kernel_size, "odd positive ints")
+    lo, hi = (float(s) for s in t.sigma)
+    if not 0.0 < lo <= hi:
+        raise _bad(t, "sigma", t.sigma, "0 < min <= max")
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        s = rng.uniform(lo, hi)
+        return [AugmentOp("gaussian_blur", (float(kx), float(ky), s, s), cls, "GaussianBlur", s)]
+
+    return Sampler(cls, 1, draw)
+
+
+def match_augment(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+    """A sampler for the uint8 augmentation ``t`` on ``h x w`` crops, ``(None, why not)`` when it has
+    none, ``(None, "")`` when ``t`` is not an augmentation at all.
+
+    Raises:
+        ValueError: an argument torchvision would fail on or misuse (naming the transform and argument).
+    """
+    typ, cls = type(t), type(t).__name__
+    if isinstance(t, _AUTO) and typ.__module__.startswith("torchvision.transforms"):
+        return _auto_sampler(t, h, w)
+    if typ in (T1.AugMix, v2.AugMix):
+        return None, "AugMix mixes several augmentation chains (no single chain of ops per sample)"
+    if typ in (T1.ColorJitter, v2.ColorJitter):
+        return _color_jitter(t, cls), ""
+    if typ in (T1.RandomRotation, v2.RandomRotation):
+        return _rotation(t, cls)
+    if typ in (T1.RandomAffine, v2.RandomAffine):
+        return _affine(t, cls)
+    if typ in (T1.GaussianBlur, v2.GaussianBlur):
+        return _blur(t, cls), ""
+    simple = {
+        (T1.RandomGrayscale, v2.RandomGrayscale): "grayscale", (T1.RandomAutocontrast, v2.RandomAutocontrast): "autocontrast",
+        (T1.RandomEqualize, v2.RandomEqualize): "equalize", (T1.RandomInvert, v2.RandomInvert): "invert",
+    }
+    for types, op in simple.items():
+        if typ in types:
+            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, op))), ""
+    if typ in (T1.RandomPosterize, v2.RandomPosterize):
+        if not isinstance(t.bits, int) or not 0 <= t.bits <= 8:
+            raise _bad(t, "bits", t.bits, "an int in [0, 8]")
+        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "posterize", (float(t.bits),)))), ""
+    if typ in (T1.RandomSolarize, v2.RandomSolarize):
+        if not float(t.threshold) <= 255.0:
+            raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
+        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "solarize", (float(t.threshold),)))), ""
+    if typ in (T1.RandomAdjustSharpness, v2.RandomAdjustSharpness):
+        if not float(t.sharpness_factor) >= 0.0:
+            raise _bad(t, "sharpness_factor", t.sharpness_factor, "a non-negative number")
+        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "sharpness", (float(t.sharpness_factor),)))), ""
+    if typ in (T1.RandomApply, v2.RandomApply):
+        return _random_apply(t, cls, h, w)
+    return None, ""
+
+
+def _random_apply(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
+    subs = list(t.transforms)
+    if not subs:
+        raise _bad(t, "transforms", subs, "a non-empty list of transforms")
+    p = _check_p(t, t.p)
+    inner = []
+    for sub in subs:
+        s, why = match_augment(sub, h, w)
+        if s is None:
+            return None, f"RandomApply of {type(sub).__name__}: {why or 'not a fusable augmentation'}"
+        inner.append(s)
+
+    def ops(rng: Rng, hh: int, ww: int) -> list[AugmentOp]:
+        return [op for s in inner for op in s.draw(rng, hh, ww)]
+
+    return Sampler(f"{cls}({', '.join(s.name for s in inner)})", sum(s.max_rows for s in inner), _maybe(p, ops)), ""
+
+
+# ------------------------------------------------------------------------------------------------ erasing
+
+def match_erasing(t: Any, channels: int) -> tuple[Sampler | None, str]:
+    """A sampler of ``RandomErasing`` (v1 or v2) on the normalised slot of ``channels`` channels.
+
+    Raises:
+        ValueError: ``p``, ``scale``, ``ratio`` or ``value`` invalid (naming the transform and argument).
+    """
+    cls = type(t).__name__
+    p = _check_p(t, t.p)
+    s0, s1 = (float(s) for s in t.scale)
+    if not 0.0 <= s0 <= s1 <= 1.0:
+        raise _bad(t, "scale", t.scale, "0 <= min <= max <= 1")
+    r0, r1 = (float(r) for r in t.ratio)
+    if not 0.0 < r0 <= r1:
+        raise _bad(t, "ratio", t.ratio, "0 < min <= max")
+    value = t.value
+    if isinstance(value, str):
+        if value != "random":
+            raise _bad(t, "value", value, "a number, a sequence of numbers or 'random'")
+        value = None
+    elif isinstance(value, (int, float)):
+        value = [float(value)]
+    if value is not None:
+        value = [float(v) for v in value]
+        if len(value) not in (1, channels):
+            raise _bad(t, "value", t.value, f"1 or {channels} values (the image's channels)")
+    apply = ERASE_RANDOM if value is None else ERASE_VALUE
+    vals = (0.0, 0.0, 0.0) if value is None else tuple((value * 3)[:3]) if len(value) == 1 else tuple(value + [0.0] * (3 - len(value)))
+    log_r0, log_r1 = math.log(r0), math.log(r1)
+
+    def erase(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        area = h * w
+        for _ in range(10):
+            erase_area = area * rng.uniform(s0, s1)
+            aspect = math.exp(rng.uniform(log_r0, log_r1))
+            eh = int(round(math.sqrt(erase_area * aspect)))
+            ew = int(round(math.sqrt(erase_area / aspect)))
+            if not (eh < h and ew < w):
+                continue
+            i, j = rng.randint(h - eh + 1), rng.randint(w - ew + 1)
+            return [AugmentOp("erase", (float(apply), float(i), float(j), float(eh), float(ew), *vals), cls, "RandomErasing")]
+        return []
+
+    return Sampler(cls, 1, _maybe(p, erase)), ""
+

@@ -1,0 +1,113 @@
+"""A pure-torch reference executor of augment programs (the ``augment`` / ``erase`` rows of
+``decode_images``) with ``torchvision.transforms.v2.functional``, and a stand-in for the native op built on it.
+
+``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W]; ``apply_erase(slot,
+row)`` runs an erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
+uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torchvision.transforms import v2
+from torchvision.transforms.v2 import InterpolationMode
+from torchvision.transforms.v2 import functional as F
+
+from spdl_torch.transforms import _augment_program as P
+
+_INTERP = {0: InterpolationMode.NEAREST, 1: InterpolationMode.BILINEAR}
+
+
+def apply_row(image: torch.Tensor, row: torch.Tensor | list[float]) -> torch.Tensor:
+    """One row ``[code, a0..a6]`` on a uint8 Tensor[3, H, W]."""
+    code, a = int(row[0]), [float(x) for x in row[1:]]
+    if code == P.NOOP:
+        return image
+    if code == P.AFFINE:
+        return F.affine(image, angle=a[0], translate=[a[1], a[2]], scale=1.0, shear=[a[3], a[4]],
+                        interpolation=_INTERP[int(a[5])], fill=None if a[6] == P.NO_FILL else a[6])
+    if code == P.BRIGHTNESS:
+        return F.adjust_brightness(image, a[0])
+    if code == P.CONTRAST:
+        return F.adjust_contrast(image, a[0])
+    if code == P.SATURATION:
+        return F.adjust_saturation(image, a[0])
+    if code == P.HUE:
+        return F.adjust_hue(image, a[0])
+    if code == P.SHARPNESS:
+        return F.adjust_sharpness(image, a[0])
+    if code == P.POSTERIZE:
+        return F.posterize(image, int(a[0]))
+    if code == P.SOLARIZE:
+        return F.solarize(image, a[0])
+    if code == P.AUTOCONTRAST:
+        return F.autocontrast(image)
+    if code == P.EQUALIZE:
+        return F.equalize(image)
+    if code == P.INVERT:
+        return F.invert(image)
+    if code == P.GRAYSCALE:
+        return F.rgb_to_grayscale(image, num_output_channels=3)
+    if code == P.GAUSSIAN_BLUR:
+        return F.gaussian_blur(image, kernel_size=[int(a[0]), int(a[1])], sigma=[a[2], a[3]])
+    raise ValueError(f"unknown augment code {code}")
+
+
+def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]."""
+    for row in rows:
+        image = apply_row(image, row)
+    return image
+
+
+def apply_erase(slot: torch.Tensor, row: torch.Tensor | list[float], generator: torch.Generator | None = None
+                ) -> torch.Tensor:
+    """An erase row ``[apply, i, j, h, w, v0, v1, v2]`` on a float Tensor[C, H, W] (apply 2: normal values)."""
+    apply = int(row[0])
+    if apply == P.ERASE_NONE:
+        return slot
+    i, j, h, w = (int(x) for x in row[1:5])
+    c = slot.shape[0]
+    if apply == P.ERASE_VALUE:
+        v = torch.tensor([float(x) for x in row[5:5 + c]], dtype=slot.dtype)[:, None, None]
+    else:
+        v = torch.empty((c, h, w), dtype=torch.float32).normal_(generator=generator).to(slot.dtype)
+    return F.erase(slot, i, j, h, w, v)
+
+
+def make_fake_decode_images(real):
+    """A ``decode_images`` with ``augment`` / ``erase`` arguments built from ``real`` (the op without them)."""
+
+    def fake_decode_images(srcs, *, augment=None, erase=None, dtype=torch.uint8, mean=None, std=None,
+                           channels_last=False, strict=True, **kwargs):
+        result = real(srcs, strict=strict, **kwargs)
+        batch, ok = (result, None) if strict else result
+        out = []
+        for n, img in enumerate(batch):
+            if augment is not None:
+                img = apply_program(img, augment[n])
+            if dtype != torch.uint8:
+                img = v2.ToDtype(dtype, scale=True)(img)
+                if mean is not None:
+                    img = v2.Normalize(mean, std)(img)
+            if erase is not None:
+                img = apply_erase(img, erase[n], torch.Generator().manual_seed(n))
+            out.append(img)
+        batch = torch.stack(out) if out else batch.to(dtype)
+        if channels_last:
+            batch = batch.contiguous(memory_format=torch.channels_last)
+        return batch if strict else (batch, ok)
+
+    return fake_decode_images
+
+
+@pytest.fixture
+def native(monkeypatch):
+    """``spdl_torch.io.decode_images`` with ``augment`` / ``erase`` (the reference executor after the real
+    op's geometry), so that fuse() fuses augmentations and the plans run them."""
+    import spdl_torch.io
+    from spdl_torch.transforms._augment_program import native_augment
+
+    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
+    assert native_augment()
