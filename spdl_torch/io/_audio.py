@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -22,8 +24,14 @@ from .._errors import name_sample, translate
 
 __all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "audio_metadata", "decode_audio", "decode_audio_batch"]
 
-#: Default cap on the output of one decode, in samples over all channels (4 GiB of float32).
+#: Default cap on the output of one call (``max_samples=None``), in samples over all channels and, for
+#: :func:`decode_audio_batch`, over the whole padded batch: 1 Gi samples, 4 GiB of float32. Raise it by
+#: setting ``spdl_torch.io.MAX_AUDIO_SAMPLES`` (read at each call) or by passing ``max_samples``.
 MAX_AUDIO_SAMPLES = 1 << 30
+
+# The native limits: the largest sample rate (core kMaxAudioSampleRate) and int64.
+MAX_SAMPLE_RATE = 1 << 20
+_INT64_MAX = 2**63 - 1
 
 _DTYPES = (torch.float32, torch.int16)
 
@@ -147,37 +155,93 @@ def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | tor
     )
 
 
-def _check_common(op: str, sample_rate, num_channels, dtype, max_samples):
-    if sample_rate is not None and (not isinstance(sample_rate, int) or isinstance(sample_rate, bool)
-                                    or sample_rate < 1):
-        raise ValueError(f"{op}: expected sample_rate as an int >= 1 (Hz) or None, got {sample_rate=!r}")
-    if num_channels is not None and (not isinstance(num_channels, int) or isinstance(num_channels, bool)
-                                     or not 1 <= num_channels <= 64):
-        raise ValueError(f"{op}: expected num_channels as an int in [1, 64] or None, got {num_channels=!r}")
+def default_max_samples() -> int:
+    """The limit of ``max_samples=None``: ``spdl_torch.io.MAX_AUDIO_SAMPLES`` as the user set it, read at each
+    call."""
+    return getattr(sys.modules[__package__], "MAX_AUDIO_SAMPLES", MAX_AUDIO_SAMPLES)
+
+
+def _int_arg(op: str, name: str, value, lo: int, hi: int, what: str = ""):
+    """``value`` as an int in [lo, hi] (Python, NumPy or torch integers), or None; ValueError for anything else
+    (a bool, a float, an int out of range)."""
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)
+        except TypeError:
+            number = None
+        if number is not None and lo <= number <= hi:
+            return number
+    raise ValueError(f"{op}: expected {name} as an int in [{lo}, {hi}]{what} or None, got {name}={value!r}")
+
+
+def _seconds(op: str, name: str, value) -> float:
+    """``value`` (seconds: an int or float, not a bool or a string) as a float; ValueError otherwise."""
+    if not isinstance(value, (bool, str, bytes)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(f"{op}: expected {name} as a number of seconds, got {name}={value!r}")
+
+
+def _check_common(op: str, sample_rate, num_channels, dtype, max_samples) -> tuple:
+    """``(sample_rate, num_channels, max_samples)`` as ints (or None), checked; ValueError naming the bad one."""
+    sample_rate = _int_arg(op, "sample_rate", sample_rate, 1, MAX_SAMPLE_RATE, " (Hz)")
+    num_channels = _int_arg(op, "num_channels", num_channels, 1, 64)
     if dtype not in _DTYPES:
         raise ValueError(f"{op}: expected dtype torch.float32 or torch.int16, got {dtype=}")
-    if max_samples is not None and (not isinstance(max_samples, int) or max_samples < 1):
-        raise ValueError(f"{op}: expected max_samples as an int >= 1 or None, got {max_samples=!r}")
+    max_samples = _int_arg(op, "max_samples", max_samples, 1, _INT64_MAX)
+    return sample_rate, num_channels, max_samples
 
 
-def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_samples) -> float | None:
+def _seeds(op: str, seeds, n: int) -> torch.Tensor:
+    """``seeds`` as an int64 Tensor[n]: an integer tensor, or a sequence of ints in the int64 range; a float,
+    bool or out-of-range seed is a ValueError (it would be truncated or wrapped)."""
+    if isinstance(seeds, torch.Tensor):
+        if seeds.dtype.is_floating_point or seeds.dtype.is_complex or seeds.dtype == torch.bool:
+            raise ValueError(f"{op}: expected integer seeds, got a tensor of {seeds.dtype}")
+        seeds = seeds.to(torch.int64)
+    else:
+        values = []
+        for v in seeds:
+            number = None
+            boolean = isinstance(v, bool) or isinstance(v, torch.Tensor) and v.dtype == torch.bool
+            if not boolean:
+                try:
+                    number = operator.index(v)
+                except TypeError:
+                    pass
+            if number is None or not -(2**63) <= number <= _INT64_MAX:
+                raise ValueError(f"{op}: expected int seeds in the int64 range, got {v!r}")
+            values.append(number)
+        seeds = torch.tensor(values, dtype=torch.int64)
+    if seeds.shape != (n,):
+        raise ValueError(f"{op}: expected {n} seeds, got shape {tuple(seeds.shape)}")
+    return seeds
+
+
+def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_samples) -> tuple:
     """The checks of :func:`decode_audio_batch`'s batch-wide arguments (also run by ``AudioDataset`` when it is
-    made); returns ``duration`` as a float (or None).
+    made); returns ``(sample_rate, num_channels, duration, max_samples)``: ints, duration as a float (or None),
+    max_samples as given (or None).
 
     Raises:
-        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0 or under one sample.
+        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0 or under one sample, a bool
+            or float where an int belongs.
     """
     if sample_rate is None or num_channels is None:
         raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
-    _check_common(op, sample_rate, num_channels, dtype, max_samples)
+    sample_rate, num_channels, max_samples = _check_common(op, sample_rate, num_channels, dtype, max_samples)
     if duration is None:
-        return None
-    duration = float(duration)
+        return sample_rate, num_channels, None, max_samples
+    duration = _seconds(op, "duration", duration)
     if not math.isfinite(duration) or duration <= 0:
         raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
     if window_samples(duration, sample_rate) < 1:
         raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
-    return duration
+    return sample_rate, num_channels, duration, max_samples
 
 
 def decode_audio(
@@ -207,9 +271,9 @@ def decode_audio(
     so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
-    at or after the end raises ``IndexError``. A late window of PCM WAV, FLAC or (unchained) Ogg Opus is
-    reached by seeking, with the same samples (Opus decodes a 1 s pre-roll first); other formats decode the
-    input before the window too.
+    at or after the end raises ``IndexError``. A late window of PCM WAV or FLAC is reached by seeking, with
+    the same samples; other formats (MP3, Vorbis, Opus: their decoders' state after a seek differs) decode
+    the input before the window too.
 
     Args:
         src: a file path (opened by FFmpeg), the encoded bytes, or a 1-D uint8 CPU tensor of them (read in
@@ -221,7 +285,8 @@ def decode_audio(
             mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
             states; ``False``: skip the bad packets (as the CLI does) and return what decoded.
-        max_samples: refuse outputs over this many samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+        max_samples: refuse outputs over this many samples (all channels); ``None``:
+            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
 
     Returns:
         Tensor[C, N] of ``dtype``: C channels, N samples per channel at the output rate.
@@ -232,19 +297,20 @@ def decode_audio(
             (path or ``<bytes>``) and FFmpeg's reason; ``.path`` is the path (``None`` for bytes).
         IndexError: the window starts at or after the end of the stream (the message gives its length).
         FileNotFoundError, PermissionError, OSError: the path cannot be opened.
-        ValueError: an invalid argument.
+        ValueError: an invalid argument (a bool or float where an int belongs, a rate over 2**20 Hz).
     """
-    _check_common("decode_audio", sample_rate, num_channels, dtype, max_samples)
-    start = float(start)
+    sample_rate, num_channels, max_samples = _check_common("decode_audio", sample_rate, num_channels, dtype,
+                                                           max_samples)
+    start = _seconds("decode_audio", "start", start)
     if not math.isfinite(start) or start < 0:
         raise ValueError(f"decode_audio: expected start as seconds >= 0, got {start=}")
     if stop is not None:
-        stop = float(stop)
+        stop = _seconds("decode_audio", "stop", stop)
         if not math.isfinite(stop) or stop < start:
             raise ValueError(f"decode_audio: expected stop >= start ({start} s) or None, got {stop=}")
     arg, name, path = _source(src, "decode_audio")
     kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start=start, stop=stop,
-                  dtype=dtype, strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+                  dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples())
     try:
         if path is not None:
             return torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
@@ -300,7 +366,10 @@ def decode_audio_batch(
           ``randint(L - N + 1)`` drawn from SplitMix64 started at ``seeds[i]``, L the file's length at the
           output rate as the container states it (a file no longer than N starts at 0). So the crop depends
           only on the seed and the header (``spdl_torch.datasets.AudioDataset`` passes seeds from
-          ``(seed, epoch, index)``).
+          ``(seed, epoch, index)``). When the stream ends before that crop does (a truncated file, a header
+          that overstates the length), the start is drawn again from the same seed with L the decoded
+          length: still reproducible (seed and file), and a crop is only shorter than N (``lengths``) when
+          the whole decoded file is.
         * ``duration=d`` alone: the first d seconds.
         A window past the end of its file is zero-padded; ``lengths`` counts the real samples.
 
@@ -315,7 +384,11 @@ def decode_audio_batch(
         dtype: ``torch.float32`` or ``torch.int16``.
         pin_memory: allocate the batch in pinned memory (torch's caching host allocator; needs CUDA).
         strict: raise on the first bad sample; ``False``: zero its slot, ``ok[i] = False``.
-        max_samples: per-sample cap on decoded samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+        max_samples: cap on the whole batch, B x C x N samples (padding included); ``None``:
+            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples, 4 GiB of float32; set that attribute to
+            raise the default). Windows are checked before anything is decoded; whole files stop decoding
+            once a file passes ``max_samples / B`` samples (all channels), since the batch padded to it
+            could not fit.
 
     Returns:
         :class:`AudioBatch` ``(samples [B, C, N], lengths [B], offsets [B], ok [B])``.
@@ -323,10 +396,15 @@ def decode_audio_batch(
     Raises:
         DecodeError: a sample could not be decoded (``strict``): the message names its path (or ``sample
             i``) and FFmpeg's reason; ``.sample_index`` is i, ``.path`` its path.
-        ValueError: an invalid argument.
+        FileNotFoundError, PermissionError, OSError: a path cannot be opened (``strict``; the message names
+            it; ``strict=False``: ``ok[i] = False`` like a bad file).
+        ValueError: an invalid argument (a bool or float where an int belongs, a float seed), or a batch over
+            ``max_samples`` (whatever ``strict`` is; the message gives the size and, for whole files, the
+            file that passed its share).
     """
     op = "decode_audio_batch"
-    duration = check_batch_args(op, sample_rate, num_channels, duration, dtype, max_samples)
+    sample_rate, num_channels, duration, max_samples = check_batch_args(op, sample_rate, num_channels, duration,
+                                                                        dtype, max_samples)
     srcs = list(srcs)
     if not srcs:
         raise ValueError(f"{op}: expected at least one input, got none")
@@ -335,13 +413,16 @@ def decode_audio_batch(
     if starts is not None and seeds is not None:
         raise ValueError(f"{op}: expected starts or seeds, not both")
     if starts is not None:
-        starts = [float(s) for s in starts]
+        starts = [_seconds(op, "starts", s) for s in starts]
         if len(starts) != len(srcs) or any(not math.isfinite(s) or s < 0 for s in starts):
             raise ValueError(f"{op}: expected {len(srcs)} starts >= 0 seconds, got {starts}")
     if seeds is not None:
-        seeds = torch.as_tensor(seeds, dtype=torch.int64)
-        if seeds.shape != (len(srcs),):
-            raise ValueError(f"{op}: expected {len(srcs)} seeds, got shape {tuple(seeds.shape)}")
+        seeds = _seeds(op, seeds, len(srcs))
+    limit = max_samples or default_max_samples()
+    if duration is not None and len(srcs) * num_channels * window_samples(duration, sample_rate) > limit:
+        raise ValueError(f"{op}: a batch of {len(srcs)} x {num_channels} channels x "
+                         f"{window_samples(duration, sample_rate)} samples exceeds max_samples = {limit}; pass a "
+                         f"larger max_samples or raise spdl_torch.io.MAX_AUDIO_SAMPLES")
     is_path = [isinstance(s, (str, os.PathLike)) for s in srcs]
     if any(is_path) and not all(is_path):
         raise ValueError(f"{op}: expected all inputs as paths or all as bytes / tensors, not a mix")
@@ -355,7 +436,7 @@ def decode_audio_batch(
         batch, lengths, offsets, ok = torch.ops.spdl_torch.decode_audio_batch(
             data, paths, sample_rate=sample_rate, num_channels=num_channels,
             duration=duration if duration is not None else -1.0, starts=starts, seeds=seeds, dtype=dtype,
-            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=limit)
     except RuntimeError as e:
         raise name_sample(translate(e, None), names) from None
     return AudioBatch(batch, lengths, offsets, ok)
