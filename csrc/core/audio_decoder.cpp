@@ -22,18 +22,21 @@ AudioDecodeResult decode_audio(const MediaSource& source, const AudioOptions& op
   return detail::decode_audio_stream(input, options, window, sink);
 }
 
-AudioBuffer::AudioBuffer(SampleType type, int64_t initial_capacity)
-    : channels_(0), bps_(sample_type_size(type)), capacity_(std::max<int64_t>(initial_capacity, 1)) {}
+AudioBuffer::AudioBuffer(SampleType type, int64_t initial_capacity, int64_t max_samples)
+    : channels_(0), bps_(sample_type_size(type)), capacity_(std::max<int64_t>(initial_capacity, 1)),
+      max_samples_(std::max<int64_t>(max_samples, 1)) {}
 
 void AudioBuffer::begin(int channels, int rate) {
   (void)rate;
   channels_ = std::max(channels, 1);
+  capacity_ = std::clamp<int64_t>(capacity_, 1, std::max<int64_t>(max_samples_ / channels_, 1));
   data_.assign(size_t(channels_) * size_t(capacity_) * bps_, 0);
 }
 
 int64_t AudioBuffer::reserve(int64_t written, int64_t n) {
   if (written + n <= capacity_) return n;
-  const int64_t grown = std::max(written + n, capacity_ * 2);
+  const int64_t limit = std::max<int64_t>(max_samples_ / channels_, written + n);
+  const int64_t grown = std::min(std::max(written + n, capacity_ * 2), limit);
   std::vector<uint8_t> next(size_t(channels_) * size_t(grown) * bps_);
   for (int c = 0; c < channels_; ++c) {
     std::memcpy(next.data() + size_t(c) * size_t(grown) * bps_, data_.data() + size_t(c) * size_t(capacity_) * bps_,
@@ -79,7 +82,7 @@ DecodedAudio decode_audio_to_buffer(const MediaSource& source, const AudioOption
   detail::OutputWindow window;
   window.start = options.start;
   window.stop = options.stop;
-  AudioBuffer buffer(options.type, initial_capacity(input, options));
+  AudioBuffer buffer(options.type, initial_capacity(input, options), options.max_samples);
   DecodedAudio out;
   out.result = detail::decode_audio_stream(input, options, window, buffer);
   out.samples = buffer.take_compact(out.result.written);

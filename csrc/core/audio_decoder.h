@@ -24,8 +24,10 @@ AudioDecodeResult decode_audio(const MediaSource& source, const AudioOptions& op
 // A sink that grows as samples arrive (planar, one row of `capacity()` samples per channel).
 class AudioBuffer : public AudioSink {
  public:
-  // The rows are allocated by begin() (the channel count is the first frame's, or the requested one).
-  AudioBuffer(SampleType type, int64_t initial_capacity);
+  // The rows are allocated by begin() (the channel count is the first frame's, or the requested one). They
+  // grow by doubling, but never past max_samples / channels samples (the decode's own limit, which the
+  // decode loop checks before it asks for room).
+  AudioBuffer(SampleType type, int64_t initial_capacity, int64_t max_samples = kDefaultMaxAudioSamples);
   void begin(int channels, int rate) override;
   int64_t reserve(int64_t written, int64_t n) override;
   uint8_t* channel(int c) override;
@@ -38,6 +40,7 @@ class AudioBuffer : public AudioSink {
   int channels_;
   size_t bps_;
   int64_t capacity_;
+  int64_t max_samples_;
   std::vector<uint8_t> data_;
 };
 

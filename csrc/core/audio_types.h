@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "errors.h"
+
 namespace spdl_torch::core {
 
 // Output sample type: float32 (libswresample's s16 -> float is x / 32768) or int16.
@@ -35,6 +37,13 @@ constexpr int kMaxResampleRatio = 128;
 constexpr int kMaxAudioChannels = 64;
 // Default cap on the output samples of one decode (channels x samples).
 constexpr int64_t kDefaultMaxAudioSamples = int64_t(1) << 30;
+
+// A decode whose output would pass AudioOptions::max_samples: a DecodeError for one decode (the length is
+// only known while decoding); the batch decoder tells it from a bad file (the call's size limit).
+class AudioOutputLimit : public DecodeError {
+ public:
+  using DecodeError::DecodeError;
+};
 
 // The output sample index of a time t at rate r: floor(t * r + 0.5) (round half up).
 int64_t audio_sample_index(double seconds, int rate);

@@ -105,8 +105,12 @@ Batch decode_audio_batch(at::TensorList data, const std::vector<std::string>& pa
   for (int64_t i = 0; i < n; ++i) {
     lengths.data_ptr<int64_t>()[i] = result.lengths[size_t(i)];
     offsets.data_ptr<int64_t>()[i] = result.offsets[size_t(i)];
-    ok.data_ptr<bool>()[i] = result.errors[size_t(i)].empty();
-    if (strict && !result.errors[size_t(i)].empty()) throw_tagged("DecodeError", {{"sample", i}}, result.errors[size_t(i)]);
+    const std::string& error = result.errors[size_t(i)];
+    ok.data_ptr<bool>()[i] = error.empty();
+    if (!strict || error.empty()) continue;
+    // An input that could not be opened is an OSError (FileNotFoundError, ...) as in decode_audio.
+    if (result.io_errno[size_t(i)] >= 0) throw_tagged("OSError", {{"sample", i}, {"errno", result.io_errno[size_t(i)]}}, error);
+    throw_tagged("DecodeError", {{"sample", i}}, error);
   }
   return {batch, lengths, offsets, ok};
 }

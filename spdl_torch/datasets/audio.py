@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import weakref
 from collections.abc import Sequence
@@ -100,6 +101,17 @@ def _collate_waveforms(batch: list, *, collate_fn_map: Any = None) -> Waveform:
 default_collate_fn_map[Waveform] = _collate_waveforms
 
 
+def _index(i) -> int:
+    """A sample index as an int: Python, NumPy or torch integers; a float or bool is a TypeError (it would
+    be truncated to another sample)."""
+    if isinstance(i, bool) or isinstance(i, torch.Tensor) and i.dtype == torch.bool:
+        raise TypeError(f"AudioDataset: expected an int index, got {i!r}")
+    try:
+        return operator.index(i)
+    except TypeError:
+        raise TypeError(f"AudioDataset: expected an int index, got {i!r} ({type(i).__name__})") from None
+
+
 class AudioDataset(Dataset):
     """Audio files with labels, decoded by spdl_torch's native audio decoder, one call per batch.
 
@@ -116,12 +128,14 @@ class AudioDataset(Dataset):
         duration: crop length in seconds (N = round(duration * sample_rate) samples; shorter files are
             zero-padded, their lengths say so); ``None``: whole files, padded to the batch's longest.
         random_crop: with ``duration``: each crop starts at a random sample drawn from the sample's seed
-            (``(seed, epoch, index)``: identical for any thread count or order; a new crop each epoch);
-            ``False``: the first ``duration`` seconds.
+            (``(seed, epoch, index)``: identical for any thread count or order; a new crop each epoch) over
+            the header's length, or over the decoded length when the file ends before the crop (truncated
+            files: see :func:`spdl_torch.io.decode_audio_batch`); ``False``: the first ``duration`` seconds.
         seed: base seed of the crops (``None``: in a ``spdl_torch.DataLoader``, the loader's base seed; else
             drawn once from torch's global RNG).
         dtype: ``torch.float32`` or ``torch.int16``.
-        strict: raise ``DecodeError`` (naming the file) on a bad file; ``False``: a zero waveform of length 0.
+        strict: raise ``DecodeError`` (naming the file) on a bad file, ``FileNotFoundError`` / ``OSError``
+            on one that cannot be opened; ``False``: a zero waveform of length 0.
 
     Samples are :class:`AudioSample` ``(waveform Tensor[C, n], label)``; collate them with
     :func:`audio_collate` (the default of ``spdl_torch.DataLoader``; pass ``collate_fn=audio_collate`` to
@@ -139,7 +153,10 @@ class AudioDataset(Dataset):
             raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
         if random_crop and duration is None:
             raise ValueError("AudioDataset: random_crop=True needs a duration")
-        check_batch_args("AudioDataset", sample_rate, num_channels, duration, dtype, None)
+        sample_rate, num_channels, duration, _ = check_batch_args("AudioDataset", sample_rate, num_channels,
+                                                                  duration, dtype, None)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"AudioDataset: expected seed as an int or None, got {seed!r}")
         self.labels = list(labels) if labels is not None else None
         self.sample_rate, self.num_channels = sample_rate, num_channels
         self.duration, self.random_crop = duration, bool(random_crop)
@@ -178,7 +195,7 @@ class AudioDataset(Dataset):
     def __getitems__(self, indices: Sequence[int]) -> list[AudioSample]:
         from .._seeds import sample_seeds
 
-        indices = [int(i) for i in indices]
+        indices = [_index(i) for i in indices]
         if not indices:
             return []
         paths = [self.paths[i] for i in indices]

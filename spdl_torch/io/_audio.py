@@ -19,22 +19,13 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
+from ._audio_args import (MAX_AUDIO_SAMPLES, _check_common, _seconds, _seeds, check_batch_args,  # noqa: F401
+                          default_max_samples, window_samples)
 
 __all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "audio_metadata", "decode_audio", "decode_audio_batch"]
 
-#: Default cap on the output of one decode, in samples over all channels (4 GiB of float32).
-MAX_AUDIO_SAMPLES = 1 << 30
-
-_DTYPES = (torch.float32, torch.int16)
-
 # torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
-
-
-def window_samples(duration: float, sample_rate: int) -> int:
-    """Samples in a window of ``duration`` seconds at ``sample_rate`` Hz: ``floor(duration * rate + 0.5)``
-    (the native ``audio_sample_index`` rule)."""
-    return int(math.floor(float(duration) * float(sample_rate) + 0.5))
 
 
 def _audio_fake(c, *, num_channels=0, dtype=None):
@@ -147,39 +138,6 @@ def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | tor
     )
 
 
-def _check_common(op: str, sample_rate, num_channels, dtype, max_samples):
-    if sample_rate is not None and (not isinstance(sample_rate, int) or isinstance(sample_rate, bool)
-                                    or sample_rate < 1):
-        raise ValueError(f"{op}: expected sample_rate as an int >= 1 (Hz) or None, got {sample_rate=!r}")
-    if num_channels is not None and (not isinstance(num_channels, int) or isinstance(num_channels, bool)
-                                     or not 1 <= num_channels <= 64):
-        raise ValueError(f"{op}: expected num_channels as an int in [1, 64] or None, got {num_channels=!r}")
-    if dtype not in _DTYPES:
-        raise ValueError(f"{op}: expected dtype torch.float32 or torch.int16, got {dtype=}")
-    if max_samples is not None and (not isinstance(max_samples, int) or max_samples < 1):
-        raise ValueError(f"{op}: expected max_samples as an int >= 1 or None, got {max_samples=!r}")
-
-
-def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_samples) -> float | None:
-    """The checks of :func:`decode_audio_batch`'s batch-wide arguments (also run by ``AudioDataset`` when it is
-    made); returns ``duration`` as a float (or None).
-
-    Raises:
-        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0 or under one sample.
-    """
-    if sample_rate is None or num_channels is None:
-        raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
-    _check_common(op, sample_rate, num_channels, dtype, max_samples)
-    if duration is None:
-        return None
-    duration = float(duration)
-    if not math.isfinite(duration) or duration <= 0:
-        raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
-    if window_samples(duration, sample_rate) < 1:
-        raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
-    return duration
-
-
 def decode_audio(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
     *,
@@ -207,9 +165,9 @@ def decode_audio(
     so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
-    at or after the end raises ``IndexError``. A late window of PCM WAV, FLAC or (unchained) Ogg Opus is
-    reached by seeking, with the same samples (Opus decodes a 1 s pre-roll first); other formats decode the
-    input before the window too.
+    at or after the end raises ``IndexError``. A late window of PCM WAV or FLAC is reached by seeking, with
+    the same samples; other formats (MP3, Vorbis, Opus: their decoders' state after a seek differs) decode
+    the input before the window too.
 
     Args:
         src: a file path (opened by FFmpeg), the encoded bytes, or a 1-D uint8 CPU tensor of them (read in
@@ -221,7 +179,8 @@ def decode_audio(
             mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
             states; ``False``: skip the bad packets (as the CLI does) and return what decoded.
-        max_samples: refuse outputs over this many samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+        max_samples: refuse outputs over this many samples (all channels); ``None``:
+            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
 
     Returns:
         Tensor[C, N] of ``dtype``: C channels, N samples per channel at the output rate.
@@ -232,19 +191,20 @@ def decode_audio(
             (path or ``<bytes>``) and FFmpeg's reason; ``.path`` is the path (``None`` for bytes).
         IndexError: the window starts at or after the end of the stream (the message gives its length).
         FileNotFoundError, PermissionError, OSError: the path cannot be opened.
-        ValueError: an invalid argument.
+        ValueError: an invalid argument (a bool or float where an int belongs, a rate over 2**20 Hz).
     """
-    _check_common("decode_audio", sample_rate, num_channels, dtype, max_samples)
-    start = float(start)
+    sample_rate, num_channels, max_samples = _check_common("decode_audio", sample_rate, num_channels, dtype,
+                                                           max_samples)
+    start = _seconds("decode_audio", "start", start)
     if not math.isfinite(start) or start < 0:
         raise ValueError(f"decode_audio: expected start as seconds >= 0, got {start=}")
     if stop is not None:
-        stop = float(stop)
+        stop = _seconds("decode_audio", "stop", stop)
         if not math.isfinite(stop) or stop < start:
             raise ValueError(f"decode_audio: expected stop >= start ({start} s) or None, got {stop=}")
     arg, name, path = _source(src, "decode_audio")
     kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start=start, stop=stop,
-                  dtype=dtype, strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+                  dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples())
     try:
         if path is not None:
             return torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
@@ -300,7 +260,10 @@ def decode_audio_batch(
           ``randint(L - N + 1)`` drawn from SplitMix64 started at ``seeds[i]``, L the file's length at the
           output rate as the container states it (a file no longer than N starts at 0). So the crop depends
           only on the seed and the header (``spdl_torch.datasets.AudioDataset`` passes seeds from
-          ``(seed, epoch, index)``).
+          ``(seed, epoch, index)``). When the stream ends before that crop does (a truncated file, a header
+          that overstates the length), the start is drawn again from the same seed with L the decoded
+          length: still reproducible (seed and file), and a crop is only shorter than N (``lengths``) when
+          the whole decoded file is.
         * ``duration=d`` alone: the first d seconds.
         A window past the end of its file is zero-padded; ``lengths`` counts the real samples.
 
@@ -315,7 +278,11 @@ def decode_audio_batch(
         dtype: ``torch.float32`` or ``torch.int16``.
         pin_memory: allocate the batch in pinned memory (torch's caching host allocator; needs CUDA).
         strict: raise on the first bad sample; ``False``: zero its slot, ``ok[i] = False``.
-        max_samples: per-sample cap on decoded samples (all channels); ``None``: ``MAX_AUDIO_SAMPLES``.
+        max_samples: cap on the whole batch, B x C x N samples (padding included); ``None``:
+            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples, 4 GiB of float32; set that attribute to
+            raise the default). Windows are checked before anything is decoded; whole files stop decoding
+            once a file passes ``max_samples / B`` samples (all channels), since the batch padded to it
+            could not fit.
 
     Returns:
         :class:`AudioBatch` ``(samples [B, C, N], lengths [B], offsets [B], ok [B])``.
@@ -323,10 +290,15 @@ def decode_audio_batch(
     Raises:
         DecodeError: a sample could not be decoded (``strict``): the message names its path (or ``sample
             i``) and FFmpeg's reason; ``.sample_index`` is i, ``.path`` its path.
-        ValueError: an invalid argument.
+        FileNotFoundError, PermissionError, OSError: a path cannot be opened (``strict``; the message names
+            it; ``strict=False``: ``ok[i] = False`` like a bad file).
+        ValueError: an invalid argument (a bool or float where an int belongs, a float seed), or a batch over
+            ``max_samples`` (whatever ``strict`` is; the message gives the size and, for whole files, the
+            file that passed its share).
     """
     op = "decode_audio_batch"
-    duration = check_batch_args(op, sample_rate, num_channels, duration, dtype, max_samples)
+    sample_rate, num_channels, duration, max_samples = check_batch_args(op, sample_rate, num_channels, duration,
+                                                                        dtype, max_samples)
     srcs = list(srcs)
     if not srcs:
         raise ValueError(f"{op}: expected at least one input, got none")
@@ -335,13 +307,16 @@ def decode_audio_batch(
     if starts is not None and seeds is not None:
         raise ValueError(f"{op}: expected starts or seeds, not both")
     if starts is not None:
-        starts = [float(s) for s in starts]
+        starts = [_seconds(op, "starts", s) for s in starts]
         if len(starts) != len(srcs) or any(not math.isfinite(s) or s < 0 for s in starts):
             raise ValueError(f"{op}: expected {len(srcs)} starts >= 0 seconds, got {starts}")
     if seeds is not None:
-        seeds = torch.as_tensor(seeds, dtype=torch.int64)
-        if seeds.shape != (len(srcs),):
-            raise ValueError(f"{op}: expected {len(srcs)} seeds, got shape {tuple(seeds.shape)}")
+        seeds = _seeds(op, seeds, len(srcs))
+    limit = max_samples or default_max_samples()
+    if duration is not None and len(srcs) * num_channels * window_samples(duration, sample_rate) > limit:
+        raise ValueError(f"{op}: a batch of {len(srcs)} x {num_channels} channels x "
+                         f"{window_samples(duration, sample_rate)} samples exceeds max_samples = {limit}; pass a "
+                         f"larger max_samples or raise spdl_torch.io.MAX_AUDIO_SAMPLES")
     is_path = [isinstance(s, (str, os.PathLike)) for s in srcs]
     if any(is_path) and not all(is_path):
         raise ValueError(f"{op}: expected all inputs as paths or all as bytes / tensors, not a mix")
@@ -355,7 +330,7 @@ def decode_audio_batch(
         batch, lengths, offsets, ok = torch.ops.spdl_torch.decode_audio_batch(
             data, paths, sample_rate=sample_rate, num_channels=num_channels,
             duration=duration if duration is not None else -1.0, starts=starts, seeds=seeds, dtype=dtype,
-            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=max_samples or MAX_AUDIO_SAMPLES)
+            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=limit)
     except RuntimeError as e:
         raise name_sample(translate(e, None), names) from None
     return AudioBatch(batch, lengths, offsets, ok)

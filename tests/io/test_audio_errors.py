@@ -5,6 +5,8 @@ import subprocess
 import pytest
 import torch
 
+import spdl_torch
+from spdl_torch.datasets import AudioDataset
 from spdl_torch.errors import DecodeError
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
@@ -143,3 +145,85 @@ def test_bad_arguments(media):
         decode_audio_batch([media["wav"]], sample_rate=16000, num_channels=1, seeds=[1])
     with pytest.raises(TypeError, match="expected a path"):
         decode_audio(3.5)
+
+
+def test_batch_missing_file_is_file_not_found(media, tmp_path):
+    missing = tmp_path / "nope.flac"
+    for duration in (None, 0.5):  # whole files and windows
+        with pytest.raises(FileNotFoundError, match=r"sample 1: .*nope\.flac") as info:
+            decode_audio_batch([media["wav"], missing], sample_rate=16000, num_channels=1, duration=duration)
+        assert info.value.errno == 2
+        # strict=False keeps the per-sample policy: a zero slot, ok False
+        b = decode_audio_batch([media["wav"], missing], sample_rate=16000, num_channels=1, duration=duration,
+                               strict=False)
+        assert b.ok.tolist() == [True, False] and b.lengths.tolist() == [16000 if duration is None else 8000, 0]
+        assert torch.count_nonzero(b.samples[1]) == 0
+    with pytest.raises(FileNotFoundError, match=r"nope\.flac"):
+        AudioDataset([media["wav"], missing], sample_rate=16000, num_channels=1).__getitems__([0, 1])
+
+
+def test_batch_over_max_samples_is_a_value_error_naming_the_size(media, tmp_path, monkeypatch):
+    wav = media["wav"]  # 1 s at 16 kHz
+    # windows: B x C x N, checked before anything is decoded or allocated (the default cap: 1 Gi samples)
+    with pytest.raises(ValueError, match=r"a batch of 64 x 2 channels x 144000000 samples exceeds max_samples"):
+        decode_audio_batch([wav] * 64, sample_rate=48000, num_channels=2, duration=3000.0)
+    exact = 4 * 2 * 8000
+    assert decode_audio_batch([wav] * 4, sample_rate=16000, num_channels=2, duration=0.5, max_samples=exact).ok.all()
+    with pytest.raises(ValueError, match="exceeds max_samples"):
+        decode_audio_batch([wav] * 4, sample_rate=16000, num_channels=2, duration=0.5, max_samples=exact - 1)
+    with pytest.raises(ValueError, match="exceeds max_samples"):  # the op itself checks too
+        torch.ops.spdl_torch.decode_audio_batch([], [str(wav)] * 4, sample_rate=16000, num_channels=2,
+                                                duration=0.5, max_samples=exact - 1)
+    # whole files: the batch padded to the longest; the message names the file that passed its share
+    short = A.make_audio(tmp_path / "short.wav", rate=16000, channels=1, codec="pcm_s16le", seconds=0.25)
+    paths = [short, wav, short]
+    b = decode_audio_batch(paths, sample_rate=16000, num_channels=1, max_samples=3 * 16000)
+    assert b.samples.shape == (3, 1, 16000) and torch.equal(b.samples[1], decode_audio(wav))
+    for strict in (True, False):  # the call's size, not a bad sample: raised whatever strict is
+        with pytest.raises(ValueError, match=r"ok\.wav: decodes to more than 15999 samples x 1 channels, so the "
+                                             r"batch of 3 padded to it exceeds max_samples = 47999"):
+            decode_audio_batch(paths, sample_rate=16000, num_channels=1, max_samples=3 * 16000 - 1, strict=strict)
+    # the default cap is spdl_torch.io.MAX_AUDIO_SAMPLES, read at each call
+    monkeypatch.setattr(spdl_torch.io, "MAX_AUDIO_SAMPLES", 2 * 16000)
+    with pytest.raises(ValueError, match="max_samples = 32000"):
+        decode_audio_batch([wav] * 3, sample_rate=16000, num_channels=1)
+    with pytest.raises(DecodeError, match="exceeds max_samples"):
+        decode_audio(wav, sample_rate=48000)
+    assert decode_audio(wav).shape == (1, 16000)
+
+
+def test_bool_float_and_out_of_range_arguments(media):
+    wav = media["wav"]
+    for kwargs in ({"sample_rate": True}, {"sample_rate": 16000.0}, {"sample_rate": 2**70}, {"num_channels": 1.0},
+                   {"num_channels": True}, {"max_samples": True}, {"max_samples": 2**70}, {"max_samples": 1.5e6},
+                   {"start": True}, {"stop": "1"}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            decode_audio(wav, **kwargs)
+    batch = dict(sample_rate=16000, num_channels=1)
+    for kwargs in ({"duration": True}, {"duration": 0.5, "starts": [True, 0.0]}, {"duration": 0.5, "seeds": [1.7, 2]},
+                   {"duration": 0.5, "seeds": [True, 2]}, {"duration": 0.5, "seeds": [2**70, 2]},
+                   {"duration": 0.5, "seeds": torch.tensor([1.5, 2.0])},
+                   {"duration": 0.5, "seeds": torch.tensor([True, False])}, {"sample_rate": 2**21}):
+        with pytest.raises(ValueError, match="duration|starts|seeds|sample_rate"):
+            decode_audio_batch([wav, wav], **{**batch, **kwargs})
+    # integers of other types are ints
+    import numpy as np
+
+    want = decode_audio(wav, sample_rate=8000)
+    assert torch.equal(decode_audio(wav, sample_rate=np.int64(8000), num_channels=torch.tensor(1)), want)
+    b = decode_audio_batch([wav, wav], sample_rate=8000, num_channels=1, duration=0.5,
+                           seeds=[np.int64(-3), torch.tensor(2**62)])
+    assert torch.equal(b.offsets, decode_audio_batch([wav, wav], sample_rate=8000, num_channels=1, duration=0.5,
+                                                     seeds=torch.tensor([-3, 2**62])).offsets)
+    # AudioDataset: its arguments and its indices (a float or bool index would be truncated to another sample)
+    with pytest.raises(ValueError, match="seed"):
+        AudioDataset([wav], sample_rate=16000, num_channels=1, seed=1.5)
+    with pytest.raises(ValueError, match="duration"):
+        AudioDataset([wav], sample_rate=16000, num_channels=1, duration=True)
+    ds = AudioDataset([wav, media["flac"]], sample_rate=16000, num_channels=1)
+    for bad in (1.7, True, torch.tensor(1.0)):
+        with pytest.raises(TypeError, match="index"):
+            ds.__getitems__([bad])
+    with pytest.raises(IndexError):
+        ds.__getitems__([2**70])
+    assert torch.equal(ds[np.int64(1)].waveform, ds[1].waveform)

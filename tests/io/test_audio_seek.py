@@ -1,9 +1,10 @@
-"""Late windows reached by seeking (PCM in WAV, FLAC, Opus in Ogg) hold exactly the samples of the whole
-decode, which equals the ffmpeg CLI's; so do the inputs that decode from the start instead (MP3, Vorbis, a
-chained Ogg file, a streamed WAV whose header overstates its data)."""
+"""Late windows reached by seeking (PCM in WAV, FLAC) hold exactly the samples of the whole decode, which
+equals the ffmpeg CLI's; so do the inputs that decode from the start instead (MP3, Vorbis, Opus, a chained
+Ogg file, a streamed WAV whose header overstates its data); random crops of truncated files."""
 
 import random
 import shutil
+import subprocess
 import struct
 
 import pytest
@@ -143,3 +144,69 @@ def test_window_past_the_end_of_a_long_file(files):
         decode_audio(files["opus_mono"], start=SECONDS + 5.0)
     with pytest.raises(IndexError, match="has only"):
         decode_audio(files["wav_s16"], start=SECONDS + 5.0)
+
+
+# Random crops of a truncated file: the header states the whole length, the data holds half of it.
+TRUNCATED = {  # key: (codec, sample format, rate, channels)
+    "mp3": ("mp3", "fltp", 44100, 2),
+    "flac": ("flac16", "s16", 22050, 1),
+    "opus": ("opus", "flt", 48000, 2),
+}
+
+
+@pytest.mark.parametrize("key", list(TRUNCATED))
+def test_random_crops_of_a_truncated_file_come_from_its_decoded_length(tmp_path, key):
+    codec, fmt, rate, channels = TRUNCATED[key]
+    full = A.make_audio(tmp_path / f"full{A.SYNTH_CODECS[codec][0]}", rate=rate, channels=channels, codec=codec,
+                        sample_fmt=fmt, seconds=8.0, source="noise")
+    cut = tmp_path / f"cut{full.suffix}"
+    raw = full.read_bytes()
+    cut.write_bytes(raw[: len(raw) // 2])
+    ref = A.cli_samples(cut, sample_rate=16000, num_channels=1)  # what the CLI decodes of the half file
+    n, count = window_samples(0.5, 16000), 64
+    assert ref.shape[1] > 3 * n
+    kwargs = dict(sample_rate=16000, num_channels=1, duration=0.5, seeds=list(range(count)), strict=False)
+    b = decode_audio_batch([cut] * count, **kwargs)
+    assert b.ok.all() and b.lengths.tolist() == [n] * count  # every crop full: the decoded half holds them
+    offsets = b.offsets.tolist()
+    for i, lo in enumerate(offsets):
+        assert lo + n <= ref.shape[1], (i, lo)
+        assert torch.count_nonzero(b.samples[i]) > 0, i  # noise: never a silent crop
+        assert torch.equal(b.samples[i], ref[:, lo:lo + n]), (i, lo)
+    # reproducible: the same seeds, the same crops (any thread count: the pool is shared)
+    again = decode_audio_batch([cut] * count, **kwargs)
+    assert torch.equal(again.offsets, b.offsets) and torch.equal(again.samples, b.samples)
+    if key == "opus":  # Ogg's length is the last remaining page's: the header of the half file is not stale
+        return
+    # the header states the full length: the crops it gives that fit in the decoded half are kept, the
+    # others (past the data, all zeros before) are drawn again from the decoded length
+    header = decode_audio_batch([full] * count, **kwargs).offsets.tolist()
+    kept = [i for i, lo in enumerate(header) if lo + n <= ref.shape[1]]
+    assert 0 < len(kept) < count
+    assert all(offsets[i] == header[i] for i in kept)
+
+
+# Ogg Opus contents whose decoder state after a seek takes longest to become the whole decode's: low-bitrate
+# speech-like audio (SILK / hybrid frames) and a low-pitched harmonic tone (CELT's pitch post-filter, an IIR
+# comb filter with a period of up to 1022 samples).
+OPUS_SIGNALS = {
+    "speech_24k": ("0.4*sin(2*PI*(150+20*sin(2*PI*0.3*t))*t)+0.2*sin(2*PI*450*t)*sin(2*PI*2*t)", ["-b:a", "24k"]),
+    "low_pitch_128k": ("0.5*(sin(2*PI*47*t)+0.7*sin(2*PI*94*t)+0.5*sin(2*PI*141*t)+0.3*sin(2*PI*188*t))"
+                       "*(0.6+0.4*sin(2*PI*0.2*t))", ["-b:a", "128k"]),
+}
+
+
+@pytest.mark.parametrize("kind", list(OPUS_SIGNALS))
+def test_opus_windows_reached_by_seeking_equal_the_whole_decode_exactly(tmp_path, kind):
+    expr, options = OPUS_SIGNALS[kind]
+    path = tmp_path / f"{kind}.opus"
+    subprocess.run([A.FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"aevalsrc='{expr}':s=48000:d=20",
+                    "-ac", "1", "-c:a", "libopus", *options, str(path)], check=True, capture_output=True)
+    whole = decode_audio(path)
+    assert torch.equal(whole, A.cli_samples(path))
+    rng = random.Random(kind)
+    starts = [rng.uniform(1.2, 19.5) for _ in range(60)]
+    for a in starts:
+        lo = window_samples(a, 48000)
+        part = decode_audio(path, start=a, stop=a + 0.02)
+        assert part.shape[1] == 960 and torch.equal(part, whole[:, lo:lo + 960]), a

@@ -13,7 +13,6 @@ extern "C" {
 #include "../errors.h"
 #include "audio_resampler.h"
 #include "frame_reader.h"
-#include "ogg_pages.h"
 
 namespace spdl_torch::core::detail {
 namespace {
@@ -59,7 +58,7 @@ class WindowWriter {
     if (hi <= lo) return;
     const int64_t count = hi - lo;
     if (written_ + count > max_per_channel_) {
-      throw DecodeError("the output exceeds max_samples (" + std::to_string(max_per_channel_ * channels_) +
+      throw AudioOutputLimit("the output exceeds max_samples (" + std::to_string(max_per_channel_ * channels_) +
                         " samples over " + std::to_string(channels_) + " channels)");
     }
     const int64_t fit = sink_.reserve(written_, count);
@@ -104,6 +103,48 @@ class Scratch {
   std::vector<std::vector<uint8_t>> planes_;
   std::vector<uint8_t*> pointers_;
 };
+
+// A frame of `samples` silent samples shaped like `like` (sample format, rate, channel layout).
+AVFramePtr silent_frame(const AVFrame* like, int samples) {
+  AVFramePtr f(av_frame_alloc());
+  if (!f) throw std::bad_alloc();
+  f->format = like->format;
+  f->sample_rate = like->sample_rate;
+  f->nb_samples = samples;
+  if (av_channel_layout_copy(&f->ch_layout, &like->ch_layout) < 0) throw std::bad_alloc();
+  const int err = av_frame_get_buffer(f.get(), 0);
+  if (err < 0) throw_ffmpeg_error("cannot allocate a frame", err);
+  av_samples_set_silence(f->extended_data, 0, samples, f->ch_layout.nb_channels, AVSampleFormat(f->format));
+  return f;
+}
+
+// The whole output's length of a stream of `in_samples` input samples shaped like `silence`, resampled per
+// `options` to out_rate, without converting its samples. libswresample's output count depends on how many
+// samples it is given, not on their values, and a resampler started at an aligned input sample (as a
+// window's lead-in starts, resampler_lead_in) gives from there on the whole decode's count; so the last
+// few thousand input samples, given as silence, count the whole output exactly.
+int64_t resampled_length(const AVFrame* silence, const AudioOptions& options, int out_rate, int64_t in_samples) {
+  const int in_rate = silence->sample_rate;
+  int64_t out_base = 0;
+  const int64_t start = resampler_lead_in(in_rate, out_rate,
+                                          av_rescale_rnd(in_samples, out_rate, in_rate, AV_ROUND_DOWN), &out_base);
+  AudioResampler resampler(silence, out_rate, options.num_channels, options.type);
+  Scratch scratch(sample_type_size(options.type));
+  int64_t count = out_base;
+  for (int64_t left = in_samples - start; left > 0;) {
+    const int n = int(std::min<int64_t>(left, silence->nb_samples));
+    const int cap = resampler.max_output(n);
+    count += resampler.convert(silence, 0, n, scratch.get(resampler.out_channels(), cap), cap);
+    left -= n;
+  }
+  for (;;) {
+    const int cap = std::max(resampler.max_output(0), 1);
+    const int n = resampler.flush(scratch.get(resampler.out_channels(), cap), cap);
+    if (n <= 0) break;
+    count += n;
+  }
+  return count;
+}
 
 }  // namespace
 
@@ -151,14 +192,12 @@ namespace {
 
 // Where a window may be reached by seeking instead of decoding from the start, and how much earlier than the
 // window's first input sample the decode must begin (pre-roll) for its samples to equal the whole decode's.
-// Only inputs whose timestamps after a seek are exact positions qualify: PCM in WAV (positions are byte
-// offsets), native FLAC (every frame carries its sample number) and Opus in Ogg (granule positions; its
-// decoder state converges within the pre-roll, checked bit-exact over the corpus; not a chained file, whose
-// granule positions restart per chain). MP3's positions after a seek are estimates (exact for CBR only) and
-// Vorbis-in-Ogg packet timestamps are off by a block near some page boundaries: those, and every other input,
-// decode from the start.
-constexpr double kOpusSeekPrerollSeconds = 1.0;
-
+// Only inputs whose timestamps after a seek are exact positions and whose decoders keep no state across
+// packets qualify: PCM in WAV (positions are byte offsets) and native FLAC (every frame carries its sample
+// number). MP3's positions after a seek are estimates (exact for CBR only), Vorbis-in-Ogg packet timestamps
+// are off by a block near some page boundaries, and Opus never forgets: after a seek its decoder's state
+// (SILK / hybrid frames) stays off the whole decode's by up to 1e-5 even 4 s later, for some starts. Those,
+// and every other input, decode from the start.
 struct SeekPolicy {
   bool allowed = false;
   int64_t preroll = 0;  // input samples
@@ -176,9 +215,6 @@ SeekPolicy seek_policy(const AudioInput& input) {
     p.allowed = p.packet_aligned = true;
   } else if (format == "flac" && par->codec_id == AV_CODEC_ID_FLAC) {
     p.allowed = true;
-  } else if (format == "ogg" && par->codec_id == AV_CODEC_ID_OPUS && ogg_single_chain(input.source)) {
-    p.allowed = true;
-    p.preroll = std::max<int64_t>(par->seek_preroll, int64_t(kOpusSeekPrerollSeconds * 48000));
   }
   return p;
 }
@@ -202,6 +238,7 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
   Scratch scratch(sample_type_size(options.type));
   std::unique_ptr<AudioResampler> resampler;
   std::unique_ptr<WindowWriter> writer;
+  AVFramePtr silence;  // shaped like the first configuration's frames, when its lead-in skips input
   const AVStream* st = input.demuxer.stream(input.stream);
   SeekPolicy policy;  // decided at the first frame, when the window is known to start late
   int64_t out_pos = 0;     // whole-output index of the resampler's next output sample
@@ -259,6 +296,7 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
       writer = std::make_unique<WindowWriter>(sink, first, end, options.type, resampler->out_channels(),
                                               options.max_samples);
       skip_in = resampler_lead_in(resampler->in_rate(), rate, first, &out_pos);
+      if (skip_in > 0 && resampler->resamples()) silence = silent_frame(frame.get(), 4096);
       origin = frame->pts;
       const int64_t late = nb + resampler->in_rate() / 2;  // nearer than this, decoding beats seeking
       if (may_seek && origin != AV_NOPTS_VALUE && skip_in > late) policy = seek_policy(input);
@@ -318,11 +356,9 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
     result.reached_end = true;
     result.total = out_pos;
     if (skip_in > 0 && in_pos <= skip_in) {
-      // The stream ended before the lead-in did: nothing was converted. Its length at the output rate (exact
-      // without resampling; libswresample's output count otherwise, within its rounding).
-      result.total = resampler->resamples()
-                         ? av_rescale_rnd(in_pos, resampler->out_rate(), resampler->in_rate(), AV_ROUND_NEAR_INF)
-                         : in_pos;
+      // The stream ended before the lead-in did: nothing was converted. Its length at the output rate.
+      result.total = resampler->resamples() ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos)
+                                            : in_pos;
     }
     if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
         st->duration > 0 && st->codecpar->sample_rate > 0) {

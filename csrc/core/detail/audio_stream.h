@@ -40,7 +40,7 @@ struct OutputWindow {
 // and stores the window's samples into `sink`, stopping once the window is complete. Input before the
 // window is not converted (a resampler starts on an input sample that maps to a whole output sample, with
 // enough of a lead-in that the window's samples are those of the whole decode). Where seeking gives exact
-// positions (PCM in WAV, native FLAC, Opus in Ogg with a pre-roll for its decoder state to converge) a late
+// positions and the decoder keeps no state (PCM in WAV, native FLAC) a late
 // window is reached by a seek; otherwise, or when the seek lands wrong, the input before it is decoded too
 // (a lossy decoder's state after a seek differs: MDCT overlap, bit reservoir, prediction). sink.begin() is
 // called again if the decode restarts from the beginning.
