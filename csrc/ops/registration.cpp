@@ -13,7 +13,7 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float[]? std=None, bool channels_last=False, bool pin_memory=False, bool strict=True, "
       "bool apply_exif_orientation=True, int max_pixels=178956970, float dct_min_ratio=2.0, bool partial_decode=True, "
       "float vflip_prob=0.0, int max_size=0, int[] padding=[], bool pad_if_needed=False, str color=\"rgb\", "
-      "int num_output_channels=3) -> (Tensor, Tensor)");
+      "int num_output_channels=3, Tensor? augment=None, Tensor? erase=None) -> (Tensor, Tensor)");
   m.def(
       "random_resized_crop_params(int seed, int height, int width, *, float[] scale=[0.08, 1.0], "
       "float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0) -> int[]");
