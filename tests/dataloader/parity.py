@@ -21,6 +21,15 @@ import spdl_torch
 TORCH = tud.DataLoader
 OURS = spdl_torch.DataLoader
 
+
+class ThreadLoader(spdl_torch.DataLoader):
+    """``spdl_torch.DataLoader`` on worker threads (``worker_mode="thread"`` unless given): for tests about
+    thread workers over plain Python datasets, which ``worker_mode="auto"`` loads in torch's processes."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("worker_mode", "thread")
+        super().__init__(*args, **kwargs)
+
 # The cases handed by the sessions that found the defects (read, not imported, by the tests).
 CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), os.pardir,
                      "shared", "cases")
