@@ -30,7 +30,7 @@ from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_ep
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
-__all__ = ["DataLoaderIter"]
+__all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
 # At interpreter exit, how long to wait for worker threads still inside a sample (one sample, not a batch: a
@@ -59,6 +59,30 @@ def dataset_epoch(dataset: Any) -> int | None:
         return None
     epoch = getattr(dataset, "epoch", None)
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
+def begin_epoch(loader: Any, resume: LoaderState | None, draw_base_seed: bool,
+                persistent: bool) -> tuple[int, LoaderState | None, int | None, bool]:
+    """The epoch an ``iter()`` starts (or continues), counted on ``loader``: ``(epoch, resume, forced_base_seed,
+    draw_base_seed)``. ``resume`` comes back ``None`` when it held a finished epoch (the next one starts from its
+    generator state); ``forced_base_seed`` is the saved ``base_seed`` to use instead of a drawn one, if any."""
+    forced_base_seed = None
+    if resume is not None and resume.finished:
+        # the saved epoch was over: start the next one from the saved generator state
+        if resume.generator_state is not None and loader.generator is not None:
+            loader.generator.set_state(resume.generator_state)
+        loader._epoch = resume.epoch
+        if resume.base_seed is not None and persistent:
+            forced_base_seed, draw_base_seed = resume.base_seed, False
+        resume = None
+    elif resume is not None:
+        forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
+    if resume is None:
+        held = dataset_epoch(loader.dataset)
+        if held is not None and held != loader._dataset_epoch_seen:
+            loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
+    epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
+    return epoch, resume, forced_base_seed, draw_base_seed
 
 
 class DataLoaderIter:
@@ -105,23 +129,9 @@ class DataLoaderIter:
         self._end_epoch()
         if self._feed is not None:
             self._feed.reset()  # batches of an epoch left early
-        draw_base_seed = first or not self._persistent  # torch draws it once for persistent workers
-        forced_base_seed = None
-        if resume is not None and resume.finished:
-            # the saved epoch was over: start the next one from the saved generator state
-            if resume.generator_state is not None and loader.generator is not None:
-                loader.generator.set_state(resume.generator_state)
-            loader._epoch = resume.epoch
-            if resume.base_seed is not None and self._persistent:
-                forced_base_seed, draw_base_seed = resume.base_seed, False
-            resume = None
-        elif resume is not None:
-            forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
-        if resume is None:
-            held = dataset_epoch(loader.dataset)
-            if held is not None and held != loader._dataset_epoch_seen:
-                loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
-        epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
+        # torch draws base_seed once for persistent workers
+        epoch, resume, forced_base_seed, draw_base_seed = begin_epoch(
+            loader, resume, first or not self._persistent, self._persistent)
         self._epoch = epoch
 
         user_global_state = None
