@@ -14,14 +14,13 @@ non-daemon threads were joined and after the atexit handlers registered later, i
 2. every thread given to :func:`track` is joined, :data:`EXIT_JOIN_TIMEOUT_S` seconds at most in all;
 3. every function given to :func:`on_close` runs (the shared remote-fetch loop closes its sessions and ends).
 
-A thread still running at the deadline (a user function that does not return) is named in one warning on
-stderr, since its return may abort the process; nothing is printed otherwise.
+A thread still running at the deadline (a user function that does not return) is left to the interpreter, as
+torch's DataLoader leaves a worker process it has waited 5 s for; nothing is printed.
 """
 
 from __future__ import annotations
 
 import atexit
-import sys
 import threading
 import time
 import weakref
@@ -29,8 +28,9 @@ from collections.abc import Callable
 
 __all__ = ["EXIT_JOIN_TIMEOUT_S", "on_close", "on_stop", "shutdown", "track"]
 
-#: Seconds the exit handler waits in all for the tracked threads (a call in progress: one sample, one batch op).
-EXIT_JOIN_TIMEOUT_S = 10.0
+#: Seconds the exit handler waits in all for the tracked threads (a call in progress: one sample, one batch op);
+#: torch's DataLoader waits as long for a worker process before it terminates it.
+EXIT_JOIN_TIMEOUT_S = 5.0
 
 _lock = threading.Lock()
 _threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
@@ -89,8 +89,4 @@ def shutdown(timeout: float = EXIT_JOIN_TIMEOUT_S) -> list[threading.Thread]:
 
 @atexit.register
 def _at_exit() -> None:
-    left = shutdown(EXIT_JOIN_TIMEOUT_S)
-    if left:
-        names = ", ".join(sorted(t.name for t in left))
-        print(f"spdl_torch: at interpreter exit, {len(left)} thread(s) still running after "
-              f"{EXIT_JOIN_TIMEOUT_S:g} s (a call that does not return): {names}", file=sys.stderr, flush=True)
+    shutdown(EXIT_JOIN_TIMEOUT_S)
