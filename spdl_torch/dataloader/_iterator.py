@@ -11,9 +11,6 @@ One epoch with workers::
 
 from __future__ import annotations
 
-import atexit
-import threading
-import time
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -21,6 +18,7 @@ from typing import Any
 
 import torch
 
+from .. import _exit
 from ..pipeline import PipelineBuilder, PipelineFailure
 from ._device import DeviceFeed
 from ._iterable import IterableFetch, WorkerBoundSource
@@ -33,24 +31,18 @@ from ._worker import WorkerSet
 __all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
-# At interpreter exit, how long to wait for worker threads still inside a sample (one sample, not a batch: a
-# stopped epoch's fetches end at the next sample). A thread still running native code while the interpreter
-# finalizes can abort the process ("terminate called without an active exception").
-EXIT_JOIN_TIMEOUT_S = 10.0
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
 
 
-@atexit.register
+@_exit.on_stop
 def _shutdown_at_exit() -> None:
+    # at interpreter exit: end every live epoch (a fetch in progress ends at its next sample); spdl_torch._exit
+    # then joins the worker threads (an abandoned iterator's too: they are tracked by their pool)
     for it in list(_live_iterators):
         try:
             it.shutdown(wait=False)
-        except Exception:  # pragma: no cover
+        except Exception:  # noqa: BLE001 -- the others still stop
             pass
-    deadline = time.monotonic() + EXIT_JOIN_TIMEOUT_S
-    for t in threading.enumerate():
-        if t.daemon and t.name.startswith(THREAD_NAME):
-            t.join(max(0.0, deadline - time.monotonic()))
 
 
 def dataset_epoch(dataset: Any) -> int | None:
