@@ -112,6 +112,12 @@ class DistributedShard(Dataset):
     def __len__(self) -> int:
         return len(self.indices)
 
+    def spdl_native_loading(self) -> bool:
+        """Native when the sharded dataset is (:class:`spdl_torch.DataLoader` then loads on threads)."""
+        from .dataloader._mode import declares_native
+
+        return declares_native(self.dataset)
+
     def __getitem__(self, i: int) -> Any:
         return self.dataset[self.indices[i]]
 
@@ -138,7 +144,8 @@ def keep_threads(prepared: Any, like: Any = None) -> Any:
     Args:
         prepared: what ``Accelerator.prepare`` returned for the loader.
         like: the ``spdl_torch.DataLoader`` given to ``prepare``: its own keywords (``device``, ``on_error``,
-            ``worker_rng``, ``dataset_per_worker``) carry over; ``None``: their defaults.
+            ``worker_rng``, ``dataset_per_worker``, ``worker_mode``) carry over; ``None``: their defaults (the
+            ``"auto"`` worker mode: threads for a native dataset).
 
     Returns:
         ``prepared``, now loading with threads (``isinstance(prepared, spdl_torch.DataLoader)`` holds).
@@ -164,7 +171,7 @@ def keep_threads(prepared: Any, like: Any = None) -> Any:
         kw.update(batch_size=None, sampler=base.sampler)
     if like is not None:
         kw.update(device=like.device, on_error=like.on_error, worker_rng=like.worker_rng,
-                  dataset_per_worker=like.dataset_per_worker, transfer_depth=like.transfer_depth,
+                  dataset_per_worker=like.dataset_per_worker, worker_mode=like.worker_mode, transfer_depth=like.transfer_depth,
                   device_transforms=like.device_transforms)
     prepared.base_dataloader = DataLoader(
         base.dataset, num_workers=base.num_workers, collate_fn=base.collate_fn, pin_memory=base.pin_memory,

@@ -38,10 +38,16 @@ DROP = {
     ("shards.md", 0): ("https://host/",),
 }
 # (page, block) -> code run before the snippet (the names it leaves to the reader).
+_LOADER = (
+    "import spdl_torch\nfrom torchvision.transforms import v2\n"
+    "dataset = spdl_torch.datasets.ImageFolder('data/imagenet_like/train', transform=v2.Compose(["
+    "v2.Resize(64), v2.CenterCrop(48)]))\n"
+    "loader = spdl_torch.DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)\n")
 PREAMBLE = {
+    ("dataloader.md", 1): _LOADER,
     ("video.md", 0): "paths, labels = ['clip.mp4', 'clip.mp4'], [0, 1]",
     ("audio.md", 0): "paths, labels, seeds = ['speech.flac', 'speech.mp3', 'a.ogg'], [0, 1, 2], [1, 2, 3]",
-    ("dataloader.md", 1): (
+    ("dataloader.md", 2): (
         "import spdl_torch\nfrom torchvision.transforms import v2\n"
         "dataset = spdl_torch.datasets.ImageFolder('data/imagenet_like/train', transform=v2.Compose(["
         "v2.Resize(64), v2.CenterCrop(48)]))\n"
@@ -51,6 +57,7 @@ PREAMBLE = {
 # (page, block) -> code run after the snippet: what its comments promise.
 CHECK = {
     ("README.md", 0): "assert images.shape == (32, 3, 224, 224) and images.dtype == torch.float32 and labels.shape == (32,)",
+    ("dataloader.md", 1): "assert loader.resolved_worker_mode == 'thread' and MyDataset().spdl_native_loading()",
     ("dataloader.md", 0): "assert images.shape == (16, 3, 224, 224) and labels.dtype == torch.int64",
     ("images.md", 0): "assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.shape == (2, 3, 224, 224)",
     ("video.md", 0): "assert f.data.shape[0] == 1 and clips.shape == (2, 8, 16, 3, 112, 112)",

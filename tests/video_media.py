@@ -74,6 +74,82 @@ def make_video(name: str) -> Path:
     return out
 
 
+def _run(*args: str) -> None:
+    subprocess.run([FFMPEG, "-v", "error", "-y", *args], check=True, capture_output=True)
+
+
+def _continue_ts(first: bytes, second: bytes) -> bytes:
+    """``second``'s TS packets with their continuity counters continuing ``first``'s, per PID (as one
+    encoder restarting its clock writes them; ``cat`` alone makes the demuxer flag the packet at the join
+    corrupt)."""
+    def counters(data: bytes):
+        for at in range(0, len(data), 188):
+            assert data[at] == 0x47, "expected 188-byte TS packets"
+            yield at, ((data[at + 1] & 0x1F) << 8) | data[at + 2], data[at + 3]
+
+    last = {pid: b & 0x0F for _, pid, b in counters(first) if b & 0x10}
+    out, shift = bytearray(second), {}
+    for at, pid, b in counters(second):
+        if pid in last and pid not in shift and b & 0x10:
+            shift[pid] = (last[pid] + 1 - (b & 0x0F)) % 16
+        if pid in shift:
+            out[at + 3] = (b & 0xF0) | (((b & 0x0F) + shift[pid]) % 16)
+    return bytes(out)
+
+
+@functools.cache
+def make_joined_ts() -> Path:
+    """Two H.264 (B-frames) MPEG-TS recordings of 30 frames joined into one stream: the timestamps restart
+    at frame 30 (every pts repeats); the second one is negated, so that no frame equals another."""
+    require_ffmpeg()
+    src = _TESTSRC.format(w=64, h=48, rate=25, dur=1.2)
+    parts = []
+    for k, vf in enumerate(("", ",negate")):
+        part = _folder() / f"joined_part{k}.ts"
+        _run("-f", "lavfi", "-i", src + vf, *SPECS["h264_bframes"]["args"].split(), str(part))
+        parts.append(part.read_bytes())
+    out = _folder() / "joined.ts"
+    out.write_bytes(parts[0] + _continue_ts(*parts))
+    return out
+
+
+@functools.cache
+def _mp4_gop12() -> Path:
+    """30 frames of H.264 without B-frames, GOP 12, in MP4 (an edit list of the whole track)."""
+    require_ffmpeg()
+    out = _folder() / "gop12_nob.mp4"
+    _run("-f", "lavfi", "-i", _TESTSRC.format(w=64, h=48, rate=25, dur=1.2), "-c:v", "libx264", "-preset",
+         "ultrafast", "-bf", "0", "-g", "12", "-pix_fmt", "yuv420p", str(out))
+    return out
+
+
+@functools.cache
+def make_mp4_cut_mid_gop() -> Path:
+    """An MP4 stream-copied from 0.3 s of a GOP-12 H.264 file (``ffmpeg -ss 0.3 -c copy``): its first 8
+    packets, the key frame among them, lie before the edit list's start and are flagged discard (decoded
+    as references, never shown): 22 of its 30 packets are frames."""
+    out = _folder() / "cut_mid_gop.mp4"
+    _run("-ss", "0.3", "-i", str(_mp4_gop12()), "-c", "copy", str(out))
+    return out
+
+
+@functools.cache
+def make_mp4_short_edit() -> Path:
+    """A 30-frame MP4 whose edit list ends one frame early (its segment duration cut by 40 ms): the demuxer
+    flags the last packet discard, and the CLI shows 29 frames."""
+    import struct
+
+    data = bytearray(_mp4_gop12().read_bytes())
+    at, mvhd = data.find(b"elst"), data.find(b"mvhd")
+    assert at > 0 and data[at + 4] == 0 and data[mvhd + 4] == 0, "expected version-0 boxes (32-bit fields)"
+    (duration,) = struct.unpack(">I", data[at + 12:at + 16])  # entry 0's segment duration (movie time scale)
+    (scale,) = struct.unpack(">I", data[mvhd + 16:mvhd + 20])
+    data[at + 12:at + 16] = struct.pack(">I", duration - scale * 40 // 1000)
+    out = _folder() / "short_edit.mp4"
+    out.write_bytes(bytes(data))
+    return out
+
+
 def make_audio_only(folder: Path) -> Path:
     require_ffmpeg()
     out = folder / "audio_only.m4a"
@@ -110,11 +186,37 @@ def cli_frames(path: Path, max_frames: int | None = None) -> np.ndarray:
         cmd += ["-frames:v", str(max_frames)]
     cmd += ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
     raw = subprocess.run(cmd, check=True, capture_output=True).stdout
-    # The size after autorotation: the first frame's, from a one-frame probe through the same filter chain.
+    h, w = _display_size(path)
+    return np.frombuffer(raw, dtype=np.uint8).reshape(-1, h, w, 3)
+
+
+def _display_size(path: Path) -> tuple[int, int]:
+    """(height, width) after autorotation: the first frame's, from a one-frame probe through the CLI's chain."""
     size = subprocess.run([FFMPEG, "-hide_banner", "-v", "info", "-i", str(path), "-map", "0:v:0", "-frames:v", "1", "-vf",
                            "showinfo", "-f", "null", "-"], capture_output=True, text=True).stderr
     import re
 
     m = re.search(r" s:(\d+)x(\d+) ", size)
-    w, h = int(m.group(1)), int(m.group(2))
-    return np.frombuffer(raw, dtype=np.uint8).reshape(-1, h, w, 3)
+    return int(m.group(2)), int(m.group(1))
+
+
+def cli_frame_chunks(path: Path, max_bytes: int = 1 << 27):
+    """:func:`cli_frames` of a whole video in chunks of at most ``max_bytes`` (at least one frame each),
+    streamed from the CLI: uint8 [n, H, W, 3] arrays, in order."""
+    require_ffmpeg()
+    h, w = _display_size(path)
+    frame = h * w * 3
+    per_chunk = max(1, max_bytes // frame)
+    cmd = [FFMPEG, "-v", "error", "-i", str(path), "-map", "0:v:0", "-fps_mode", "passthrough", "-f", "rawvideo",
+           "-pix_fmt", "rgb24", "-"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        while True:
+            data = proc.stdout.read(per_chunk * frame)
+            if len(data) % frame:
+                raise AssertionError(f"the CLI wrote a partial frame of {path}")
+            if data:
+                yield np.frombuffer(data, dtype=np.uint8).reshape(-1, h, w, 3)
+            if len(data) < per_chunk * frame:
+                break
+    if proc.returncode != 0:
+        raise AssertionError(f"the CLI failed on {path} (exit status {proc.returncode})")

@@ -13,6 +13,9 @@
 #include "detail/jpeg_region_decoder.h"
 #include "detail/pixel_limit.h"
 #include "detail/orientation.h"
+#include "augment/erase.h"
+#include "augment/ops.h"
+#include "augment/resample_program.h"
 
 namespace spdl_torch::core {
 namespace {
@@ -80,6 +83,18 @@ SampleGeometry crop_params(const BatchOptions& opt, int64_t h, int64_t w, int64_
 }
 
 namespace {
+
+// resample_into, through the sample's augmentation program when it has one (the plain path otherwise:
+// byte-identical and as fast as without programs).
+void resample_sample(const SampleInput& in, const uint8_t* src, int64_t src_height, int64_t src_width,
+                     int64_t src_row_bytes, const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out) {
+  if (in.augment != nullptr && augment::has_program(in.augment, in.augment_steps)) {
+    augment::resample_with_program(src, src_height, src_width, src_row_bytes, wy, wx, out, in.augment,
+                                   in.augment_steps);
+  } else {
+    resample_into(src, src_height, src_width, src_row_bytes, wy, wx, out);
+  }
+}
 
 // What phase one learns about a sample from its header.
 struct SamplePlan {
@@ -181,7 +196,7 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
   const auto decode_whole = [&] {
     if (buffers.decoded.size() < size_t(h * w * 3)) buffers.decoded.resize(size_t(h * w * 3));
     decode_jpeg_rgb_scaled(in.data, in.size, plan.header, plan.scale, buffers.decoded.data());
-    resample_into(buffers.decoded.data(), h, w, w * 3, wy, wx, out);
+    resample_sample(in, buffers.decoded.data(), h, w, w * 3, wy, wx, out);
   };
   if (wy.src_hi <= wy.src_lo || wx.src_hi <= wx.src_lo) {
     // Every output pixel is padding: decode the whole scaled image all the same, so corrupt data is
@@ -206,7 +221,7 @@ void process_jpeg_region(const SampleInput& in, const SamplePlan& plan, const Ba
   const JpegRegion& got = *region;
   wy.shift(got.top);
   wx.shift(got.left);
-  resample_into(buffers.decoded.data(), got.height, got.width, got.width * 3, wy, wx, out);
+  resample_sample(in, buffers.decoded.data(), got.height, got.width, got.width * 3, wy, wx, out);
 }
 
 void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOptions& opt, const SlotWriter& out) {
@@ -249,7 +264,7 @@ void process_sample(const SampleInput& in, const SamplePlan& plan, const BatchOp
   }
   const AxisWeights wy(g.y, img.height, opt.height, opt.filter, g.vflip);
   const AxisWeights wx(g.x, img.width, opt.width, opt.filter, g.flip);
-  resample_into(img.pixels, img.height, img.width, img.width * 3, wy, wx, out);
+  resample_sample(in, img.pixels, img.height, img.width, img.width * 3, wy, wx, out);
   trim(buffers.decoded);
   trim(buffers.oriented);
 }
@@ -288,7 +303,11 @@ std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, c
                    [&](int64_t a, int64_t b) { return plans[size_t(a)].cost > plans[size_t(b)].cost; });
   pool.parallel_for(order, [&](int64_t i) {
     if (errors[size_t(i)].empty()) {
-      guarded(i, [&] { process_sample(samples[size_t(i)], plans[size_t(i)], opt, slots[size_t(i)]); });
+      guarded(i, [&] {
+        const SampleInput& in = samples[size_t(i)];
+        process_sample(in, plans[size_t(i)], opt, slots[size_t(i)]);
+        if (in.erase != nullptr) augment::erase(in.erase, in.seed, slots[size_t(i)]);
+      });
     }
     if (!errors[size_t(i)].empty()) slots[size_t(i)].zero();
   }, on_last_started);

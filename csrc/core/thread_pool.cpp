@@ -156,10 +156,14 @@ int default_num_threads() {
 
 namespace {
 
-std::mutex global_mutex;
+std::mutex global_mutex;  // trivially destructible: usable during and after static destruction
+// Never destroyed. At process exit, static destructors run while other threads may still call into the library
+// (a daemon thread the interpreter did not join): a destroyed slot would be a use-after-free for them, and
+// destroying the pool there would join its workers on the exit path (a hang while a task is in progress). The
+// workers of the pool it holds wait on its condition variable and end with the process.
 std::shared_ptr<ThreadPool>& global_slot() {
-  static std::shared_ptr<ThreadPool> pool;
-  return pool;
+  static auto* const pool = new std::shared_ptr<ThreadPool>();
+  return *pool;
 }
 
 // fork(): only the forking thread exists in the child, so the parent's pool has no workers there and a

@@ -28,6 +28,9 @@ SeekMode parse_seek_mode(const std::string& name) {
 
 void VideoReadOptions::validate() const {
   if (threads < 0) throw InvalidArgument("expected threads >= 0 (0: FFmpeg picks), got " + std::to_string(threads));
+  if (stream < -1) {
+    throw InvalidArgument("expected stream >= 0, or -1 for FFmpeg's best video stream, got " + std::to_string(stream));
+  }
 }
 
 using namespace detail;
@@ -50,7 +53,7 @@ int64_t frame_pts(const AVFrame* f) { return f->pts; }
 struct VideoReader::Impl {
   MediaSource source;
   VideoReadOptions opt;
-  Demuxer demuxer;
+  std::unique_ptr<Demuxer> demuxer;  // replaced by a fresh one where seeking fails (reopen)
   int stream;
   AVCodecContextPtr codec;
   FrameReader reader;
@@ -65,21 +68,24 @@ struct VideoReader::Impl {
   bool has_held = false;
   bool at_start = true;          // nothing read since the stream opened: decoding from here needs no seek
   int64_t last_pts = INT64_MIN;  // the last frame the decoder produced since the last seek
+  int64_t produced = 0;          // decode order: frames the decoder output since the start (-1: unknown)
+  bool seek_fails = false;       // a seek failed: start again from the beginning instead
   int64_t previous_end = AV_NOPTS_VALUE;  // its end (frame_timestamp)
   int64_t corrupt = 0, converted = 0, skipped = 0;
   std::vector<int64_t> wanted_pts;  // sorted: the packets skip_frame must not drop
   bool skip_enabled = false;
   bool damaged = false;              // since the last corrupt packet, no intact key frame yet
-  std::vector<int64_t> damaged_pts;  // the packets sent while damaged
+  std::vector<int64_t> damaged_pts;  // the packets sent while damaged, until their frame comes out
+  bool frame_damaged = false, held_damaged = false;  // `frame` / `held` came from such a packet
 
   Impl(const MediaSource& src, const VideoReadOptions& o)
       : source(src),
         opt(o),
-        demuxer(src),
-        stream(demuxer.find_stream(StreamKind::Video, o.stream)),
-        codec(open_video_decoder(demuxer, stream, o)),
-        reader(demuxer, stream, codec.get(), o.strict),
-        tb(av_q2d(demuxer.stream(stream)->time_base)) {
+        demuxer(std::make_unique<Demuxer>(src)),
+        stream(demuxer->find_stream(StreamKind::Video, o.stream)),
+        codec(open_video_decoder(*demuxer, stream, o)),
+        reader(*demuxer, stream, codec.get(), o.strict),
+        tb(av_q2d(demuxer->stream(stream)->time_base)) {
     if (!frame || !held) throw std::bad_alloc();
     const bool frame_threads = codec->active_thread_type & FF_THREAD_FRAME;
     skip_enabled = opt.skip_nonref && !frame_threads;
@@ -110,12 +116,12 @@ struct VideoReader::Impl {
 
   const FrameIndex& frame_index() {
     if (!index) {
-      bool missing_pts = false;
+      bool needs_decoding = false;
       {
         Demuxer scan(source);  // a second demuxer: this one stays at the start of the stream
-        index = scan_frame_index(scan, stream, &missing_pts);
+        index = scan_frame_index(scan, stream, &needs_decoding);
       }
-      if (missing_pts) {
+      if (needs_decoding) {
         Demuxer scan(source);
         index = scan_decoded_frames(scan, stream);
       }
@@ -127,7 +133,7 @@ struct VideoReader::Impl {
   }
 
   VideoMetadata read_metadata() {
-    VideoMetadata m = read_video_header(demuxer, stream);
+    VideoMetadata m = read_video_header(*demuxer, stream);
     if (m.num_frames < 0) {
       m.num_frames = frame_index().size();
       m.num_frames_counted = true;
@@ -155,19 +161,49 @@ struct VideoReader::Impl {
       av_frame_unref(frame.get());
       av_frame_move_ref(frame.get(), held.get());
       has_held = false;
+      frame_damaged = held_damaged;
       return true;
     }
     if (!reader.next(frame.get())) return false;
     frame->pts = frame_timestamp(frame.get(), previous_end);
+    // Each damaged packet marks one frame, the first out with its pts (a later frame of the same pts, in a
+    // stream whose timestamps restart, is another packet's).
+    const auto hit = std::find(damaged_pts.begin(), damaged_pts.end(), frame->pts);
+    frame_damaged = hit != damaged_pts.end();
+    if (frame_damaged) damaged_pts.erase(hit);
     previous_end = frame->pts == AV_NOPTS_VALUE ? AV_NOPTS_VALUE : frame->pts + frame_duration(frame.get());
     at_start = false;
     last_pts = frame_pts(frame.get());
     return true;
   }
 
+  // Back to the start of the stream: a fresh demuxer (exact where a seek is not: a seek to the first
+  // timestamp may land at a later frame of the same timestamp, or fail).
+  void reopen() {
+    auto fresh = std::make_unique<Demuxer>(source);
+    reader.restart(*fresh);
+    demuxer = std::move(fresh);
+    produced = 0;
+    previous_end = AV_NOPTS_VALUE;
+  }
+
+  // Seeks to a key frame at or before `ts`; where the container cannot seek (Matroska without cues, a cut
+  // file), from the start of the stream instead (earlier is always exact, only slower).
   void seek_to(int64_t ts) {
-    demuxer.seek(stream, ts);
-    reader.restart();
+    bool seeked = false;
+    if (!seek_fails) {
+      try {
+        demuxer->seek(stream, ts);
+        seeked = true;
+      } catch (const DecodeError&) {
+        seek_fails = true;
+      }
+    }
+    if (seeked) {
+      reader.restart();
+    } else {
+      reopen();
+    }
     av_frame_unref(held.get());
     has_held = false;
     at_start = false;
@@ -178,8 +214,7 @@ struct VideoReader::Impl {
   // Converts the current frame (and rotates it) and hands it to the sinks of every k that wants it.
   void emit(int64_t index_value, const std::vector<size_t>& ks, const FrameSink& sink) {
     const AVFrame* f = frame.get();
-    const bool flagged = frame_flagged(f) ||
-                         std::find(damaged_pts.begin(), damaged_pts.end(), frame_pts(f)) != damaged_pts.end();
+    const bool flagged = frame_flagged(f) || frame_damaged;
     if (flagged) {
       if (opt.strict) {
         throw DecodeError("corrupt video stream: the " + std::string(codec->codec->name) + " decoder flagged frame " +
@@ -271,6 +306,7 @@ struct VideoReader::Impl {
         } else {  // past it: keep this frame for the next request
           av_frame_move_ref(held.get(), frame.get());
           has_held = true;
+          held_damaged = frame_damaged;
         }
         break;
       }
@@ -284,9 +320,28 @@ struct VideoReader::Impl {
     }
   }
 
+  // Decode order (timestamps that restart): frame i is the i-th frame the decoder outputs from the start of
+  // the stream, counted; a request behind the decoder starts again from the beginning.
+  void decode_in_order(const std::vector<std::pair<int64_t, std::vector<size_t>>>& groups, const FrameSink& sink) {
+    for (const auto& [i, ks] : groups) {
+      if (produced < 0 || produced > i) reopen();
+      bool found = false;
+      while (next_frame()) {
+        if (produced++ < i) continue;  // not wanted: never converted
+        emit(i, ks, sink);
+        found = true;
+        break;
+      }
+      if (!found) {
+        produced = -1;
+        missing(i, times[size_t(i)], ks, sink, "the stream ended before it");
+      }
+    }
+  }
+
   void decode_approximate(const std::vector<std::pair<int64_t, std::vector<size_t>>>& groups, const FrameSink& sink) {
     const VideoMetadata& m = metadata();
-    AVStream* st = demuxer.stream(stream);
+    AVStream* st = demuxer->stream(stream);
     const double fps = m.average_fps > 0 ? m.average_fps : 1.0;
     const int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     const double half = 0.5 / fps / tb;
@@ -333,6 +388,12 @@ int64_t VideoReader::index_at(double seconds) {
   Impl& s = *impl_;
   if (s.opt.seek_mode == SeekMode::Exact) {
     const FrameIndex& ix = s.frame_index();
+    if (ix.decode_order) {
+      throw DecodeError("the stream's timestamps do not increase (frame " + std::to_string(ix.restart) + " at " +
+                        seconds_text(s.times[size_t(ix.restart)]) + " follows frame " +
+                        std::to_string(ix.restart - 1) + " at " + seconds_text(s.times[size_t(ix.restart - 1)]) +
+                        "), so a timestamp names no single frame: request the frames by index");
+    }
     const double end = double(ix.end_pts) * s.tb;
     if (!(seconds >= s.times.front() && seconds < end)) {
       throw FrameRangeError("timestamp " + seconds_text(seconds) + " is outside the stream's [" +
@@ -389,6 +450,10 @@ void VideoReader::decode(const std::vector<int64_t>& indices, const FrameSink& s
   }
   s.wanted_pts.clear();
   if (s.opt.seek_mode == SeekMode::Exact) {
+    if (s.frame_index().decode_order) {
+      s.decode_in_order(groups, sink);
+      return;
+    }
     for (const auto& g : groups) s.wanted_pts.push_back(s.frame_index().pts[size_t(g.first)]);
     s.decode_exact(groups, sink);
   } else {  // approximate targets are not packet timestamps: wanted_pts stays empty, nothing is skipped

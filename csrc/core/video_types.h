@@ -27,6 +27,8 @@ class FrameRangeError : public std::out_of_range {
 
 // Frames of one call above this many are refused before any memory is allocated.
 constexpr int64_t kDefaultMaxVideoFrames = 4096;
+// A call's output tensor above this many bytes (16 GiB) is refused before it is allocated.
+constexpr int64_t kDefaultMaxVideoOutputBytes = int64_t(1) << 34;
 
 struct VideoMetadata {
   int stream_index = -1;
@@ -59,7 +61,7 @@ struct VideoReadOptions {
   bool apply_rotation = true;   // rotate frames as the display matrix says (as the ffmpeg CLI's autorotate)
   bool skip_nonref = true;      // let the decoder skip non-reference frames nobody asked for (skip_frame)
 
-  void validate() const;  // InvalidArgument for threads < 0
+  void validate() const;  // InvalidArgument for threads < 0, stream < -1
 };
 
 // One decoded frame in RGB (HWC uint8, rows `row_bytes` apart), rotated for display when asked.

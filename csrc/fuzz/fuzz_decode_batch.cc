@@ -3,13 +3,17 @@
 // position and flip from the input's hash), resize, random_crop (padding, both flips, grey) and nearest
 // geometry. Where the whole-image decode succeeds, the
 // partial one must succeed with identical bytes (it reads a prefix of the same data); a failure must be
-// a reason string and a zero-filled slot. Built by `make fuzz`; not part of the extension (.cc suffix).
+// a reason string and a zero-filled slot. Each config also runs with an augmentation program and an erase
+// row drawn from the input's hash (every op code, arguments at their range limits; augment/ops.h), which
+// must be the same in both modes and leave a failed slot zero-filled too.
+// Built by `make fuzz`; not part of the extension (.cc suffix).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../core/augment/ops.h"
 #include "../core/batch_decoder.h"
 #include "../core/thread_pool.h"
 
@@ -40,6 +44,49 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
     }
   }
   return out;
+}
+
+// A program of 3 rows and an erase row from the hash: codes 1..13 with arguments spread over (and onto the
+// edges of) their valid ranges. validate_step / validate_erase accept every row made here.
+void make_program(uint64_t h, float* rows, float* erase_row) {
+  auto next = [&h] {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    return h;
+  };
+  auto unit = [&] { return float(next() % 1001) / 1000.0f; };  // 0, 0.001, ..., 1
+  for (int k = 0; k < 3; ++k) {
+    float* r = rows + k * augment::kColumns;
+    for (int c = 0; c < augment::kColumns; ++c) r[c] = 0;
+    r[0] = float(next() % (augment::kMaxCode + 1));
+    switch (augment::Code(int(r[0]))) {
+      case augment::Code::Affine:
+        r[1] = unit() * 720 - 360;
+        r[2] = unit() * 80 - 40;
+        r[3] = unit() * 80 - 40;
+        r[4] = unit() * 178 - 89;
+        r[5] = unit() * 178 - 89;
+        r[6] = float(next() % 2);
+        r[7] = next() % 4 == 0 ? augment::kNoFill : unit() * 255;
+        break;
+      case augment::Code::Hue: r[1] = unit() - 0.5f; break;
+      case augment::Code::Posterize: r[1] = float(next() % 9); break;
+      case augment::Code::Solarize: r[1] = unit() * 300 - 45; break;
+      case augment::Code::GaussianBlur:
+        r[1] = float(2 * (next() % 12) + 1);
+        r[2] = float(2 * (next() % 12) + 1);
+        r[3] = unit() * 5 + 0.01f;
+        r[4] = unit() * 5 + 0.01f;
+        break;
+      default: r[1] = unit() * 4; break;  // the factors (and ignored arguments)
+    }
+    augment::validate_step(r, "fuzz");
+  }
+  erase_row[0] = float(next() % 3);
+  for (int c = 1; c <= 4; ++c) erase_row[c] = float(next() % 40);
+  for (int c = 5; c < 8; ++c) erase_row[c] = unit() * 600 - 300;
+  augment::validate_erase(erase_row, "fuzz");
 }
 
 }  // namespace
@@ -77,13 +124,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   configs[4].filter = ResampleFilter::NearestExact;
   configs[4].gray = GrayRule::Pillow;
   configs[4].num_output_channels = 1;
+  float program[3 * augment::kColumns], erase_row[augment::kEraseColumns];
+  make_program(hash, program, erase_row);
   for (BatchOptions& opt : configs) {
     opt.max_pixels = kMaxPixels;
     opt.validate();  // the checks the ops make
-    std::string full_error, partial_error;
-    const std::vector<uint8_t> full = run(in, opt, false, full_error);
-    const std::vector<uint8_t> partial = run(in, opt, true, partial_error);
-    if (full_error.empty() && (!partial_error.empty() || partial != full)) abort();
+    for (bool augmented : {false, true}) {
+      SampleInput sample = in;
+      if (augmented) sample.augment = program, sample.augment_steps = 3, sample.erase = erase_row;
+      std::string full_error, partial_error;
+      const std::vector<uint8_t> full = run(sample, opt, false, full_error);
+      const std::vector<uint8_t> partial = run(sample, opt, true, partial_error);
+      if (full_error.empty() && (!partial_error.empty() || partial != full)) abort();
+    }
   }
   return 0;
 }

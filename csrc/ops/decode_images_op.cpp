@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/augment/ops.h"
 #include "../core/batch_decoder.h"
 #include "../core/batch_turn.h"
 #include "../core/thread_pool.h"
@@ -17,6 +18,45 @@
 namespace spdl_torch::ops {
 namespace {
 
+// augment: float32 [n, K, 8], every row valid (augment::validate_step); a contiguous CPU copy or view.
+at::Tensor checked_augment(const c10::optional<at::Tensor>& augment, int64_t n) {
+  if (!augment.has_value()) return {};
+  const at::Tensor& a = *augment;
+  TORCH_CHECK_VALUE(a.scalar_type() == at::kFloat && a.dim() == 3 && a.size(0) == n &&
+                        a.size(2) == core::augment::kColumns,
+                    "decode_images: expected augment as a float32 tensor of shape [", n, ", K, ",
+                    core::augment::kColumns, "], got ", a.scalar_type(), " of shape ", a.sizes());
+  at::Tensor c = a.to(at::kCPU).contiguous();
+  translate_core_errors("decode_images", [&] {
+    const float* p = c.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t k = 0; k < c.size(1); ++k) {
+        core::augment::validate_step(p + (i * c.size(1) + k) * core::augment::kColumns,
+                                     "augment[" + std::to_string(i) + ", " + std::to_string(k) + "]");
+      }
+    }
+  });
+  return c;
+}
+
+// erase: float32 [n, 8], every row valid (augment::validate_erase).
+at::Tensor checked_erase(const c10::optional<at::Tensor>& erase, int64_t n) {
+  if (!erase.has_value()) return {};
+  const at::Tensor& e = *erase;
+  TORCH_CHECK_VALUE(e.scalar_type() == at::kFloat && e.dim() == 2 && e.size(0) == n &&
+                        e.size(1) == core::augment::kEraseColumns,
+                    "decode_images: expected erase as a float32 tensor of shape [", n, ", ",
+                    core::augment::kEraseColumns, "], got ", e.scalar_type(), " of shape ", e.sizes());
+  at::Tensor c = e.to(at::kCPU).contiguous();
+  translate_core_errors("decode_images", [&] {
+    const float* p = c.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      core::augment::validate_erase(p + i * core::augment::kEraseColumns, "erase[" + std::to_string(i) + "]");
+    }
+  });
+  return c;
+}
+
 std::tuple<at::Tensor, at::Tensor> decode_images(
     at::TensorList data, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
     at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
@@ -24,7 +64,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
     bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode, double vflip_prob,
     int64_t max_size, at::IntArrayRef padding, bool pad_if_needed, c10::string_view color,
-    int64_t num_output_channels) {
+    int64_t num_output_channels, const c10::optional<at::Tensor>& augment, const c10::optional<at::Tensor>& erase) {
   const int64_t n = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
   const core::BatchOptions opt = translate_core_errors("decode_images", [&] {
@@ -58,6 +98,11 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     TORCH_CHECK_VALUE(!opt.random(), "decode_images: expected seeds (int64[", n,
                       "]) for geometry=\"train\" or \"random_crop\", hflip_prob > 0 or vflip_prob > 0, got None");
   }
+  const at::Tensor augment_cpu = checked_augment(augment, n);
+  const at::Tensor erase_cpu = checked_erase(erase, n);
+  TORCH_CHECK_VALUE(seeds_cpu.defined() || !erase_cpu.defined() || (erase_cpu.select(1, 0) != 2).all().item<bool>(),
+                    "decode_images: expected seeds (int64[", n, "]) for erase rows with apply=2 (random values), "
+                    "got None");
   TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(),
               "decode_images: pin_memory=True needs a CUDA runtime, none is available");
   std::vector<core::SampleInput> inputs(static_cast<size_t>(n));
@@ -67,6 +112,11 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     inputs[size_t(i)].data = keep[size_t(i)].data_ptr<uint8_t>();
     inputs[size_t(i)].size = size_t(keep[size_t(i)].numel());
     inputs[size_t(i)].seed = seeds_cpu.defined() ? seeds_cpu.data_ptr<int64_t>()[i] : 0;
+    if (augment_cpu.defined()) {
+      inputs[size_t(i)].augment = augment_cpu.data_ptr<float>() + i * augment_cpu.stride(0);
+      inputs[size_t(i)].augment_steps = augment_cpu.size(1);
+    }
+    if (erase_cpu.defined()) inputs[size_t(i)].erase = erase_cpu.data_ptr<float>() + i * erase_cpu.stride(0);
   }
 
   // The batch turn (core/batch_turn.h): concurrent calls (DataLoader workers) would all

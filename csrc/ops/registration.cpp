@@ -13,7 +13,7 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float[]? std=None, bool channels_last=False, bool pin_memory=False, bool strict=True, "
       "bool apply_exif_orientation=True, int max_pixels=178956970, float dct_min_ratio=2.0, bool partial_decode=True, "
       "float vflip_prob=0.0, int max_size=0, int[] padding=[], bool pad_if_needed=False, str color=\"rgb\", "
-      "int num_output_channels=3) -> (Tensor, Tensor)");
+      "int num_output_channels=3, Tensor? augment=None, Tensor? erase=None) -> (Tensor, Tensor)");
   m.def(
       "random_resized_crop_params(int seed, int height, int width, *, float[] scale=[0.08, 1.0], "
       "float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0) -> int[]");
@@ -32,7 +32,7 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def(
       "decode_video_frames(Tensor data, *, int[]? indices=None, float[]? timestamps=None, str seek_mode=\"exact\", "
       "int stream=-1, int threads=1, bool strict=True, bool apply_rotation=True, bool skip_nonref=True, "
-      "int max_pixels=178956970, int max_frames=4096) -> (Tensor, Tensor, Tensor)");
+      "int max_pixels=178956970, int max_frames=4096, int max_output_bytes=17179869184) -> (Tensor, Tensor, Tensor)");
   m.def(
       "decode_video_clips(Tensor[] data, *, int clip_len, int clips_per_video=1, int stride=1, "
       "float frame_interval=0.0, str sampling=\"uniform\", int height, int width, str geometry=\"eval\", "
@@ -40,7 +40,7 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float hflip_prob=0.0, Tensor? seeds=None, str interpolation=\"bilinear\", ScalarType? dtype=None, "
       "float[]? mean=None, float[]? std=None, str layout=\"NTCHW\", bool pin_memory=False, bool strict=True, "
       "str seek_mode=\"exact\", int threads=1, bool apply_rotation=True, bool skip_nonref=True, "
-      "int max_pixels=178956970, int max_frames=4096) -> (Tensor, Tensor, Tensor)");
+      "int max_pixels=178956970, int max_frames=4096, int max_output_bytes=17179869184) -> (Tensor, Tensor, Tensor)");
   // Audio (csrc/ops/decode_audio_op.cpp, decode_audio_batch_op.cpp).
   m.def(
       "decode_audio(Tensor data, *, int sample_rate=0, int num_channels=0, float start=0.0, float? stop=None, "

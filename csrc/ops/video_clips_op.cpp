@@ -26,7 +26,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
     c10::optional<at::ArrayRef<double>> std, c10::string_view layout, bool pin_memory, bool strict,
     c10::string_view seek_mode, int64_t threads, bool apply_rotation, bool skip_nonref, int64_t max_pixels,
-    int64_t max_frames) {
+    int64_t max_frames, int64_t max_output_bytes) {
   constexpr const char* op = "decode_video_clips";
   const int64_t b = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
@@ -49,6 +49,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     opt.validate();
     return 0;
   });
+  const int64_t n = clips_per_video, t = clip_len;
+  check_output_bytes(op, {b, n, t, 3, height, width}, int64_t(c10::elementSize(out_dtype)),
+                     std::to_string(b) + " videos x " + std::to_string(n) + " clips x " + std::to_string(t) +
+                         " frames of 3x" + std::to_string(height) + "x" + std::to_string(width) + " " +
+                         (out_dtype == at::kByte ? "uint8" : out_dtype == at::kFloat ? "float32" : "bfloat16"),
+                     max_output_bytes);
   for (int64_t i = 0; i < b; ++i) {
     const std::string what = std::string(op) + " (sample " + std::to_string(i) + ")";
     check_encoded_bytes(data[size_t(i)], what.c_str());
@@ -75,7 +81,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
   const std::shared_ptr<core::ThreadPool> pool = translate_core_errors(op, [] { return core::global_thread_pool(); });
   core::BatchTurn turn = core::wait_for_batch_turn(*pool);
 
-  const int64_t n = clips_per_video, t = clip_len;
   const std::vector<int64_t> sizes = time_major ? std::vector<int64_t>{b, n, t, 3, height, width}
                                                 : std::vector<int64_t>{b, n, 3, t, height, width};
   at::Tensor batch = pin_memory ? at::empty(sizes, at::TensorOptions().dtype(out_dtype).pinned_memory(true))

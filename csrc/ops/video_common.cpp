@@ -1,9 +1,18 @@
 #include "video_common.h"
 
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+
 namespace spdl_torch::ops {
 
 core::VideoReadOptions video_read_options(const char* op, int64_t stream, int64_t threads, c10::string_view seek_mode,
                                           bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels) {
+  // Out of int's range: refused here, never wrapped into another value by the narrowing below.
+  TORCH_CHECK_VALUE(stream >= -1 && stream <= INT_MAX, op,
+                    ": expected stream >= 0, or -1 for FFmpeg's best video stream, got ", stream);
+  TORCH_CHECK_VALUE(threads >= 0 && threads <= INT_MAX, op, ": expected threads >= 0 (0: FFmpeg picks), got ",
+                    threads);
   return translate_core_errors(op, [&] {
     core::VideoReadOptions o;
     o.stream = int(stream);
@@ -16,6 +25,28 @@ core::VideoReadOptions video_read_options(const char* op, int64_t stream, int64_
     o.validate();
     return o;
   });
+}
+
+void check_output_bytes(const char* op, at::IntArrayRef sizes, int64_t element_size, const std::string& what,
+                        int64_t max_output_bytes) {
+  if (max_output_bytes <= 0) return;
+  for (int64_t s : sizes) {
+    if (s <= 0) return;  // an empty output
+  }
+  // Each factor is below 2^63: stopped once past 2^64, the product stays below 2^127 (exact in 128 bits).
+  unsigned __int128 bytes = uint64_t(element_size);
+  for (int64_t s : sizes) {
+    if (bytes > (unsigned __int128)(UINT64_MAX)) break;
+    bytes *= uint64_t(s);
+  }
+  if (bytes <= uint64_t(max_output_bytes)) return;
+  const bool exact = bytes <= (unsigned __int128)(UINT64_MAX);
+  char gib[64];
+  std::snprintf(gib, sizeof(gib), "%.1f GiB", double(bytes) / double(int64_t(1) << 30));
+  TORCH_CHECK_VALUE(false, op, ": the output, ", what, ", is ",
+                    exact ? std::to_string(uint64_t(bytes)) + " bytes (" + gib + ")" : std::string("over 2^64 bytes"),
+                    ", over max_output_bytes = ", max_output_bytes,
+                    " (raise it per call, or spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES; <= 0: no limit)");
 }
 
 core::MediaSource video_source(const at::Tensor& data) {

@@ -16,6 +16,11 @@ namespace spdl_torch::ops {
 core::VideoReadOptions video_read_options(const char* op, int64_t stream, int64_t threads, c10::string_view seek_mode,
                                           bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels);
 
+// ValueError "<op>: the output, <what>, is N bytes (...), over max_output_bytes = M ..." when the product of
+// `sizes` times `element_size` is over `max_output_bytes` (<= 0: no limit); computed without overflow.
+void check_output_bytes(const char* op, at::IntArrayRef sizes, int64_t element_size, const std::string& what,
+                        int64_t max_output_bytes);
+
 // The bytes of a 1-D uint8 CPU tensor as a MediaSource (`data` must be contiguous and outlive it).
 core::MediaSource video_source(const at::Tensor& data);
 

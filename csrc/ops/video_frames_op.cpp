@@ -17,7 +17,8 @@ namespace {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_frames(
     const at::Tensor& data, c10::optional<at::ArrayRef<int64_t>> indices,
     c10::optional<at::ArrayRef<double>> timestamps, c10::string_view seek_mode, int64_t stream, int64_t threads,
-    bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels, int64_t max_frames) {
+    bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels, int64_t max_frames,
+    int64_t max_output_bytes) {
   constexpr const char* op = "decode_video_frames";
   check_encoded_bytes(data, op);
   TORCH_CHECK_VALUE(indices.has_value() != timestamps.has_value(), op,
@@ -40,6 +41,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_frames(
     const int64_t rot = apply_rotation ? m.rotation : 0;
     const int64_t h = rot % 180 ? m.width : m.height;
     const int64_t w = rot % 180 ? m.height : m.width;
+    check_output_bytes(op, {n, h, w, 3}, 1,
+                       std::to_string(n) + " frames of 3x" + std::to_string(h) + "x" + std::to_string(w) + " uint8",
+                       max_output_bytes);
     if (n > 0) reader.num_frames();  // the range check and index before any frame memory
     for (int64_t i : wanted) reader.frame_time(i);
     at::Tensor nhwc = at::empty({n, h, w, 3}, at::kByte);

@@ -1,13 +1,14 @@
-"""Thread-based drop-in for :class:`torch.utils.data.DataLoader`, built on :mod:`spdl_torch.pipeline`.
+"""Drop-in for :class:`torch.utils.data.DataLoader`: threads (on :mod:`spdl_torch.pipeline`) for native datasets,
+torch's own worker processes for Python-bound ones (``worker_mode``, rule in ``_mode``).
 
-Workers are *threads* of the calling process instead of worker processes: no dataset pickling, no shared-memory
-tensor transfer, no fork/spawn start-up. This pays off when the per-sample work runs in native code that releases
-the GIL (e.g. :mod:`spdl_torch.io`). Each thread still looks like a worker process to the code it runs
+On threads: no dataset pickling, no shared-memory tensor transfer, no fork/spawn start-up. This pays off when the
+per-sample work runs in native code that releases the GIL (e.g. :mod:`spdl_torch.io`). Each thread still looks like a worker process to the code it runs
 (:mod:`._worker`): its own dataset copy, ``torch.utils.data.get_worker_info()``, and protected global RNGs.
 
 Modules: ``_loader`` (the class: torch's checks, ``__iter__``, state API), ``_iterator`` (epochs, engine run,
 ``__next__``), ``_map`` / ``_iterable`` (fetching and the request sources), ``_fetch`` (what both share),
-``_worker`` (worker identity, seeding, RNG isolation), ``_state`` (the saved state), ``_source`` (how requests reach the engine), ``_messages``.
+``_worker`` (worker identity, seeding, RNG isolation), ``_state`` (the saved state), ``_source`` (how requests reach the engine), ``_messages``,
+``_mode`` (threads or processes), ``_process`` (an epoch on torch's worker processes), ``_torch`` (torch's class).
 """
 
 from ._loader import DataLoader

@@ -11,9 +11,6 @@ One epoch with workers::
 
 from __future__ import annotations
 
-import atexit
-import threading
-import time
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -21,6 +18,7 @@ from typing import Any
 
 import torch
 
+from .. import _exit
 from ..pipeline import PipelineBuilder, PipelineFailure
 from ._device import DeviceFeed
 from ._iterable import IterableFetch, WorkerBoundSource
@@ -30,27 +28,21 @@ from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_ep
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
-__all__ = ["DataLoaderIter"]
+__all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
-# At interpreter exit, how long to wait for worker threads still inside a sample (one sample, not a batch: a
-# stopped epoch's fetches end at the next sample). A thread still running native code while the interpreter
-# finalizes can abort the process ("terminate called without an active exception").
-EXIT_JOIN_TIMEOUT_S = 10.0
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
 
 
-@atexit.register
+@_exit.on_stop
 def _shutdown_at_exit() -> None:
+    # at interpreter exit: end every live epoch (a fetch in progress ends at its next sample); spdl_torch._exit
+    # then joins the worker threads (an abandoned iterator's too: they are tracked by their pool)
     for it in list(_live_iterators):
         try:
             it.shutdown(wait=False)
-        except Exception:  # pragma: no cover
+        except Exception:  # noqa: BLE001 -- the others still stop
             pass
-    deadline = time.monotonic() + EXIT_JOIN_TIMEOUT_S
-    for t in threading.enumerate():
-        if t.daemon and t.name.startswith(THREAD_NAME):
-            t.join(max(0.0, deadline - time.monotonic()))
 
 
 def dataset_epoch(dataset: Any) -> int | None:
@@ -59,6 +51,30 @@ def dataset_epoch(dataset: Any) -> int | None:
         return None
     epoch = getattr(dataset, "epoch", None)
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
+def begin_epoch(loader: Any, resume: LoaderState | None, draw_base_seed: bool,
+                persistent: bool) -> tuple[int, LoaderState | None, int | None, bool]:
+    """The epoch an ``iter()`` starts (or continues), counted on ``loader``: ``(epoch, resume, forced_base_seed,
+    draw_base_seed)``. ``resume`` comes back ``None`` when it held a finished epoch (the next one starts from its
+    generator state); ``forced_base_seed`` is the saved ``base_seed`` to use instead of a drawn one, if any."""
+    forced_base_seed = None
+    if resume is not None and resume.finished:
+        # the saved epoch was over: start the next one from the saved generator state
+        if resume.generator_state is not None and loader.generator is not None:
+            loader.generator.set_state(resume.generator_state)
+        loader._epoch = resume.epoch
+        if resume.base_seed is not None and persistent:
+            forced_base_seed, draw_base_seed = resume.base_seed, False
+        resume = None
+    elif resume is not None:
+        forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
+    if resume is None:
+        held = dataset_epoch(loader.dataset)
+        if held is not None and held != loader._dataset_epoch_seen:
+            loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
+    epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
+    return epoch, resume, forced_base_seed, draw_base_seed
 
 
 class DataLoaderIter:
@@ -105,23 +121,9 @@ class DataLoaderIter:
         self._end_epoch()
         if self._feed is not None:
             self._feed.reset()  # batches of an epoch left early
-        draw_base_seed = first or not self._persistent  # torch draws it once for persistent workers
-        forced_base_seed = None
-        if resume is not None and resume.finished:
-            # the saved epoch was over: start the next one from the saved generator state
-            if resume.generator_state is not None and loader.generator is not None:
-                loader.generator.set_state(resume.generator_state)
-            loader._epoch = resume.epoch
-            if resume.base_seed is not None and self._persistent:
-                forced_base_seed, draw_base_seed = resume.base_seed, False
-            resume = None
-        elif resume is not None:
-            forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
-        if resume is None:
-            held = dataset_epoch(loader.dataset)
-            if held is not None and held != loader._dataset_epoch_seen:
-                loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
-        epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
+        # torch draws base_seed once for persistent workers
+        epoch, resume, forced_base_seed, draw_base_seed = begin_epoch(
+            loader, resume, first or not self._persistent, self._persistent)
         self._epoch = epoch
 
         user_global_state = None

@@ -1,4 +1,5 @@
-"""``spdl_torch.DataLoader``: a subclass of :class:`torch.utils.data.DataLoader` whose workers are threads."""
+"""``spdl_torch.DataLoader``: a subclass of :class:`torch.utils.data.DataLoader` whose workers are threads for
+native datasets and torch's worker processes for Python-bound ones (``worker_mode``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from torch.utils.data.dataloader import _DatasetKind
 
 from ..datasets._collate import collate as _fused_collate
 from ._iterator import DataLoaderIter, dataset_epoch
+from ._mode import describe_mode, resolve_worker_mode
+from ._process import ProcessIter, start_process_epoch
 from ._state import LoaderState, describe_loader, stateful_map_dataset
+from ._torch import TORCH_DATALOADER
 from ._worker import WORKER_RNG_MODES, install_torch_hooks
 
 __all__ = ["DataLoader"]
@@ -41,12 +45,13 @@ def _check_device(device: Any) -> torch.device | None:
     return dev
 
 
-class DataLoader(torch.utils.data.DataLoader[T_co]):
-    """Iterate over a dataset in batches, loading on worker *threads*: a subclass of
-    :class:`torch.utils.data.DataLoader` with its constructor, checks and behaviour, where ``num_workers`` counts
-    threads of this process.
+class DataLoader(TORCH_DATALOADER[T_co]):
+    """Iterate over a dataset in batches: a subclass of :class:`torch.utils.data.DataLoader` with its constructor,
+    checks and behaviour, whose ``num_workers`` workers are *threads* of this process for datasets whose samples
+    spdl_torch's native ops produce, and torch's own worker processes for any other dataset (``worker_mode``).
 
-    Each worker thread behaves like one of torch's worker processes to the code it runs:
+    In process mode torch's machinery loads (every torch semantic holds, pickling of the dataset included); what
+    follows about threads applies to thread mode. Each worker thread behaves like one of torch's worker processes to the code it runs:
     ``torch.utils.data.get_worker_info()`` returns its info (``id``, ``num_workers``, ``seed = base_seed + id``,
     ``dataset``), ``torch.initial_seed()`` returns its ``seed``, ``info.dataset`` is the worker's own shallow copy
     of the dataset (attributes set on it, e.g. by ``worker_init_fn``, stay with that worker; members such as a big
@@ -62,7 +67,7 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         sampler (Sampler or Iterable): the indices to load, in order (map-style only).
         batch_sampler (Sampler or Iterable): lists of indices, one per batch. Mutually exclusive with
             ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``.
-        num_workers (int): worker threads; ``0`` loads in the calling thread.
+        num_workers (int): workers (threads or processes, see ``worker_mode``); ``0`` loads in the calling thread.
         collate_fn (Callable): merges a list of samples into a batch. The default is torch's ``default_collate``,
             except that a batch decoded by one fused call of spdl_torch's datasets
             (:func:`spdl_torch.datasets.collate`) is returned as that batch tensor, without a copy.
@@ -75,7 +80,8 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         worker_init_fn (Callable[[int], None]): called once on each worker thread with its id before it loads
             anything (once for the loader's life with ``persistent_workers``); ``iter()`` returns once every
             worker ran it. If it raises, ``next()`` re-raises that error (naming the thread), then the epoch ends.
-        multiprocessing_context: validated like torch, then ignored with a one-time warning.
+        multiprocessing_context: validated like torch; used by worker processes, ignored by threads (with a
+            one-time warning).
         generator (torch.Generator): RNG of the default ``RandomSampler`` and of the per-epoch ``base_seed``
             (``None``: torch's global RNG, as in torch).
         prefetch_factor (int): batches requested ahead per worker (default ``2`` with workers): at most
@@ -115,7 +121,18 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
             the CPU) come from that worker's stream.
         dataset_per_worker (bool, keyword-only, beyond torch): ``True`` (default): each worker has its own
             shallow copy of ``dataset``. ``False``: every worker uses ``dataset`` itself (for datasets that must
-            be shared, or cannot be copied).
+            be shared, or cannot be copied; threads only).
+        worker_mode (str, keyword-only, beyond torch): where the workers run. ``"auto"`` (default): on threads
+            when the dataset declares that spdl_torch's native ops produce its samples (its
+            ``spdl_native_loading()`` returns true: spdl_torch's datasets with a fully fused transform, also
+            through ``Subset`` / ``ConcatDataset``), or when ``on_error="skip"`` or ``dataset_per_worker=False``
+            asks for threads; otherwise in torch's worker processes, since Python code on threads shares one
+            GIL. ``"thread"``: always threads. ``"process"``: always torch's worker processes (a
+            ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply, each process has its own global
+            RNGs; ``device`` copies in the consumer; :meth:`state_dict` mid-epoch needs a map-style dataset with
+            ``in_order=True``; ``on_error="skip"`` and ``dataset_per_worker=False`` raise ``ValueError``).
+            ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
+            :attr:`resolved_worker_mode` (``"main"``, ``"thread"`` or ``"process"``) say which runs.
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
@@ -170,6 +187,7 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         on_error: str = "raise",
         worker_rng: str = "shared",
         dataset_per_worker: bool = True,
+        worker_mode: str = "auto",
     ) -> None:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error should be 'raise' or 'skip', got {on_error!r}")
@@ -183,6 +201,9 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
         self.on_error = on_error
         self.worker_rng = worker_rng
         self.dataset_per_worker = bool(dataset_per_worker)
+        self.worker_mode = worker_mode
+        self.resolved_worker_mode = resolve_worker_mode(worker_mode, dataset, num_workers, on_error,
+                                                        self.dataset_per_worker)
         self.skipped_samples: list[tuple[Any, str]] = []
         self._skipped_lock = threading.Lock()
         # by keyword: frameworks that record the arguments of torch's __init__ to re-create the loader with
@@ -214,24 +235,35 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
     # -- torch compatibility -----------------------------------------------------------------------
     @property
     def multiprocessing_context(self):
-        return torch.utils.data.DataLoader.multiprocessing_context.fget(self)
+        return TORCH_DATALOADER.multiprocessing_context.fget(self)
 
     @multiprocessing_context.setter
     def multiprocessing_context(self, multiprocessing_context) -> None:
         global _warned_mp_context
-        torch.utils.data.DataLoader.multiprocessing_context.fset(self, multiprocessing_context)
-        if multiprocessing_context is not None and not _warned_mp_context:
+        TORCH_DATALOADER.multiprocessing_context.fset(self, multiprocessing_context)
+        if multiprocessing_context is not None and not _warned_mp_context and self._on_threads:
             _warned_mp_context = True
             warnings.warn(
-                "spdl_torch.DataLoader loads with threads of this process, not worker processes: "
-                "multiprocessing_context is ignored.",
+                "spdl_torch.DataLoader loads with threads of this process here, not worker processes: "
+                "multiprocessing_context is ignored (worker_mode='process' uses it).",
                 UserWarning,
                 stacklevel=3,
             )
 
+    @property
+    def _on_threads(self) -> bool:
+        return self.__dict__.get("resolved_worker_mode") != "process"
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__module__.split('.')[0]}.{type(self).__qualname__}(dataset={type(self.dataset).__name__}, "
+                f"batch_size={self.batch_size}, num_workers={self.num_workers}, "
+                f"{describe_mode(self.resolved_worker_mode, self.worker_mode)})")
+
     def check_worker_number_rationality(self) -> None:
         """torch's warning when ``num_workers`` exceeds the CPUs this process may use (threads running native
         code oversubscribe the cores just as processes do)."""
+        if not self._on_threads:
+            return TORCH_DATALOADER.check_worker_number_rationality(self)
         if not self.num_workers:
             return
         suggest = torch._utils.cpu_count()
@@ -250,12 +282,19 @@ class DataLoader(torch.utils.data.DataLoader[T_co]):
                 stacklevel=2,
             )
 
-    def _get_iterator(self) -> DataLoaderIter:
+    def _get_iterator(self) -> DataLoaderIter | ProcessIter:
+        if not self._on_threads:
+            self.check_worker_number_rationality()
+            return start_process_epoch(self, None)
         return DataLoaderIter(self, None)
 
-    def __iter__(self) -> DataLoaderIter:
+    def __iter__(self) -> DataLoaderIter | ProcessIter:
         resume, self._resume = self._resume, None
-        if self.persistent_workers and self.num_workers > 0:
+        if not self._on_threads:
+            if self._iterator is None:
+                self.check_worker_number_rationality()
+            it = start_process_epoch(self, resume)
+        elif self.persistent_workers and self.num_workers > 0:
             if self._iterator is None:
                 self._iterator = DataLoaderIter(self, resume)
             else:

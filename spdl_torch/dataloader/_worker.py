@@ -90,12 +90,25 @@ def get_worker_info() -> ThreadWorkerInfo | None:
     """Information about the current :class:`~spdl_torch.DataLoader` worker thread.
 
     Returns:
-        ``None`` outside a worker thread (the main thread, any other thread, or when ``num_workers=0``), like
+        ``None`` outside a worker (the main thread, any other thread, or when ``num_workers=0``), like
         :func:`torch.utils.data.get_worker_info` in the main process; inside a worker thread (including in
-        ``worker_init_fn`` and in ``iter(dataset)``) its :class:`ThreadWorkerInfo`.
+        ``worker_init_fn`` and in ``iter(dataset)``) its :class:`ThreadWorkerInfo`; in a worker process of
+        ``worker_mode="process"`` a :class:`ThreadWorkerInfo` with ``worker_method="multiprocessing"`` and the
+        ``epoch`` the processes started in.
         ``torch.utils.data.get_worker_info()`` returns the same object on our threads.
     """
-    return getattr(_local, "worker_info", None)
+    info = getattr(_local, "worker_info", None)
+    shared = getattr(_local, "shared_epoch", None)
+    if shared is not None and info is not None and info.epoch != shared.value:  # a persistent worker process
+        info = _local.worker_info = dataclasses.replace(info, epoch=shared.value)
+    return info
+
+
+def set_worker_info(info: ThreadWorkerInfo | None, shared_epoch: Any = None) -> None:
+    """Sets what :func:`get_worker_info` returns on the calling thread (a worker process's main thread);
+    ``shared_epoch`` (a shared ``multiprocessing.Value``): where the loader publishes each new epoch to its
+    persistent worker processes (the info's ``epoch`` follows it)."""
+    _local.worker_info, _local.shared_epoch = info, shared_epoch
 
 
 def loader_context() -> LoaderContext | None:
@@ -145,8 +158,8 @@ def _caller_module() -> str:
 
 def _initial_seed_body():  # pragma: no cover - runs as torch.random.initial_seed
     info = getattr(_spdl_torch_local, "worker_info", None)  # noqa: F821
-    if info is not None and not getattr(_spdl_torch_local, "rng_swapped", False):
-        return info.seed
+    if info is not None and info.worker_method == "thread" and not getattr(_spdl_torch_local, "rng_swapped", False):
+        return info.seed  # a worker thread (a worker process has its own global RNG: torch's answer holds)
     return default_generator.initial_seed()  # noqa: F821
 
 

@@ -46,9 +46,21 @@ class FusedBatchMixin:
         from ..transforms import fuse
 
         self.plan = fuse(self.transform) if fusable else None
+        self._fusable = fusable
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
         self.epoch = 0
+
+    def spdl_native_loading(self) -> bool:
+        """Whether spdl_torch's native ops produce the samples without per-sample Python work: the default
+        loader and the transform fully fused (or only a deterministic remainder run once per batch), or no
+        transform. :class:`spdl_torch.DataLoader` (``worker_mode="auto"``) then loads on threads, else in
+        worker processes."""
+        from ..dataloader._mode import plan_is_native
+
+        if not getattr(self, "_fusable", True):
+            return False
+        return self.transform is None or plan_is_native(self.plan)
 
     def _seed_and_epoch(self) -> tuple[int, int]:
         """(base seed, epoch) of the per-sample random streams. In a ``spdl_torch.DataLoader`` fetch: the

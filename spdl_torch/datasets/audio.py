@@ -189,6 +189,10 @@ class AudioDataset(Dataset):
     def load_state_dict(self, state: dict[str, int]) -> None:
         self.seed, self.epoch = int(state["seed"]), int(state["epoch"])
 
+    def spdl_native_loading(self) -> bool:
+        """Always true: one native call decodes a batch (:class:`spdl_torch.DataLoader` loads on threads)."""
+        return True
+
     def __getitem__(self, index: int) -> AudioSample:
         return self.__getitems__([index])[0]
 

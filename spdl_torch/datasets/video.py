@@ -208,6 +208,11 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         out = torch.stack([rest(c) for c in clips])
         return out.transpose(1, 2) if self.layout == "NCTHW" else out
 
+    def spdl_native_loading(self) -> bool:
+        """Whether the clips come from the native decoder with no per-clip Python remainder of the transform
+        (:class:`spdl_torch.DataLoader` then loads on threads)."""
+        return self.transform is None or (self.plan is not None and self.plan.rest is None)
+
     def __getitem__(self, index: int) -> tuple[torch.Tensor, Any]:
         """``(clips, target)`` of video ``index``: the same pixels as a batched fetch."""
         return self.__getitems__([int(index)])[0]

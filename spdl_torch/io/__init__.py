@@ -8,7 +8,8 @@ from ._geometry import SampleGeometry, sample_geometry
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
 from ._memory import batch_memory_stats, get_batch_memory_capacity, reset_batch_memory_peak, set_batch_memory_capacity
 # video
-from ._video import MAX_VIDEO_FRAMES, VideoFrames, VideoMetadata, decode_video_frames, video_metadata
+from ._video import (MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES, VideoFrames, VideoMetadata, decode_video_frames,
+                     video_metadata)
 from ._video_clips import decode_video_clips
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "set_num_threads",
     # video
     "MAX_VIDEO_FRAMES",
+    "MAX_VIDEO_OUTPUT_BYTES",
     "VideoFrames",
     "VideoMetadata",
     "decode_video_clips",

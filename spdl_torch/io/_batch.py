@@ -17,6 +17,10 @@ from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 __all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
 
 _DTYPES = (torch.uint8, torch.float32, torch.bfloat16)
+# Row widths of augment programs and erase rows (csrc/core/augment/ops.h; transforms/_augment_codes.py holds
+# the op codes, which this module does not need: it only checks shapes, the op checks the values).
+_AUGMENT_COLUMNS = 8
+_ERASE_COLUMNS = 8
 
 
 @torch.library.register_fake("spdl_torch::decode_images")
@@ -48,6 +52,8 @@ def _decode_images_fake(
     pad_if_needed=False,
     color="rgb",
     num_output_channels=3,
+    augment=None,
+    erase=None,
 ):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_images: expected uint8 data, got {d.dtype} (sample {i})")
@@ -80,6 +86,22 @@ def _as_tensor(src, i: int, strict: bool) -> torch.Tensor:
             # reports the slot as failed and zero-fills it.
             return torch.empty(0, dtype=torch.uint8)
     raise TypeError(f"decode_images: expected paths, bytes or 1-D uint8 tensors, got {type(src).__name__} (sample {i})")
+
+
+def _check_program(name: str, value, shape: tuple) -> None:
+    """ValueError unless ``value`` is None or a float32 CPU tensor of ``shape`` (None: any size >= 0)."""
+    if value is None:
+        return
+    want = "[" + ", ".join("K" if d is None else str(d) for d in shape) + "]"
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(f"decode_images: expected {name} as a float32 tensor of shape {want}, got "
+                         f"{type(value).__name__}")
+    if (value.dtype != torch.float32 or value.dim() != len(shape)
+            or any(d is not None and value.shape[k] != d for k, d in enumerate(shape))):
+        raise ValueError(f"decode_images: expected {name} as a float32 tensor of shape {want}, got "
+                         f"{value.dtype} of shape {list(value.shape)}")
+    if value.device.type != "cpu":
+        raise ValueError(f"decode_images: expected {name} on the CPU, got a tensor on {value.device}")
 
 
 def _int_size(name: str, value) -> int:
@@ -120,6 +142,8 @@ def decode_images(
     color: str = "rgb",
     num_output_channels: int = 3,
     device: str | torch.device | None = None,
+    augment: torch.Tensor | None = None,
+    erase: torch.Tensor | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
@@ -204,6 +228,19 @@ def decode_images(
             ``(19595 R + 38470 G + 7471 B + 2**15) >> 16``), of the resized uint8 values.
         num_output_channels: 3 (default; grey replicated into R, G, B) or 1 (grey colors only; then mean
             and std hold one value).
+        augment: per-sample augmentation programs, a float32 ``Tensor[N, K, 8]`` (or ``None``): sample ``i``'s
+            K rows ``[code, a0, ..., a6]`` run in order on its uint8 RGB crop after the resize and flips and
+            before ``color``, the dtype conversion and normalisation. The codes and arguments are those of
+            ``spdl_torch.transforms._augment_codes`` (affine, brightness, contrast, saturation, hue,
+            sharpness, posterize, solarize, autocontrast, equalize, invert, grayscale, gaussian_blur), each
+            as ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR);
+            code 0 rows are no-ops.
+        erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (or ``None``): ``[apply, top, left, height,
+            width, v0, v1, v2]`` written into the finished slot (after the normalisation, in ``dtype``'s
+            values, as ``torchvision.transforms.v2.functional.erase``; the box is clipped to the slot):
+            apply 0 off, 1 the value ``v0, v1, v2`` per channel (uint8: truncated, clamped to 0..255), 2
+            normal(0, 1) values drawn from the sample's seed (``RandomErasing(value="random")``; needs
+            ``seeds``).
         device: ``None`` / ``"cpu"``: the CPU path above. A CUDA device: nvJPEG decodes the JPEGs on the GPU and
             the geometry (the same boxes and flips for the same seeds), the antialiased resize (torch's
             ``_upsample_*_aa``, from the full-size decode: no DCT scaling) and the dtype conversion and
@@ -230,7 +267,9 @@ def decode_images(
         TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
             sample of another type, or a non-integer size.
         ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8, a
-            NaN or infinite mean or std, a zero std).
+            NaN or infinite mean or std, a zero std; ``augment`` / ``erase`` of another dtype or shape, an
+            unsupported op code (``augment code N not supported``) or an argument out of its range: the
+            message names the row, ``augment[i, k]`` / ``erase[i]``).
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
             ``strict=False``, instead of reporting the sample as corrupt.
         RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
@@ -262,6 +301,8 @@ def decode_images(
                 raise ValueError(f"decode_images: expected finite {name} values{' != 0' if name == 'std' else ''}, "
                                  f"got {name}[{c}]={float(v)} in {name}={list(values)}")
     data = [_as_tensor(s, i, strict) for i, s in enumerate(srcs)]
+    _check_program("augment", augment, (len(srcs), None, _AUGMENT_COLUMNS))
+    _check_program("erase", erase, (len(srcs), _ERASE_COLUMNS))
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
@@ -272,7 +313,8 @@ def decode_images(
         gpu_only = {"vflip_prob": vflip_prob != 0.0, "max_size": max_size != 0, "padding": any(padding),
                     "pad_if_needed": pad_if_needed, "color": color != "rgb", "num_output_channels": num_output_channels != 3,
                     "geometry": geometry not in ("eval", "resize", "train"),
-                    "interpolation": interpolation not in ("bilinear", "bicubic")}
+                    "interpolation": interpolation not in ("bilinear", "bicubic"),
+                    "augment": augment is not None, "erase": erase is not None}
         unsupported = [k for k, used in gpu_only.items() if used]
         if unsupported:
             raise ValueError(f"decode_images: device={str(dev)!r} does not support {', '.join(unsupported)} "
@@ -317,6 +359,8 @@ def decode_images(
             pad_if_needed=bool(pad_if_needed),
             color=color,
             num_output_channels=num_output_channels,
+            augment=augment,
+            erase=erase,
         )
     except RuntimeError as e:
         paths = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else None for s in srcs]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import fractions
+import operator
 import os
 import sys
 import warnings
@@ -15,11 +16,20 @@ import torch
 from .._errors import translate
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 
-__all__ = ["MAX_VIDEO_FRAMES", "VideoFrames", "VideoMetadata", "decode_video_frames", "video_metadata"]
+__all__ = ["MAX_VIDEO_FRAMES", "MAX_VIDEO_OUTPUT_BYTES", "VideoFrames", "VideoMetadata", "decode_video_frames",
+           "video_metadata"]
 
 #: Default limit on the frames one call decodes (``max_frames=None``): a request for more raises
 #: ``ValueError`` before any frame memory is allocated.
 MAX_VIDEO_FRAMES = 4096
+
+#: Default limit on the bytes of one call's output tensor (``max_output_bytes=None``): 16 GiB. A call whose
+#: output would be larger (frames x height x width x 3, times the element size) raises ``ValueError``
+#: before it is allocated. Raise it per call, or for every call: ``spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES = n``.
+MAX_VIDEO_OUTPUT_BYTES = 1 << 34
+
+# The int64 range of the ops' integer arguments.
+_INT64 = (-(1 << 63), (1 << 63) - 1)
 
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
 
@@ -41,9 +51,15 @@ def video_bytes(src, op: str) -> tuple[torch.Tensor, str | None]:
 
 
 def call_video_op(fn, path: str | None, *args, **kwargs):
-    """Runs a video op; a tagged error becomes ``DecodeError`` / ``OSError`` named by ``path``."""
+    """Runs a video op; a tagged error becomes ``DecodeError`` / ``OSError`` named by ``path``, and a
+    ``ValueError`` (an argument the file's size makes invalid, e.g. its output over ``max_output_bytes``)
+    names ``path`` too."""
     try:
         return fn(*args, **kwargs)
+    except ValueError as e:
+        if path is None:
+            raise
+        raise ValueError(f"{path}: {e}") from None
     except RuntimeError as e:
         raise translate(e, path, path=path) from None
 
@@ -53,12 +69,73 @@ def default_max_frames() -> int:
     return getattr(sys.modules[__package__], "MAX_VIDEO_FRAMES", MAX_VIDEO_FRAMES)
 
 
+def default_max_output_bytes() -> int:
+    """The limit of ``max_output_bytes=None``: ``spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`` as the user set it,
+    read at each call."""
+    return getattr(sys.modules[__package__], "MAX_VIDEO_OUTPUT_BYTES", MAX_VIDEO_OUTPUT_BYTES)
+
+
+def _is_bool(value) -> bool:
+    """Python, NumPy and torch booleans (ints to ``operator.index``, but no index or count)."""
+    return (type(value).__name__ in ("bool", "bool_") or
+            (isinstance(value, torch.Tensor) and value.dtype == torch.bool))
+
+
+def frame_indices(op: str, indices) -> list[int]:
+    """``indices`` as ints: Python, NumPy and torch integers. TypeError for floats, booleans and other
+    types (never truncated); IndexError for an index outside int64 (no stream has that many frames)."""
+    out = []
+    for k, i in enumerate(indices):
+        if _is_bool(i):
+            raise TypeError(f"{op}: expected integer frame indices, got {i!r} (a bool) at position {k}")
+        try:
+            value = operator.index(i)
+        except TypeError:
+            raise TypeError(f"{op}: expected integer frame indices, got {i!r} ({type(i).__name__}) "
+                            f"at position {k}") from None
+        if not _INT64[0] <= value <= _INT64[1]:
+            raise IndexError(f"{op}: frame index {value} is out of range (at position {k}): valid indices are "
+                             "0 .. num_frames - 1")
+        out.append(value)
+    return out
+
+
+def frame_timestamps(op: str, timestamps) -> list[float]:
+    """``timestamps`` as floats (ints, floats, NumPy and torch numbers); TypeError for booleans and strings."""
+    out = []
+    for k, t in enumerate(timestamps):
+        if _is_bool(t) or isinstance(t, (str, bytes)):
+            raise TypeError(f"{op}: expected timestamps in seconds, got {t!r} ({type(t).__name__}) at position {k}")
+        try:
+            out.append(float(t))
+        except (TypeError, ValueError):
+            raise TypeError(f"{op}: expected timestamps in seconds, got {t!r} ({type(t).__name__}) "
+                            f"at position {k}") from None
+    return out
+
+
+def stream_arg(op: str, stream) -> int:
+    """The ``stream`` argument: an int >= 0, or -1 / None for FFmpeg's best video stream."""
+    if stream is None:
+        return -1
+    if _is_bool(stream):
+        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r}")
+    try:
+        value = operator.index(stream)
+    except TypeError:
+        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r} ({type(stream).__name__})") from None
+    if not -1 <= value < (1 << 31):
+        raise ValueError(f"{op}: expected stream >= 0, or -1 / None for FFmpeg's best video stream, got {value}")
+    return value
+
+
 def limit(name: str, value: int | None, default: int) -> int:
+    """A limit argument: ``default`` for None; an int (clamped to int64: a larger limit is none)."""
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an int or None {name}, got {value!r} ({type(value).__name__})")
-    return value
+    return min(max(value, _INT64[0]), _INT64[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,14 +189,15 @@ def _video_metadata_fake(data, *, stream=-1, count_frames=False):
     return (data.new_empty((9,), dtype=torch.int64), data.new_empty((3,), dtype=torch.float64), keys, "", "", "")
 
 
-def video_metadata(src, *, stream: int = -1, count_frames: bool = False) -> VideoMetadata:
+def video_metadata(src, *, stream: int | None = -1, count_frames: bool = False) -> VideoMetadata:
     """The metadata of ``src``'s video stream, without decoding frames.
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
-        stream: the stream index (-1: FFmpeg's best video stream).
+        stream: the stream index (-1 or ``None``: FFmpeg's best video stream).
         count_frames: count the frames from the packets even when the header has a count (reads the whole
-            file, decodes nothing; the count :func:`decode_video_frames` addresses).
+            file, decodes nothing, except for streams whose packets carry no usable timestamps; the count
+            :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``).
 
     Returns:
         :class:`VideoMetadata`.
@@ -128,7 +206,9 @@ def video_metadata(src, *, stream: int = -1, count_frames: bool = False) -> Vide
         spdl_torch.DecodeError: not a readable video (no video stream, audio only, empty, corrupt
             header); the message starts with the path when ``src`` is one and carries FFmpeg's reason.
         OSError: a path cannot be read.
+        ValueError: ``stream`` below -1; TypeError: a ``stream`` that is no int.
     """
+    stream = stream_arg("video_metadata", stream)
     data, path = video_bytes(src, "video_metadata")
     ints, floats, keys, container, codec, pix = call_video_op(torch.ops.spdl_torch.video_metadata, path, data,
                                                               stream=stream, count_frames=count_frames)
@@ -146,7 +226,7 @@ def video_metadata(src, *, stream: int = -1, count_frames: bool = False) -> Vide
 @torch.library.register_fake("spdl_torch::decode_video_frames")
 def _decode_video_frames_fake(data, *, indices=None, timestamps=None, seek_mode="exact", stream=-1, threads=1,
                               strict=True, apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
-                              max_frames=MAX_VIDEO_FRAMES):
+                              max_frames=MAX_VIDEO_FRAMES, max_output_bytes=MAX_VIDEO_OUTPUT_BYTES):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_video_frames: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_video_frames: expected 1-D data, got {data.dim()} dimensions")
     n = len(indices) if indices is not None else len(timestamps)
@@ -179,31 +259,35 @@ def decode_video_frames(
     indices: Sequence[int] | None = None,
     timestamps: Sequence[float] | None = None,
     seek_mode: str = "exact",
-    stream: int = -1,
+    stream: int | None = -1,
     threads: int = 1,
     strict: bool = True,
     apply_rotation: bool = True,
     skip_nonref: bool = True,
     max_pixels: int | None = None,
     max_frames: int | None = None,
+    max_output_bytes: int | None = None,
 ) -> VideoFrames:
     """Decodes frames of a video by index or by timestamp, in the requested order, without the GIL.
 
     Frame ``i`` is the ``i``-th frame in presentation order (the order ``ffmpeg -fps_mode passthrough``
     writes them); the frame at timestamp ``t`` is the frame displayed at ``t``: the last frame whose pts
-    ``<= t`` (``pts_i <= t < pts_{i+1}``). Requests may come in any order and repeat; each gives the frame a
-    linear decode gives. The reader seeks to the key frame at or before each group of wanted frames and
+    ``<= t`` (``pts_i <= t < pts_{i+1}``). A stream whose timestamps do not increase (they repeat or
+    restart, e.g. two recordings joined) has no presentation order: frame ``i`` is then the ``i``-th frame
+    the decoder outputs, as the CLI writes them, ``pts_seconds`` are the frames' own (restarting)
+    timestamps, and ``timestamps=`` raises ``DecodeError``. Requests may come in any order and repeat;
+    each gives the frame a linear decode gives. The reader seeks to the key frame at or before each group of wanted frames and
     decodes forward, converting (YUV -> RGB, as ``ffmpeg -pix_fmt rgb24``) only the wanted frames; with
     ``skip_nonref`` the decoder skips non-reference frames nobody asked for (H.264, HEVC; identical output).
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
-        indices: frame indices in ``[0, num_frames)``; or
+        indices: frame indices in ``[0, num_frames)`` (ints: Python, NumPy or torch integers); or
         timestamps: times in seconds (pts seconds of the stream: the ``pts_seconds`` this returns).
         seek_mode: ``"exact"`` (the default: every packet's pts is read once, no decoding, so indices and
             timestamps are exact for B-frames and variable frame rates) or ``"approximate"`` (frame ``i``
             at ``start + i / average_fps``: no scan, exact only for constant frame rates).
-        stream: the video stream (-1: FFmpeg's best).
+        stream: the video stream (-1 or ``None``: FFmpeg's best).
         threads: FFmpeg decoder threads (default 1; 0: FFmpeg picks).
         strict: raise on corrupt packets or frames (True), or mark them in ``corrupt`` (False; a frame the
             decoder cannot produce is zero-filled, never replaced by a neighbour).
@@ -212,6 +296,8 @@ def decode_video_frames(
         max_pixels: per-frame pixel limit, checked from the header before any memory is allocated
             (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
         max_frames: the most frames one call may request (``None``: :data:`MAX_VIDEO_FRAMES`; <= 0: none).
+        max_output_bytes: the most bytes of the returned frames, N x H x W x 3, checked from the header
+            before any frame memory is allocated (``None``: :data:`MAX_VIDEO_OUTPUT_BYTES`, 16 GiB; <= 0: none).
 
     Returns:
         :class:`VideoFrames`: ``data`` uint8 Tensor[N, 3, H, W] (RGB, H x W the displayed size),
@@ -221,22 +307,28 @@ def decode_video_frames(
         IndexError: an index outside ``[0, num_frames)`` or a timestamp outside the stream's displayed span
             (the message gives the valid range).
         spdl_torch.DecodeError: unreadable, truncated or corrupt stream (``strict=True``), no video stream,
-            a frame over ``max_pixels``; the message starts with the path when ``src`` is one and carries
-            FFmpeg's reason.
+            a frame over ``max_pixels``, timestamps asked of a stream whose timestamps do not increase; the
+            message starts with the path when ``src`` is one and carries FFmpeg's reason.
         OSError: a path cannot be read.
+        TypeError: an index that is no integer (a float, a bool), a timestamp that is no number, a
+            ``stream`` that is no int.
         ValueError: both or neither of ``indices`` / ``timestamps``, more than ``max_frames`` frames, an
-            unknown ``seek_mode``, ``threads < 0``.
+            output over ``max_output_bytes`` (the message starts with the path), an unknown ``seek_mode``,
+            ``threads < 0``, ``stream < -1``.
     """
+    op = "decode_video_frames"
     if (indices is None) == (timestamps is None):
-        raise ValueError("decode_video_frames: expected exactly one of indices= and timestamps=")
-    data, path = video_bytes(src, "decode_video_frames")
+        raise ValueError(f"{op}: expected exactly one of indices= and timestamps=")
     if indices is not None:
-        indices = [int(i) for i in indices]
+        indices = frame_indices(op, indices)
     if timestamps is not None:
-        timestamps = [float(t) for t in timestamps]
+        timestamps = frame_timestamps(op, timestamps)
+    stream = stream_arg(op, stream)
+    data, path = video_bytes(src, op)
     frames, pts, corrupt = call_video_op(
         torch.ops.spdl_torch.decode_video_frames, path, data, indices=indices, timestamps=timestamps,
         seek_mode=seek_mode, stream=stream, threads=threads, strict=strict, apply_rotation=apply_rotation,
         skip_nonref=skip_nonref, max_pixels=default_max_pixels() if max_pixels is None else max_pixels,
-        max_frames=limit("max_frames", max_frames, default_max_frames()))
+        max_frames=limit("max_frames", max_frames, default_max_frames()),
+        max_output_bytes=limit("max_output_bytes", max_output_bytes, default_max_output_bytes()))
     return VideoFrames(frames, pts, corrupt)

@@ -11,7 +11,8 @@ from .._batch_order import before_batch_op
 from .._errors import name_sample
 from ..errors import DecodeError
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
-from ._video import MAX_VIDEO_FRAMES, call_video_op, default_max_frames, limit, video_bytes
+from ._video import (MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES, call_video_op, default_max_frames,
+                     default_max_output_bytes, limit, video_bytes)
 
 __all__ = ["decode_video_clips"]
 
@@ -24,7 +25,7 @@ def _decode_video_clips_fake(data, *, clip_len, clips_per_video=1, stride=1, fra
                              ratio=(0.75, 4.0 / 3.0), hflip_prob=0.0, seeds=None, interpolation="bilinear", dtype=None,
                              mean=None, std=None, layout="NTCHW", pin_memory=False, strict=True, seek_mode="exact",
                              threads=1, apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
-                             max_frames=MAX_VIDEO_FRAMES):
+                             max_frames=MAX_VIDEO_FRAMES, max_output_bytes=MAX_VIDEO_OUTPUT_BYTES):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_video_clips: expected uint8 data, got {d.dtype} (sample {i})")
         torch._check(d.dim() == 1, lambda: f"decode_video_clips: expected 1-D data (sample {i})")
@@ -65,6 +66,7 @@ def decode_video_clips(
     skip_nonref: bool = True,
     max_pixels: int | None = None,
     max_frames: int | None = None,
+    max_output_bytes: int | None = None,
     return_indices: bool = False,
 ):
     """Decodes ``clips_per_video`` clips of ``clip_len`` frames from each of B videos into one batch, in one
@@ -103,6 +105,9 @@ def decode_video_clips(
         seek_mode, threads, apply_rotation, skip_nonref: as :func:`decode_video_frames`.
         max_pixels: per-frame pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`).
         max_frames: the most frames per video, N * T (``None``: :data:`spdl_torch.io.MAX_VIDEO_FRAMES`).
+        max_output_bytes: the most bytes of the batch, B x N x T x 3 x H x W x the element size, checked
+            before anything is read or allocated (``None``: :data:`spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`,
+            16 GiB; <= 0: none).
         return_indices: also return the frame indices of every clip.
 
     Returns:
@@ -115,7 +120,8 @@ def decode_video_clips(
             starts with its path (or ``sample <b>``) and carries FFmpeg's reason; ``sample_index`` is b.
         OSError: a path cannot be read.
         TypeError: ``srcs`` is a single video, or a sample of another type.
-        ValueError: invalid arguments (sizes, modes, missing seeds, more than ``max_frames`` frames per video).
+        ValueError: invalid arguments (sizes, modes, missing seeds, more than ``max_frames`` frames per video,
+            a batch over ``max_output_bytes``).
     """
     if isinstance(srcs, (str, bytes, bytearray, memoryview, torch.Tensor)) or hasattr(srcs, "__fspath__"):
         raise TypeError(f"decode_video_clips: expected a sequence of videos, got a single {type(srcs).__name__}; "
@@ -139,7 +145,8 @@ def decode_video_clips(
             std=None if std is None else [float(v) for v in std], layout=layout, pin_memory=pin_memory,
             strict=strict, seek_mode=seek_mode, threads=threads, apply_rotation=apply_rotation,
             skip_nonref=skip_nonref, max_pixels=default_max_pixels() if max_pixels is None else max_pixels,
-            max_frames=limit("max_frames", max_frames, default_max_frames()))
+            max_frames=limit("max_frames", max_frames, default_max_frames()),
+            max_output_bytes=limit("max_output_bytes", max_output_bytes, default_max_output_bytes()))
     except DecodeError as e:
         raise name_sample(e, paths) from None
     out = (clips,) if strict else (clips, ok)

@@ -37,7 +37,8 @@ class Pipeline:
     **Stopping.** :meth:`stop` returns within about 1 s (:data:`STOP_TIMEOUT_S`) even when a user
     function is blocked: tasks are cancelled; a pool thread blocked in a user function is abandoned
     (daemon): it finishes the call, its result is discarded, then it exits. Deleting the pipeline (and
-    its iterators) or exiting the interpreter stops the run silently.
+    its iterators) or exiting the interpreter stops the run silently; at interpreter exit the calls in progress
+    are waited for (5 s at most in all), so that no thread is inside native code when the interpreter finalizes.
     """
 
     def __init__(self, spec: PipelineSpec) -> None:

@@ -1,9 +1,10 @@
 """A pool of daemon threads that runs sync functions for an asyncio event loop.
 
-Unlike :class:`concurrent.futures.ThreadPoolExecutor`, the threads are daemons that the interpreter
-does not join at exit, so a user function that never returns cannot hang ``stop()`` or interpreter
-exit. A call whose awaiting task was cancelled (the pipeline was stopped) is abandoned: the thread
-finishes the call, discards its result (or exception) and exits if the pool was shut down.
+Unlike :class:`concurrent.futures.ThreadPoolExecutor`, the threads are daemons, so a user function that never
+returns cannot hang ``stop()``. A call whose awaiting task was cancelled (the pipeline was stopped) is
+abandoned: the thread finishes the call, discards its result (or exception) and exits if the pool was shut
+down. At interpreter exit every pool is shut down and its threads are joined for a bounded time
+(:mod:`spdl_torch._exit`): a thread still inside native code when the interpreter finalizes would abort it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,11 @@ import asyncio
 import collections
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+from .. import _exit
 
 __all__ = ["ThreadPool"]
 
@@ -25,6 +29,15 @@ def _set_future(fut: asyncio.Future, result: Any, exc: BaseException | None) -> 
         fut.set_result(result)
     else:
         fut.set_exception(exc)
+
+
+_LIVE_POOLS: weakref.WeakSet[ThreadPool] = weakref.WeakSet()
+
+
+@_exit.on_stop
+def _shutdown_all() -> None:
+    for pool in list(_LIVE_POOLS):
+        pool.shutdown()
 
 
 class ThreadPool:
@@ -66,7 +79,9 @@ class ThreadPool:
             for i in range(num_threads)
         ]
         for t in self._threads:
+            _exit.track(t)
             t.start()
+        _LIVE_POOLS.add(self)
 
     @property
     def threads(self) -> list[threading.Thread]:

@@ -13,7 +13,6 @@ Threads of one run:
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import logging
 import threading
@@ -23,6 +22,7 @@ from collections.abc import AsyncIterable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _exit
 from ._failures import FailureTracker, PipelineFailure
 from ._pool import ThreadPool
 from ._queues import EOF, SinkQueue, StageQueue
@@ -39,12 +39,11 @@ STOP_TIMEOUT_S = 1.0
 _LIVE_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
 
 
-@atexit.register
+@_exit.on_stop
 def _stop_all_at_exit() -> None:
-    # atexit handlers run before the interpreter tears down modules, while daemon threads still run:
-    # stop every live run so no thread touches a half-finalized interpreter.
+    # at interpreter exit: cancel every live run; spdl_torch._exit then joins the scheduler and pool threads
     for run in list(_LIVE_RUNS):
-        run.stop(timeout=0.2)
+        run.stop(timeout=0)
 
 
 @dataclass(frozen=True)
@@ -96,6 +95,7 @@ class Run:
         self._main_task = self.loop.create_task(self._main())
         self.thread = threading.Thread(target=self._thread_main, name="spdl_torch.pipeline-scheduler", daemon=True)
         _LIVE_RUNS.add(self)
+        _exit.track(self.thread)
         self.thread.start()
 
     # -- scheduler thread ---------------------------------------------------------------------------

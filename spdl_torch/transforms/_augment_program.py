@@ -24,23 +24,16 @@ import torch
 
 from .._seeds import splitmix64
 
-__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "interpolation_choice", "native_augment"]
+# Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
+from ._augment_codes import (
+    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, NO_FILL, NOOP,
+    POSTERIZE, SATURATION, SHARPNESS, SOLARIZE,
+)
+from ._augment_codes import AUGMENT_COLUMNS as ROW
+from ._augment_codes import ERASE_OFF as ERASE_NONE
+from ._augment_codes import ERASE_RANDOM, ERASE_VALUE
 
-# Op codes of the augment rows (the interface of the native op; a stand-in for the kernels' own constants).
-NOOP = 0
-AFFINE = 1
-BRIGHTNESS = 2
-CONTRAST = 3
-SATURATION = 4
-HUE = 5
-SHARPNESS = 6
-POSTERIZE = 7
-SOLARIZE = 8
-AUTOCONTRAST = 9
-EQUALIZE = 10
-INVERT = 11
-GRAYSCALE = 12
-GAUSSIAN_BLUR = 13
+__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "interpolation_choice", "native_augment"]
 
 #: Op name -> code, as reported in :class:`AugmentOp`.
 CODES = {
@@ -48,11 +41,6 @@ CODES = {
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
 }
-ERASE_NONE, ERASE_VALUE, ERASE_RANDOM = 0, 1, 2
-#: The affine row's fill (a6) for torchvision's ``fill=None``: zero padding without the fill mask (with
-#: bilinear interpolation the edge pixels then differ from ``fill=0``, which blends the fill in once more).
-NO_FILL = -1.0
-ROW = 8
 
 _MASK64 = (1 << 64) - 1
 _SALT = 0x6A09E667F3BCC909  # separates the augmentation stream from the geometry's draws of the same seed

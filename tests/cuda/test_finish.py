@@ -60,7 +60,7 @@ def test_split_moves_the_fused_conversion_to_the_device():
 
 
 def test_split_keeps_per_sample_remainders_and_uint8_plans_on_the_host():
-    per_sample = transforms.fuse(_train(extra=[v2.RandomErasing(p=1.0)]))
+    per_sample = transforms.fuse(_train(extra=[v2.RandomPerspective(p=1.0)]))
     assert per_sample.per_sample is not None
     assert cuda.split_plan(per_sample) == (per_sample, None)
     uint8 = transforms.fuse(v2.Compose([v2.Resize(20), v2.CenterCrop(16)]))

@@ -21,6 +21,15 @@ import spdl_torch
 TORCH = tud.DataLoader
 OURS = spdl_torch.DataLoader
 
+
+class ThreadLoader(spdl_torch.DataLoader):
+    """``spdl_torch.DataLoader`` on worker threads (``worker_mode="thread"`` unless given): for tests about
+    thread workers over plain Python datasets, which ``worker_mode="auto"`` loads in torch's processes."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("worker_mode", "thread")
+        super().__init__(*args, **kwargs)
+
 # The cases handed by the sessions that found the defects (read, not imported, by the tests).
 CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), os.pardir,
                      "shared", "cases")
@@ -29,7 +38,7 @@ CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abs
 OUR_THREAD_PREFIX = "spdl_torch-DataLoader-worker"
 
 
-def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool = False):
+def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool = False, threads: bool = False):
     """``pytest.mark.parametrize("DL", [torch's DataLoader, ours])``.
 
     Args:
@@ -37,6 +46,8 @@ def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool
         torch_skip: if given, the torch variant is skipped with this reason (a case inherently about threads or
             about our extensions).
         ours_only: same as ``torch_skip`` with a generic reason.
+        threads: ours is :class:`ThreadLoader` (a case about thread workers), else ``spdl_torch.DataLoader`` as
+            a user gets it (``worker_mode="auto"``).
     """
     if ours_only and torch_skip is None:
         torch_skip = "spdl_torch only: about threads or an spdl_torch extension"
@@ -44,7 +55,7 @@ def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool
     our_marks = [pytest.mark.xfail(strict=True, reason=ours)] if ours else []
     return pytest.mark.parametrize("DL", [
         pytest.param(TORCH, id="torch", marks=torch_marks),
-        pytest.param(OURS, id="spdl", marks=our_marks),
+        pytest.param(ThreadLoader if threads else OURS, id="spdl", marks=our_marks),
     ])
 
 

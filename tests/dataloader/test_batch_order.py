@@ -36,6 +36,9 @@ class _Recording(torch.utils.data.Dataset):
     def __len__(self):
         return self.n
 
+    def spdl_native_loading(self):  # stands for a fused dataset: loads on threads
+        return True
+
     def __getitems__(self, indices):
         if indices[0] == 0:
             time.sleep(self.late)
@@ -74,7 +77,7 @@ def test_fetches_without_batch_ops_still_run_concurrently():
                 both.wait()
             return i
 
-    loader = spdl_torch.DataLoader(Plain(), batch_size=2, num_workers=2)
+    loader = spdl_torch.DataLoader(Plain(), batch_size=2, num_workers=2, worker_mode="thread")
     assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
 
 

@@ -8,7 +8,9 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from spdl_torch.dataloader import DataLoader, get_worker_info
+from spdl_torch.dataloader import get_worker_info
+
+from .parity import ThreadLoader as DataLoader  # this file is about thread workers
 
 WORKERS = [0, 1, 2]
 
@@ -436,11 +438,11 @@ class Busy:
             t = t + 1  # workers are inside native torch code when the interpreter exits
         return t
 
-it = iter(DataLoader(Busy(), batch_size=4, num_workers=4))
+it = iter(DataLoader(Busy(), batch_size=4, num_workers=4, worker_mode="thread"))
 next(it)
-for x in DataLoader(Busy(), batch_size=4, num_workers=2):
+for x in DataLoader(Busy(), batch_size=4, num_workers=2, worker_mode="thread"):
     break
-loader = DataLoader(Busy(), batch_size=4, num_workers=2)
+loader = DataLoader(Busy(), batch_size=4, num_workers=2, worker_mode="thread")
 for i, x in enumerate(loader):
     if i == 3:
         break

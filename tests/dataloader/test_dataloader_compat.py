@@ -17,7 +17,9 @@ import torch
 import torch.utils.data as tud
 
 import spdl_torch.dataloader as dl
-from spdl_torch.dataloader import DataLoader, get_worker_info
+from spdl_torch.dataloader import get_worker_info
+
+from .parity import ThreadLoader as DataLoader  # this file is about thread workers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -330,7 +332,7 @@ class Forever:
         threading.Event().wait()  # blocks forever
 
 try:
-    next(iter(DataLoader(Forever(), batch_size=2, num_workers=2, timeout=2)))
+    next(iter(DataLoader(Forever(), batch_size=2, num_workers=2, timeout=2, worker_mode="thread")))
 except RuntimeError as e:
     assert "DataLoader timed out after 2 seconds" in str(e), e
 else:
@@ -364,11 +366,12 @@ class Stream(tud.IterableDataset):
                 t = t + 1
             yield i
 
-persistent = DataLoader(list(range(1000)), batch_size=4, num_workers=2, persistent_workers=True)
+persistent = DataLoader(list(range(1000)), batch_size=4, num_workers=2, persistent_workers=True,
+                        worker_mode="thread")
 list(persistent)
 it = iter(persistent)
 next(it)
-stream = iter(DataLoader(Stream(), batch_size=8, num_workers=3))
+stream = iter(DataLoader(Stream(), batch_size=8, num_workers=3, worker_mode="thread"))
 next(stream)
 """
 

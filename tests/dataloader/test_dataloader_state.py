@@ -7,7 +7,11 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from spdl_torch.dataloader import DataLoader, get_worker_info
+from spdl_torch.dataloader import get_worker_info
+
+# The resume logic of thread workers, at every position of many configurations (process mode's resume, which
+# fast-forwards torch's own iterator: test_worker_mode.py).
+from .parity import ThreadLoader as DataLoader
 
 N, BS = 11, 2  # 6 batches per epoch, the last one short
 EPOCHS = 2

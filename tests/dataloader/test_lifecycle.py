@@ -28,7 +28,7 @@ class SmallIterable(tud.IterableDataset):
         return iter(range(64))
 
 
-@both(torch_skip=THREADS + " (300 worker-process start-ups would take minutes)")
+@both(torch_skip=THREADS + " (300 worker-process start-ups would take minutes)", threads=True)
 @pytest.mark.parametrize("dataset", [Small, SmallIterable])
 def test_300_abandoned_iterators_do_not_pile_up_threads(DL, dataset):
     """(Passes today in this form: the 481 threads of the issue did not reproduce with these datasets; it
@@ -72,7 +72,7 @@ class SlowItems(tud.Dataset):
         return i
 
 
-@both(torch_skip=THREADS)
+@both(torch_skip=THREADS, threads=True)
 def test_dropped_iterator_stops_its_threads_promptly(DL):
     gc.collect()
     before = {t.ident for t in our_threads()}

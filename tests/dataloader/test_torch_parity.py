@@ -4,6 +4,12 @@ memory). Which torch cases are ported, and which are not and why, is listed in t
 the end of this file.
 
 Sizes are smaller than torch's (40 samples, 2-3 workers) so that the file runs in seconds.
+
+The plain Python datasets of these tests load, by default (``worker_mode="auto"``), in torch's worker processes
+(see ``test_worker_mode.py``), so torch's own cases hold for ours as written. A few of them inspect facts only
+worker processes have: ``test_get_worker_info`` (each worker's pid, ``it._workers``) and
+``test_iterable_style_dataset_workers`` (the workers' ``is_alive`` / ``join`` / ``exitcode``). Tests that pass
+spdl_torch's own arguments (``worker_rng``, thread names) are about thread mode.
 """
 
 import collections
@@ -12,6 +18,7 @@ import gc
 import math
 import multiprocessing
 import os
+import random
 import time
 import warnings
 
@@ -417,7 +424,8 @@ def test_worker_init_fn_seeding_is_undone_with_a_warning_by_default():
 
     torch.manual_seed(7)
     with pytest.warns(UserWarning, match="worker_init_fn changed the global random state"):
-        got = ints(DataLoader(InitialSeed(), batch_size=2, num_workers=2, worker_init_fn=_seed_12345))
+        got = ints(DataLoader(InitialSeed(), batch_size=2, num_workers=2, worker_init_fn=_seed_12345,
+                              worker_mode="thread"))
     assert torch.initial_seed() == 7  # the consumer's RNG is untouched
     assert len(got) == 4 and 12345 not in got  # each worker's torch.initial_seed() is its info.seed
 
@@ -770,6 +778,168 @@ def test_python_scalars_collate_dtype(DL):
     assert ints_.dtype == torch.int64 and ints_.tolist() == [1, 2, -1]
     assert floats.dtype == torch.float64 and torch.equal(floats, torch.tensor([1.1, 2.3, -0.9], dtype=torch.float64))
     assert bools.dtype == torch.bool and bools.tolist() == [True, False, True]
+
+
+# -- torch's cases in their own form, in the mode a user gets by default (a plain Python dataset: worker_mode="auto"
+#    runs torch's worker processes); the thread-mode variants above keep their spdl_torch-specific arguments ---------
+
+
+class SeedAndDraws(tud.Dataset):
+    """torch's SeedDataset, plus a draw from the worker's global torch and ``random`` RNGs."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.initial_seed(), torch.rand(()).item(), random.random()
+
+
+def _seed_all_12345(worker_id):
+    torch.manual_seed(12345)
+    random.seed(12345)
+
+
+@both()
+def test_worker_init_fn_reseeds_the_worker(DL):
+    """torch's test_worker_init_fn: after ``worker_init_fn`` re-seeds, the worker's ``torch.initial_seed()`` is that
+    seed and its global RNGs draw from it (each worker: samples 0, 1 of its first batch are its first two draws)."""
+    torch.manual_seed(7)
+    g, r = torch.Generator().manual_seed(12345), random.Random(12345)
+    draws = [torch.rand((), generator=g).item() for _ in range(2)], [r.random() for _ in range(2)]
+    batches = list(DL(SeedAndDraws(), batch_size=2, num_workers=2, worker_init_fn=_seed_all_12345))
+    assert len(batches) == 2
+    for seeds, torch_draws, random_draws in batches:
+        assert seeds.tolist() == [12345, 12345]
+        assert torch_draws.tolist() == draws[0] and random_draws.tolist() == draws[1]
+    assert torch.initial_seed() == 7  # the consumer's RNG is not the workers'
+
+
+@both()
+def test_worker_seed_reproducibility_with_reseeding_workers(DL):
+    """torch's test_worker_seed_reproducibility over a dataset that draws from the global RNG: the same
+    ``generator`` seed gives the same samples (each worker's global RNG seeded base_seed + id)."""
+
+    def draws():
+        return [b.tolist() for b in DL(RandDraws(), batch_size=2, num_workers=2,
+                                        generator=torch.Generator().manual_seed(42))]
+
+    first = draws()
+    assert first == draws() and len({x for b in first for x in b}) == 8
+
+
+class RandDraws(tud.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return torch.rand(()).item()
+
+
+@both()
+@pytest.mark.parametrize("batch_size, num_workers", [(8, 1), (8, 2), (5, 3)])
+def test_individual_worker_queue(DL, batch_size, num_workers):
+    """torch's TestIndividualWorkerQueue: batch ``i`` of a map-style dataset is loaded by worker
+    ``i % num_workers`` (whose ``worker_init_fn``, a method of the dataset, stored its id on its copy)."""
+    ds = WorkerQueueDataset(40)
+    loader = DL(ds, batch_size=batch_size, shuffle=False, num_workers=num_workers, timeout=20,
+                worker_init_fn=ds.worker_init_fn)
+    for i, (stored, loaded_by, data) in enumerate(loader):
+        assert stored.tolist() == loaded_by.tolist() == [i % num_workers] * len(data)
+        assert data.tolist() == list(range(i * batch_size, min(40, (i + 1) * batch_size)))
+    assert i == math.ceil(40 / batch_size) - 1
+
+
+class HeldIndex(tud.Dataset):
+    """torch's _TestSlowIndexDataset, without a clock: index 0 waits until index 9 was loaded (an Event shared
+    with the worker processes); items are ``(worker id, index)``."""
+
+    def __init__(self):
+        self.loaded_last = multiprocessing.Event()
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 0:
+            assert self.loaded_last.wait(timeout=30)
+        if i == 9:
+            self.loaded_last.set()
+        return tud.get_worker_info().id, i
+
+
+@both()
+def test_out_of_order_index_dataset_worker_assignment(DL):
+    """torch's TestOutOfOrderDataLoader.test_out_of_order_index_ds: worker 0 is stuck on index 0 with index 2 in
+    its queue (prefetch_factor=2), worker 1 loads every other index, and 0, 2 come last."""
+    got = [(int(w), int(i)) for w, i in DL(HeldIndex(), batch_size=None, num_workers=2, prefetch_factor=2,
+                                            in_order=False, timeout=40)]
+    assert [w for w, _ in got] == [1] * 8 + [0, 0]
+    assert [i for _, i in got] == [1, 3, 4, 5, 6, 7, 8, 9, 0, 2]
+
+
+class WorkerAndIndex(SlowIndex):
+    def __getitem__(self, i):
+        return tud.get_worker_info().id, super().__getitem__(i)
+
+
+@both()
+def test_in_order_index_dataset_worker_assignment(DL):
+    """test_in_order_index_ds: with ``in_order=True`` index ``i`` is loaded by worker ``i % 2``."""
+    got = [(int(w), int(i)) for w, i in DL(WorkerAndIndex(10, 0), batch_size=None, num_workers=2, in_order=True)]
+    assert got == [(i % 2, i) for i in range(10)]
+
+
+class PidInfo(tud.Dataset):
+    """torch's TestWorkerInfoDataset: items are ``self.value``, which ``_pid_info_init_fn`` sets on the
+    worker's copy as ``[worker id, pid]``."""
+
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return torch.tensor(self.value)
+
+
+def _pid_info_init_fn(worker_id):
+    info = tud.get_worker_info()
+    assert info.id == worker_id and info.num_workers == 2 and info.seed == torch.initial_seed()
+    info.dataset.value = [worker_id, os.getpid()]
+
+
+@both()
+def test_get_worker_info(DL):
+    """torch's test_get_worker_info (process-only facts: pids, ``it._workers``)."""
+    assert tud.get_worker_info() is None
+    ds = PidInfo()
+    it = iter(DL(ds, batch_size=2, num_workers=2, worker_init_fn=_pid_info_init_fn))
+    data = torch.cat(list(it), 0)
+    worker_pids = [w.pid for w in it._workers]
+    assert len(data) == 6 and sorted({int(d[0]) for d in data}) == [0, 1]
+    for d in data:
+        assert d[1] == worker_pids[d[0]] != os.getpid()
+    assert tud.get_worker_info() is None
+    assert not hasattr(ds, "value")
+
+
+class ShardedRange(tud.IterableDataset):
+    """torch's CountingIterableDataset split between the workers (test_iterable_style_dataset)."""
+
+    def __iter__(self):
+        info = tud.get_worker_info()
+        return iter(range(info.id, 20, info.num_workers))
+
+
+@both()
+def test_iterable_style_dataset_workers(DL):
+    """torch's test_iterable_style_dataset / test_partial_workers: the iterator's ``_workers`` are processes
+    that can be iterated, joined and ended."""
+    it = iter(DL(ShardedRange(), batch_size=None, num_workers=2))
+    workers = it._workers
+    assert len(workers) == 2 and all(w.is_alive() for w in workers)
+    assert sorted(int(x) for x in it) == list(range(20))
+    for w in workers:
+        w.join(timeout=20)
+        assert not w.is_alive() and w.exitcode == 0
 
 
 # Not ported (about processes themselves, or not about the loader):

@@ -16,7 +16,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import OURS, both, collect
+from .parity import OURS, ThreadLoader, both, collect
 
 # -- item 1: type identity ---------------------------------------------------------------------------------
 
@@ -107,7 +107,7 @@ def test_ours_get_worker_info_matches_torchs_in_threads():
             ours, theirs = spdl_torch.get_worker_info(), tud.get_worker_info()
             return (ours.id, ours.seed) if ours else None, (theirs.id, theirs.seed) if theirs else None
 
-    got = list(OURS(DS(6), batch_size=None, num_workers=2))
+    got = list(ThreadLoader(DS(6), batch_size=None, num_workers=2))
     assert len(got) == 6
     assert all(a is not None and a == b for a, b in got), got
 
@@ -160,7 +160,7 @@ def test_lazily_opened_handle_is_not_shared_between_workers(DL):
     assert ds.handle is None
 
 
-@both(torch_skip="torch pickles the dataset into each worker process: nothing is shared")
+@both(torch_skip="torch pickles the dataset into each worker process: nothing is shared", threads=True)
 def test_dataset_copy_is_shallow(DL):
     ds = PerWorkerDataset(8)
     seen = []
@@ -244,7 +244,7 @@ def test_workers_draws_are_not_taken_for_another_workers_init_fn(init):
     torch.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        values = torch.cat(list(spdl_torch.DataLoader(Draws(), batch_size=4, num_workers=2, worker_init_fn=init)))
+        values = torch.cat(list(spdl_torch.DataLoader(Draws(), batch_size=4, num_workers=2, worker_init_fn=init, worker_mode="thread")))
     assert values.shape == (48, 1)
     assert len(set(values.flatten().tolist())) == 48  # no draw repeated
 
@@ -272,7 +272,7 @@ def test_default_collate_in_our_threads_does_not_use_shared_memory():
     process); in our threads the batch is ordinary memory, and torch.stack's own error names a shape mismatch."""
     from spdl_torch import DataLoader
 
-    batch = next(iter(DataLoader([torch.zeros(3)] * 4, batch_size=4, num_workers=1)))
+    batch = next(iter(DataLoader([torch.zeros(3)] * 4, batch_size=4, num_workers=1, worker_mode="thread")))
     assert not batch.is_shared()
 
     class Ragged(tud.Dataset):
@@ -283,4 +283,4 @@ def test_default_collate_in_our_threads_does_not_use_shared_memory():
             return torch.zeros(2 + i)
 
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
-        next(iter(DataLoader(Ragged(), batch_size=2, num_workers=1)))
+        next(iter(DataLoader(Ragged(), batch_size=2, num_workers=1, worker_mode="thread")))

@@ -103,11 +103,9 @@ def make_fake_decode_images(real):
 
 
 @pytest.fixture
-def native(monkeypatch):
-    """``spdl_torch.io.decode_images`` with ``augment`` / ``erase`` (the reference executor after the real
-    op's geometry), so that fuse() fuses augmentations and the plans run them."""
-    import spdl_torch.io
+def native():
+    """The native op with ``augment`` / ``erase``: fuse() fuses augmentations and the plans run them in
+    ``decode_images``; the tests compare its output with the reference executor above."""
     from spdl_torch.transforms._augment_program import native_augment
 
-    monkeypatch.setattr(spdl_torch.io, "decode_images", make_fake_decode_images(spdl_torch.io.decode_images))
-    assert native_augment()
+    assert native_augment(), "this build's decode_images has no augment argument"

@@ -21,7 +21,7 @@ from spdl_torch.datasets import FileListDataset, ImageFolder
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-JITTER = v2.Compose([v2.RandomResizedCrop(24), v2.ColorJitter(0.3), v2.ToDtype(torch.float32, scale=True)])
+PARTLY_FUSED = v2.Compose([v2.RandomResizedCrop(24), v2.RandomPerspective(p=1.0), v2.ToDtype(torch.float32, scale=True)])
 
 
 @pytest.fixture(scope="module")
@@ -47,18 +47,18 @@ def _paths(root):
 @pytest.mark.parametrize("cls", ["ImageFolder", "FileListDataset"])
 def test_partial_fusion_warns_once_naming_the_first_unfused(root, cls):
     make = (lambda **kw: ImageFolder(root, **kw)) if cls == "ImageFolder" else (lambda **kw: FileListDataset(_paths(root), **kw))
-    with pytest.warns(UserWarning, match=rf"{cls}: the transform is only partly fused: ColorJitter\(.*\) and the 1 "
+    with pytest.warns(UserWarning, match=rf"{cls}: the transform is only partly fused: RandomPerspective\(.*\) and the 1 "
                                          r"transform after it runs per sample in Python") as record:
-        ds = make(transform=JITTER)
+        ds = make(transform=PARTLY_FUSED)
     assert len([w for w in record if issubclass(w.category, UserWarning)]) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ds.__getitems__([0, 1])  # no warning per fetch
-        make(transform=JITTER, warn_unfused=False)  # silenced
+        make(transform=PARTLY_FUSED, warn_unfused=False)  # silenced
         make(transform=EVAL)  # fully fused: nothing to say
         make(transform=None)
-    with pytest.raises(ValueError, match=rf"{cls}: require_fused=True, but ColorJitter\(.*\) is not fused"):
-        make(transform=JITTER, require_fused=True)
+    with pytest.raises(ValueError, match=rf"{cls}: require_fused=True, but RandomPerspective\(.*\) is not fused"):
+        make(transform=PARTLY_FUSED, require_fused=True)
     make(transform=EVAL, require_fused=True)
     with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\].*no fixed output size"):
         make(transform=v2.Resize(20))
@@ -84,10 +84,10 @@ def test_custom_loader_and_require_fused(root):
 def test_repr_shows_the_plan_and_the_remainder(root):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        text = repr(ImageFolder(root, transform=JITTER, seed=0))
+        text = repr(ImageFolder(root, transform=PARTLY_FUSED, seed=0))
     assert text.startswith(f"ImageFolder(root={str(root)!r}, num_classes=3, num_samples=9,")
     assert "fused into decode_images(mode='train', height=24, width=24" in text and "RandomResizedCrop(size=(24, 24)" in text
-    assert "then per sample in Python (on tensors): [ColorJitter(brightness=(0.7, 1.3)), ToDtype(scale=True)]" in text
+    assert "then per sample in Python (on tensors): [RandomPerspective(p=1.0, distortion_scale=0.5, interpolation=bilinear, fill=0), ToDtype(scale=True)]" in text
     text = repr(FileListDataset(_paths(root), transform=EVAL))
     assert "fused=True" in text and "Normalize(mean=" in text and "per sample" not in text
     with warnings.catch_warnings():

@@ -197,8 +197,8 @@ def test_remainder_before_to_tensor_gets_pil_images(small_tree):
 
 
 def test_random_v1_remainder_draws_per_sample_from_torch_rng(small_tree):
-    # ColorJitter after the fused crop: per sample, on PIL images, one draw per sample from torch's RNG.
-    t = T.Compose([T.CenterCrop(40), T.ColorJitter(0.5, 0.5), T.ToTensor()])
+    # RandomPerspective (never fused) after the fused crop: per sample, on PIL images, one draw per sample from torch's RNG.
+    t = T.Compose([T.CenterCrop(40), T.RandomPerspective(p=1.0), T.ToTensor()])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ours = ImageFolder(small_tree, transform=t)

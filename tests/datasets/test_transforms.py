@@ -45,12 +45,12 @@ def test_fuse_eval_pipeline():
 
 def test_fuse_train_pipeline_with_rest():
     t = v2.Compose([v2.ToImage(), v2.RandomResizedCrop((20, 30), scale=(0.5, 1.0), interpolation=v2.InterpolationMode.BICUBIC),
-                    v2.RandomHorizontalFlip(0.25), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
+                    v2.RandomHorizontalFlip(0.25), v2.RandomPerspective(p=1.0), v2.ToDtype(torch.float32, scale=True)])
     plan = fuse(t)
     assert plan.op_kwargs == dict(mode="train", height=20, width=30, scale=(0.5, 1.0), ratio=(0.75, 4 / 3),
                                   interpolation="bicubic", hflip_prob=0.25)
     assert plan.random
-    assert [type(x) for x in plan.rest.transforms] == [v2.ColorJitter, v2.ToDtype]
+    assert [type(x) for x in plan.rest.transforms] == [v2.RandomPerspective, v2.ToDtype]
 
 
 def test_fuse_other_geometries_and_refusals():

@@ -103,3 +103,15 @@ def test_image_only_fusions_run_per_clip(paths, extra):
     clips, _ = ds[0]
     fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32)[0]
     assert torch.equal(clips, torch.stack([extra(c) for c in fused]))
+
+
+def test_uniform_clips_of_odd_files_reach_their_last_frame():
+    """Files the CLI plays with packets flagged discard (the first 8, the last) or timestamps that restart:
+    two uniform clips start at frame 0 and end at the CLI's last frame, pixel for pixel."""
+    odd = [vm.make_mp4_cut_mid_gop(), vm.make_mp4_short_edit(), vm.make_joined_ts()]
+    ds = VideoClipDataset(odd, clip_len=3, clips_per_video=2)  # no transform: each video at its own size
+    for k, (clips, label) in enumerate(ds.__getitems__([0, 1, 2])):
+        ref = torch.from_numpy(vm.cli_frames(odd[k]).copy()).permute(0, 3, 1, 2)
+        n = len(ref)
+        assert label == k and clips.shape == (2, 3, 3, 48, 64)
+        assert torch.equal(clips[0], ref[:3]) and torch.equal(clips[1], ref[n - 3:])

@@ -1,11 +1,13 @@
 """decode_video_frames / video_metadata against the ffmpeg CLI: every frame of synthetic videos (B-frames, GOP
 1/12/250, VFR, 10 fps, HEVC, VP9, MPEG-4, MJPEG, 10-bit, 4:4:4, odd sizes, rotation) equal to
 ``ffmpeg -fps_mode passthrough -pix_fmt rgb24`` bit for bit, by index and by timestamp, in any order; frame
-counts equal to ffprobe's ``-count_frames``; errors for bad input."""
+counts equal to ffprobe's ``-count_frames``; the same for odd files the CLI plays (packets flagged discard,
+timestamps that restart); errors for bad input and bad arguments."""
 
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -207,6 +209,138 @@ def test_opcheck_video_ops():
                           test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
 
 
+# ---- odd files the CLI plays: packets flagged discard (mov edit lists), timestamps that restart.
+ODD = {"joined_ts": vm.make_joined_ts, "cut_mid_gop": vm.make_mp4_cut_mid_gop, "short_edit": vm.make_mp4_short_edit}
+
+
+@pytest.mark.parametrize("name", list(ODD))
+def test_odd_files_give_every_cli_frame_in_its_order(name):
+    """Every frame equals the CLI's (``-fps_mode passthrough``) at its position, the counts equal
+    ffprobe's ``-count_frames``, and requests in any order give the frames of a linear decode."""
+    path = ODD[name]()
+    ref = vm.cli_frames(path)
+    n = len(ref)
+    assert vm.probe(path)["count"] == n
+    assert video_metadata(path, count_frames=True).num_frames == n
+    out = decode_video_frames(path, indices=range(n))
+    np.testing.assert_array_equal(frames_hwc(out), ref)
+    assert not out.corrupt.any()
+    probed = np.asarray(vm.probe(path)["pts"])  # each frame's own timestamp, in the CLI's order
+    np.testing.assert_allclose(out.pts_seconds.numpy(), probed, atol=1e-3)
+    rng = random.Random(3)
+    order = [n - 1, 0, n - 1, n // 2, 1, n // 2 + 1] + [rng.randrange(n) for _ in range(10)] + list(range(n - 1, -1, -4))
+    for kwargs in ({}, {"skip_nonref": False}, {"threads": 2}):
+        np.testing.assert_array_equal(frames_hwc(decode_video_frames(path, indices=order, **kwargs)), ref[order])
+    with pytest.raises(IndexError, match=f"the stream has {n} frames"):
+        decode_video_frames(path, indices=[n])
+
+
+def test_discarded_packets_are_no_frames_of_the_header_count_or_the_timestamps():
+    """The edit list's discarded samples: not in the header's count either, and no timestamp names them."""
+    for path, n in ((vm.make_mp4_cut_mid_gop(), 22), (vm.make_mp4_short_edit(), 29)):
+        meta = video_metadata(path)
+        assert (meta.num_frames, meta.num_frames_counted) == (n, False)
+        pts = decode_video_frames(path, indices=range(n)).pts_seconds.tolist()
+        assert pts[0] == 0.0
+        with pytest.raises(IndexError, match=r"outside the stream's \[0\.000000 s, "):
+            decode_video_frames(path, timestamps=[-0.001])
+        out = decode_video_frames(path, timestamps=[0.0, pts[-1], pts[-1] + 0.039])
+        np.testing.assert_array_equal(frames_hwc(out), vm.cli_frames(path)[[0, n - 1, n - 1]])
+    # the discarded last frame's time, 29 x 40 ms, is past the end
+    with pytest.raises(IndexError, match=r"timestamp 1\.160000 s is outside the stream's \[0\.000000 s, 1\.160000 s\)"):
+        decode_video_frames(vm.make_mp4_short_edit(), timestamps=[1.16])
+
+
+def test_restarting_timestamps_address_frames_in_decode_order():
+    """Two recordings joined (pts 1.48 .. 2.64 s, then 1.48 .. 2.64 s again): frame i is the CLI's i-th
+    (the second recording's frames are reachable), a timestamp names no single frame (DecodeError), and
+    uniform clips over the whole stream reach both recordings."""
+    path = vm.make_joined_ts()
+    ref = vm.cli_frames(path)
+    out = decode_video_frames(path, indices=[0, 30, 29, 59])
+    np.testing.assert_array_equal(frames_hwc(out), ref[[0, 30, 29, 59]])
+    assert out.pts_seconds[0] == out.pts_seconds[1]  # the same pts, two different frames
+    assert not np.array_equal(frames_hwc(out)[0], frames_hwc(out)[1])
+    with pytest.raises(spdl_torch.DecodeError, match=r"joined\.ts: the stream's timestamps do not increase "
+                                                     r"\(frame 30 at .* follows frame 29 at .*request the frames by index"):
+        decode_video_frames(path, timestamps=[1.6])
+    from spdl_torch.io import decode_video_clips
+
+    clips, indices = decode_video_clips([path], clip_len=2, clips_per_video=3, height=48, width=64,
+                                        geometry="resize", return_indices=True)
+    assert indices.tolist() == [[[0, 1], [29, 30], [58, 59]]]
+
+
+# ---- argument checks (every video op that takes the argument)
+def test_indices_must_be_integers_in_int64():
+    path = vm.make_video("h264_bframes")
+    for bad in ([1.7], [True], [np.bool_(False)], ["3"], [torch.tensor(True)], [torch.tensor(1.0)]):
+        with pytest.raises(TypeError, match="expected integer frame indices"):
+            decode_video_frames(path, indices=bad)
+    with pytest.raises(IndexError, match=r"frame index 1180591620717411303424 is out of range"):
+        decode_video_frames(path, indices=[2 ** 70])
+    with pytest.raises(IndexError, match=r"frame index -1180591620717411303424 is out of range"):
+        decode_video_frames(path, indices=[0, -2 ** 70])
+    ref = decode_video_frames(path, indices=[3, 1]).data
+    for good in ([np.int64(3), np.int32(1)], torch.tensor([3, 1]), np.array([3, 1])):
+        torch.testing.assert_close(decode_video_frames(path, indices=good).data, ref, rtol=0, atol=0)
+    for bad in ([True], ["0.5"]):
+        with pytest.raises(TypeError, match="expected timestamps in seconds"):
+            decode_video_frames(path, timestamps=bad)
+    torch.testing.assert_close(decode_video_frames(path, timestamps=[np.float32(0.0), 0]).data,
+                               decode_video_frames(path, indices=[0, 0]).data, rtol=0, atol=0)
+
+
+def test_stream_minus_one_or_none_is_the_best_stream_and_nothing_below():
+    path = vm.make_video("h264_bframes")
+    for call in (lambda s: decode_video_frames(path, indices=[0], stream=s), lambda s: video_metadata(path, stream=s)):
+        for bad in (-2, -(2 ** 40), 2 ** 40):
+            with pytest.raises(ValueError, match="expected stream >= 0, or -1 / None"):
+                call(bad)
+        for bad in (True, 0.0):
+            with pytest.raises(TypeError, match="expected an int stream"):
+                call(bad)
+    assert video_metadata(path, stream=None) == video_metadata(path, stream=-1) == video_metadata(path, stream=0)
+    torch.testing.assert_close(decode_video_frames(path, indices=[2], stream=None).data,
+                               decode_video_frames(path, indices=[2], stream=0).data, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="expected stream >= 0"):  # the op itself, as TorchScript calls it
+        torch.ops.spdl_torch.video_metadata(torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8),
+                                            stream=-2)
+
+
+def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
+    """frames x height x width x 3 over the cap: a ValueError naming the file and the size, before any frame
+    memory (a cap of 0 or less: none); the module default is read at each call."""
+    path = vm.make_video("h264_gop250")  # 160x120: 57600 bytes per frame
+    exact = decode_video_frames(path, indices=[0, 1], max_output_bytes=2 * 57600)
+    assert exact.data.shape == (2, 3, 120, 160)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: decode_video_frames: the output, 3 frames of 3x120x160 uint8, "
+                                         r"is 172800 bytes \(0\.0 GiB\), over max_output_bytes = 172799 "
+                                         r"\(raise it per call, or spdl_torch\.io\.MAX_VIDEO_OUTPUT_BYTES"):
+        decode_video_frames(path, indices=[0, 1, 2], max_output_bytes=172799)
+    # a header's huge frame size times many indices: refused before the index is read or anything allocated
+    with pytest.raises(ValueError, match=r"the output, 4096 frames of 3x120x160 uint8, is 235929600 bytes"):
+        decode_video_frames(path, indices=[10 ** 6] * 4096, max_output_bytes=10 ** 8)
+    assert decode_video_frames(path, indices=[0], max_output_bytes=0).data.shape[0] == 1
+    monkeypatch.setattr(spdl_torch.io, "MAX_VIDEO_OUTPUT_BYTES", 57600)
+    decode_video_frames(path, indices=[0])
+    with pytest.raises(ValueError, match="over max_output_bytes = 57600"):
+        decode_video_frames(path, indices=[0, 1])
+    with pytest.raises(ValueError, match="over max_output_bytes = 57600"):
+        decode_video_frames(path.read_bytes(), indices=[0, 1])  # bytes: no path to name
+    from spdl_torch.io import decode_video_clips
+
+    with pytest.raises(ValueError, match=r"decode_video_clips: the output, 2 videos x 3 clips x 4 frames of "
+                                         r"3x100x100 float32, is 2880000 bytes .*over max_output_bytes = 57600"):
+        decode_video_clips([path, path], clip_len=4, clips_per_video=3, height=100, width=100, dtype=torch.float32)
+    with pytest.raises(ValueError, match=r"4 videos x 8 clips x 16 frames of 3x65536x65536 float32, is "
+                                         r"26388279066624 bytes \(24576\.0 GiB\), over max_output_bytes = 17179869184"):
+        decode_video_clips([path] * 4, clip_len=16, clips_per_video=8, height=65536, width=65536, dtype=torch.float32,
+                           max_output_bytes=1 << 34)
+    clips = decode_video_clips([path], clip_len=1, height=120, width=160, geometry="resize", max_output_bytes=57600)
+    assert clips.shape == (1, 1, 1, 3, 120, 160)
+
+
 # ---- the real corpus (Debian packages' videos): a subsample in `make test`, all of it with
 # SPDL_TORCH_VIDEO_CORPUS=1 (`make test-video-corpus`).
 import os  # noqa: E402
@@ -233,3 +367,24 @@ def test_corpus_first_frames_and_seeks_equal_the_cli(path):
     last = meta.num_frames - 1  # the far end: a seek, then the same frame as twice in a row
     a = decode_video_frames(path, indices=[last, 0, last]).data
     torch.testing.assert_close(a[0], a[2], rtol=0, atol=0)
+
+
+@pytest.mark.skipif(not _EXHAUSTIVE, reason="every frame of every corpus video (minutes): make test-video-corpus")
+@pytest.mark.parametrize("path", media.params(_CORPUS))
+def test_corpus_every_frame_equals_the_cli(path):
+    """Every frame of every corpus video equals the CLI's at its position (streamed in chunks), the count
+    equals ffprobe's, and frames asked in a random order across the whole file equal them too."""
+    n = video_metadata(path, count_frames=True).num_frames
+    assert n == vm.probe(path)["count"]
+    rng = random.Random(len(path.name))
+    sample = sorted(rng.sample(range(n), min(n, 8)))
+    picked, k = {}, 0
+    for chunk in vm.cli_frame_chunks(path):
+        out = decode_video_frames(path, indices=range(k, k + len(chunk)))
+        np.testing.assert_array_equal(frames_hwc(out), chunk, err_msg=f"frames {k}..{k + len(chunk) - 1}")
+        picked.update({i: chunk[i - k] for i in sample if k <= i < k + len(chunk)})
+        k += len(chunk)
+    assert k == n
+    order = sample[::-1] + sample[:2]
+    np.testing.assert_array_equal(frames_hwc(decode_video_frames(path, indices=order)),
+                                  np.stack([picked[i] for i in order]))

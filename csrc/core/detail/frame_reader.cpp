@@ -6,7 +6,7 @@
 namespace spdl_torch::core::detail {
 
 FrameReader::FrameReader(Demuxer& demuxer, int index, AVCodecContext* codec, bool strict)
-    : demuxer_(demuxer), index_(index), codec_(codec), strict_(strict), packet_(av_packet_alloc()) {
+    : demuxer_(&demuxer), index_(index), codec_(codec), strict_(strict), packet_(av_packet_alloc()) {
   if (!packet_) throw std::bad_alloc();
 }
 
@@ -34,7 +34,7 @@ bool FrameReader::next(AVFrame* frame) {
       if (draining_ && ++drain_errors_ < kMaxDrainErrors) continue;
     }
     if (draining_) return false;
-    if (demuxer_.read(index_, packet_.get())) {
+    if (demuxer_->read(index_, packet_.get())) {
       if (before_send_) before_send_(*packet_);
       if (packet_->flags & AV_PKT_FLAG_CORRUPT) ++flagged_;
       const int sent = avcodec_send_packet(codec_, packet_.get());
@@ -52,6 +52,11 @@ void FrameReader::restart() {
   avcodec_flush_buffers(codec_);
   draining_ = false;
   drain_errors_ = 0;
+}
+
+void FrameReader::restart(Demuxer& demuxer) {
+  demuxer_ = &demuxer;
+  restart();
 }
 
 }  // namespace spdl_torch::core::detail

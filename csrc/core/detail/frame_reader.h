@@ -22,6 +22,8 @@ class FrameReader {
 
   // Call after Demuxer::seek: drops the decoder's buffered frames and restarts reading.
   void restart();
+  // restart() reading from another demuxer of the same input (one opened afresh: at its start).
+  void restart(Demuxer& demuxer);
 
   // Called with each packet just before it is sent to the decoder (the video reader sets the codec's
   // skip_frame per packet there). Optional.
@@ -36,7 +38,7 @@ class FrameReader {
  private:
   void rejected(const char* what, int err);
 
-  Demuxer& demuxer_;
+  Demuxer* demuxer_;
   int index_;
   AVCodecContext* codec_;
   bool strict_;

@@ -145,7 +145,8 @@ void decode_jpeg(const uint8_t* data, size_t size, const DecodeOptions& opt, con
 }
 
 const std::vector<JpegScale>& jpeg_downscale_factors() {
-  static const std::vector<JpegScale> factors = [] {
+  // Never destroyed: a decode still running on the pool while static destructors run at process exit reads it.
+  static const std::vector<JpegScale>* const factors = new std::vector<JpegScale>([] {
     std::vector<JpegScale> out;
     int count = 0;
     const tjscalingfactor* sf = tjGetScalingFactors(&count);
@@ -158,8 +159,8 @@ const std::vector<JpegScale>& jpeg_downscale_factors() {
     if (out.empty()) out.push_back({1, 1});
     std::sort(out.begin(), out.end(), [](const JpegScale& a, const JpegScale& b) { return a.value() < b.value(); });
     return out;
-  }();
-  return factors;
+  }());
+  return *factors;
 }
 
 JpegScale tj_effective_scale(int64_t width, int64_t height, JpegScale scale) {

@@ -35,13 +35,18 @@ VideoMetadata read_video_header(Demuxer& demuxer, int stream) {
     m.average_fps = av_q2d(st->r_frame_rate);
   }
   m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer.format()->bit_rate;
-  if (st->nb_frames > 0) m.num_frames = st->nb_frames;
   AVStream* mst = demuxer.stream(stream);
   const int entries = avformat_index_get_entries_count(mst);
+  int64_t discarded = 0;  // samples the container decodes but never shows (mov: outside the edit list)
   for (int i = 0; i < entries; ++i) {
     const AVIndexEntry* e = avformat_index_get_entry(mst, i);
-    if (e != nullptr && (e->flags & AVINDEX_KEYFRAME)) m.key_frame_times.push_back(double(e->timestamp) * tb);
+    if (e == nullptr) continue;
+    if (e->flags & AVINDEX_DISCARD_FRAME) ++discarded;
+    if (e->flags & AVINDEX_KEYFRAME) m.key_frame_times.push_back(double(e->timestamp) * tb);
   }
+  // The header's count of frames shown (the ffmpeg CLI's): its samples, less the discarded ones when the
+  // index lists every sample.
+  if (st->nb_frames > 0) m.num_frames = st->nb_frames - (entries == st->nb_frames ? discarded : 0);
   return m;
 }
 

@@ -150,6 +150,18 @@ class TarShardDataset(IterableDataset):
         self._resume: dict[str, Any] = {"merged": None, "offset": None}
         self._progress: dict[str, Any] | None = None
 
+    def spdl_native_loading(self) -> bool:
+        """Whether native ops produce the samples: the image transform fully fused (or none) and every member
+        decoder one of spdl_torch's (the small default label/text decoders, or its audio / video batch
+        decoders). :class:`spdl_torch.DataLoader` then loads on threads, else in worker processes."""
+        from ...dataloader._mode import plan_is_native
+        from ._members import DEFAULT_DECODERS
+
+        defaults = list(DEFAULT_DECODERS.values())
+        ours = all(any(d is f for f in defaults) or type(d).__module__.startswith("spdl_torch.")
+                   for d in self.decoders.values())
+        return ours and (self.transform is None or plan_is_native(self.plan))
+
     # -- the plan --------------------------------------------------------------------------------
     @property
     def num_samples(self) -> int:

@@ -22,7 +22,6 @@ raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx:
 from __future__ import annotations
 
 import asyncio
-import atexit
 import dataclasses
 import io
 import random
@@ -34,6 +33,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
 from urllib.parse import urlsplit
+
+from ... import _exit
 
 __all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "TransientFetchError", "fetch_range",
            "fetch_range_into"]
@@ -428,9 +429,10 @@ class HttpFetch:
 _open_sessions: set[Any] = set()
 
 
-@atexit.register
+@_exit.on_close
 def _close_sessions() -> None:
-    """Closes the aiohttp sessions on their loop at exit (quietly: no "Unclosed client session")."""
+    """Closes the aiohttp sessions on their loop at exit (quietly: no "Unclosed client session"), once the threads
+    that read through them were joined."""
     loop = _Loop._loop
     if loop is None or loop.is_closed() or not _open_sessions:
         return

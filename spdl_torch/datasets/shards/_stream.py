@@ -7,12 +7,13 @@ import asyncio
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, BinaryIO
 
 from ...errors import DecodeError
 from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
+from ._readahead import ReadAhead
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
 from ._stream_table import StreamTableCursor
 from ._table import MemberTable
@@ -175,7 +176,7 @@ def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int
     cursors: dict[int, Any] = {}  # used by the reader thread only
     tables: dict[int, Any] = {}
     ordinal = start
-    reader = ThreadPoolExecutor(1, thread_name_prefix="spdl_torch-shard-reader")
+    reader = ReadAhead("spdl_torch-shard-reader")
     ahead: Future | None = None  # the next block's read
 
     def read(group: tuple) -> dict[int, Sample]:
@@ -205,7 +206,7 @@ def unit_samples(layout: Layout, shards: ShardSet, part: Sequence[tuple[int, int
     finally:
         if ahead is not None:
             ahead.cancel()
-        reader.shutdown(wait=True)  # a read in progress ends before its cursors close
+        reader.shutdown()  # a read in progress ends before its cursors close
         for c in list(cursors.values()) + list(tables.values()):
             c.close()
 

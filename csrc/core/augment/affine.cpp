@@ -1,0 +1,89 @@
+// Affine warp (rotate, translate, shear; scale 1) as torchvision's v2 affine_image: the inverse matrix of
+// _get_inverse_affine_matrix (double), then _affine_grid and grid_sample(align_corners=False, zeros
+// padding) in float32, the fill mask blend of _apply_grid_transform, round half to even.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace spdl_torch::core::augment {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double radians(double deg) { return deg * kPi / 180.0; }
+
+}  // namespace
+
+void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y, bool bilinear,
+            float fill) {
+  const int64_t h = img.height, w = img.width;
+  // _get_inverse_affine_matrix(center=[0, 0], angle, [tx, ty], scale=1, [sx, sy])
+  const double rot = radians(angle), sx = radians(shear_x), sy = radians(shear_y);
+  const double a = std::cos(rot - sy) / std::cos(sy);
+  const double b = -(a * std::tan(sx) + std::sin(rot));
+  const double c = std::sin(rot - sy) / std::cos(sy);
+  const double d = std::cos(rot) - c * std::tan(sx);
+  double m[6] = {d, -b, 0.0, -c, a, 0.0};
+  m[2] += 0.0 - m[0] * tx - m[1] * ty;
+  m[5] += 0.0 - m[3] * tx - m[4] * ty;
+  // _affine_grid: theta (float32) transposed and divided by [0.5 w, 0.5 h]
+  const float half_w = float(0.5 * double(w)), half_h = float(0.5 * double(h));
+  const float t00 = float(m[0]) / half_w, t10 = float(m[1]) / half_w, t20 = float(m[2]) / half_w;
+  const float t01 = float(m[3]) / half_h, t11 = float(m[4]) / half_h, t21 = float(m[5]) / half_h;
+  // grid_sample's unnormalize (align_corners=False): (g + 1) * size / 2 - 0.5
+  const float scale_x = float(w) / 2.0f, scale_y = float(h) / 2.0f;
+  const bool masked = fill >= 0;
+  const float fill_value = masked ? fill : 0.0f;
+  const int64_t row = w * 3;
+  std::vector<uint8_t> src(img.data, img.data + h * row);
+  auto at = [&](int64_t y, int64_t x) { return src.data() + y * row + x * 3; };
+  auto inside = [&](int64_t y, int64_t x) { return y >= 0 && y < h && x >= 0 && x < w; };
+  for (int64_t oy = 0; oy < h; ++oy) {
+    const float by = float(oy) - float(double(h - 1) * 0.5);
+    uint8_t* dst = img.data + oy * row;
+    for (int64_t ox = 0; ox < w; ++ox) {
+      const float bx = float(ox) - float(double(w - 1) * 0.5);
+      const float gx = bx * t00 + by * t10 + t20;
+      const float gy = bx * t01 + by * t11 + t21;
+      const float ix = (gx + 1.0f) * scale_x - 0.5f;
+      const float iy = (gy + 1.0f) * scale_y - 0.5f;
+      uint8_t* out = dst + ox * 3;
+      if (!bilinear) {
+        const float rx = std::nearbyint(ix), ry = std::nearbyint(iy);
+        const bool in = rx >= 0 && rx < float(w) && ry >= 0 && ry < float(h);
+        if (in) {
+          const uint8_t* p = at(int64_t(ry), int64_t(rx));
+          out[0] = p[0], out[1] = p[1], out[2] = p[2];
+        } else {
+          const uint8_t f = uint8_t(std::nearbyint(fill_value));
+          out[0] = out[1] = out[2] = f;
+        }
+        continue;
+      }
+      const float x_w = std::floor(ix), y_n = std::floor(iy);
+      if (!(x_w >= -1.0f && x_w < float(w) && y_n >= -1.0f && y_n < float(h))) {  // no corner inside
+        const uint8_t f = uint8_t(std::nearbyint(fill_value));
+        out[0] = out[1] = out[2] = f;
+        continue;
+      }
+      const float dw = ix - x_w, de = 1.0f - dw, dn = iy - y_n, ds = 1.0f - dn;
+      const float wnw = ds * de, wne = ds * dw, wsw = dn * de, wse = dn * dw;
+      const int64_t x0 = int64_t(x_w), y0 = int64_t(y_n);
+      const bool inw = inside(y0, x0), ine = inside(y0, x0 + 1), isw = inside(y0 + 1, x0), ise = inside(y0 + 1, x0 + 1);
+      const float mask = (inw ? wnw : 0.0f) + (ine ? wne : 0.0f) + (isw ? wsw : 0.0f) + (ise ? wse : 0.0f);
+      for (int ch = 0; ch < 3; ++ch) {
+        const float vnw = inw ? float(at(y0, x0)[ch]) : 0.0f;
+        const float vne = ine ? float(at(y0, x0 + 1)[ch]) : 0.0f;
+        const float vsw = isw ? float(at(y0 + 1, x0)[ch]) : 0.0f;
+        const float vse = ise ? float(at(y0 + 1, x0 + 1)[ch]) : 0.0f;
+        float v = vnw * wnw + vne * wne + vsw * wsw + vse * wse;
+        if (masked) v = (v - fill_value) * mask + fill_value;
+        out[ch] = uint8_t(std::clamp(std::nearbyint(v), 0.0f, 255.0f));
+      }
+    }
+  }
+}
+
+}  // namespace spdl_torch::core::augment

@@ -1,0 +1,104 @@
+// Neighbourhood kernels: sharpness (torchvision's 3x3 "smooth" kernel blended, border kept) and the
+// separable Gaussian blur (reflect padding).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace spdl_torch::core::augment {
+namespace {
+
+// Reflect padding's source index ("reflect": the edge pixel is not repeated), folded again when the
+// padding reaches past the other edge.
+int64_t reflect(int64_t i, int64_t n) {
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);
+  i %= period;
+  if (i < 0) i += period;
+  return i < n ? i : period - i;
+}
+
+// torchvision's _get_gaussian_kernel1d: softmax(-(linspace(-lim, lim, k) / sigma)^2), lim = (k-1)/(2 sqrt 2),
+// in float32 (torch.linspace's two-sided rule).
+std::vector<float> gaussian_kernel(int k, float sigma) {
+  const float lim = float(double(k - 1) / (2.0 * std::sqrt(2.0)));
+  std::vector<float> x(static_cast<size_t>(k));
+  const float step = k > 1 ? (lim - -lim) / float(k - 1) : 0.0f;
+  const int half = k / 2;
+  for (int i = 0; i < k; ++i) x[size_t(i)] = i < half ? -lim + step * float(i) : lim - step * float(k - 1 - i);
+  float top = -INFINITY;
+  for (float& v : x) {
+    const float d = v / sigma;
+    v = -(d * d);
+    top = std::max(top, v);
+  }
+  float total = 0;
+  for (float& v : x) {
+    v = std::exp(v - top);
+    total += v;
+  }
+  for (float& v : x) v /= total;
+  return x;
+}
+
+}  // namespace
+
+void adjust_sharpness(const RgbImage& img, float factor) {
+  const int64_t h = img.height, w = img.width;
+  if (h <= 2 || w <= 2) return;
+  const float a = float(1.0 / 13.0), b = float(5.0 / 13.0);
+  const float alpha = float(1.0 - double(factor));
+  const int64_t row = w * 3;
+  std::vector<uint8_t> src(img.data, img.data + h * row);
+  for (int64_t y = 1; y < h - 1; ++y) {
+    const uint8_t* up = src.data() + (y - 1) * row;
+    const uint8_t* mid = up + row;
+    const uint8_t* down = mid + row;
+    uint8_t* dst = img.data + y * row;
+    for (int64_t i = 3; i < row - 3; ++i) {
+      const float ring = float(up[i - 3]) + float(up[i]) + float(up[i + 3]) + float(mid[i - 3]) + float(mid[i + 3]) +
+                         float(down[i - 3]) + float(down[i]) + float(down[i + 3]);
+      const float blurred = std::nearbyint(ring * a + float(mid[i]) * b);
+      const float x = float(mid[i]);
+      dst[i] = uint8_t(std::clamp(std::fma(blurred - x, alpha, x), 0.0f, 255.0f));
+    }
+  }
+}
+
+void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_x, float sigma_y) {
+  const int64_t h = img.height, w = img.width;
+  const std::vector<float> kx = gaussian_kernel(kernel_x, sigma_x), ky = gaussian_kernel(kernel_y, sigma_y);
+  const int rx = kernel_x / 2, ry = kernel_y / 2;
+  // Horizontal pass: each row reflect-padded into floats, then a straight convolution over the interleaved
+  // values (tap t of value i reads i + 3 t); then the vertical pass, rounded half to even (round_()).
+  std::vector<float> tmp(size_t(h * w * 3));
+  std::vector<float> padded(size_t((w + 2 * rx) * 3));
+  for (int64_t y = 0; y < h; ++y) {
+    const uint8_t* s = img.data + y * w * 3;
+    for (int64_t i = 0; i < w + 2 * rx; ++i) {
+      const uint8_t* p = s + reflect(i - rx, w) * 3;
+      padded[size_t(3 * i)] = float(p[0]), padded[size_t(3 * i + 1)] = float(p[1]), padded[size_t(3 * i + 2)] = float(p[2]);
+    }
+    float* d = tmp.data() + y * w * 3;
+    std::fill(d, d + w * 3, 0.0f);
+    for (int t = 0; t < kernel_x; ++t) {
+      const float k = kx[size_t(t)];
+      const float* src = padded.data() + 3 * t;
+      for (int64_t i = 0; i < w * 3; ++i) d[i] += k * src[i];
+    }
+  }
+  std::vector<float> acc(size_t(w * 3));
+  for (int64_t y = 0; y < h; ++y) {
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (int t = 0; t < kernel_y; ++t) {
+      const float* s = tmp.data() + reflect(y + t - ry, h) * w * 3;
+      const float k = ky[size_t(t)];
+      for (int64_t i = 0; i < w * 3; ++i) acc[size_t(i)] += k * s[i];
+    }
+    uint8_t* d = img.data + y * w * 3;
+    for (int64_t i = 0; i < w * 3; ++i) d[i] = uint8_t(std::clamp(std::nearbyint(acc[size_t(i)]), 0.0f, 255.0f));
+  }
+}
+
+}  // namespace spdl_torch::core::augment

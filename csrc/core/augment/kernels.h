@@ -1,0 +1,39 @@
+// The augmentation kernels, in place on an interleaved RGB uint8 image; each equals
+// torchvision.transforms.v2.functional's kernel of the same name on a uint8 [3, H, W] tensor (its float32
+// arithmetic, rounding and truncation) unless its comment says otherwise. Arguments are valid
+// (augment::validate_step).
+#pragma once
+
+#include <cstdint>
+
+#include "ops.h"
+
+namespace spdl_torch::core::augment {
+
+// affine.cpp: affine(img, angle, [tx, ty], 1.0, [shear_x, shear_y], interpolation, fill), centre = the
+// image centre, output size = input size. fill < 0: fill=None (grid_sample's zero padding only).
+void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y,
+            bool bilinear, float fill);
+
+// color.cpp
+void adjust_brightness(const RgbImage& img, float factor);
+void adjust_contrast(const RgbImage& img, float factor);
+void adjust_saturation(const RgbImage& img, float factor);
+void adjust_hue(const RgbImage& img, float hue_factor);
+void posterize(const RgbImage& img, int bits);
+void solarize(const RgbImage& img, float threshold);
+void invert(const RgbImage& img);
+void grayscale(const RgbImage& img);  // rgb_to_grayscale(num_output_channels=3)
+
+// histogram.cpp: per channel
+void autocontrast(const RgbImage& img);
+void equalize(const RgbImage& img);
+
+// filter.cpp
+void adjust_sharpness(const RgbImage& img, float factor);
+// gaussian_blur(img, [kernel_x, kernel_y], [sigma_x, sigma_y]) with reflect padding. Where the padding
+// reaches past the image (kernel_size // 2 >= the side; torch's reflect pad raises there) the
+// reflection folds again.
+void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_x, float sigma_y);
+
+}  // namespace spdl_torch::core::augment

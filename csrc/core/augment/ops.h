@@ -1,0 +1,64 @@
+// Per-sample augmentation programs of the batch op: the op-code table (mirrored, with the same numbers,
+// in spdl_torch/transforms/_augment_codes.py), the row layout, and the image the kernels work on.
+//
+// A program is K rows of 8 floats, [code, a0, a1, a2, a3, a4, a5, a6], run in order on the sample's uint8
+// RGB crop after the resample and before the dtype conversion / normalisation. Each kernel follows
+// torchvision.transforms.v2.functional on a uint8 [3, H, W] tensor (float32 arithmetic, the same
+// rounding and truncation); the exceptions are named at the kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace spdl_torch::core::augment {
+
+enum class Code : int {
+  None = 0,          // padding
+  Affine = 1,        // a0 angle (deg), a1 tx (px), a2 ty (px), a3 shear x (deg), a4 shear y (deg),
+                     // a5 interpolation (0 nearest, 1 bilinear), a6 fill (0..255; -1: fill=None)
+  Brightness = 2,    // a0 factor >= 0
+  Contrast = 3,      // a0 factor >= 0
+  Saturation = 4,    // a0 factor >= 0
+  Hue = 5,           // a0 in [-0.5, 0.5]
+  Sharpness = 6,     // a0 factor >= 0
+  Posterize = 7,     // a0 bits, an integer 0..8
+  Solarize = 8,      // a0 threshold (on 0..255)
+  Autocontrast = 9,
+  Equalize = 10,
+  Invert = 11,
+  Grayscale = 12,    // 3 output channels
+  GaussianBlur = 13, // a0 kernel x, a1 kernel y (odd, >= 1), a2 sigma x, a3 sigma y (> 0)
+};
+
+constexpr int kColumns = 8;       // a program row: code + 7 arguments
+constexpr int kMaxCode = 13;
+constexpr float kNoFill = -1.0f;  // affine a6: torchvision's fill=None (zeros padding, no mask blend)
+
+// Erase rows (after normalisation, in the slot's dtype): [apply, top, left, height, width, v0, v1, v2].
+constexpr int kEraseColumns = 8;
+enum class EraseMode : int { Off = 0, Value = 1, Random = 2 };
+
+// An interleaved RGB uint8 image, rows width * 3 bytes apart.
+struct RgbImage {
+  uint8_t* data = nullptr;
+  int64_t height = 0;
+  int64_t width = 0;
+  int64_t pixels() const { return height * width; }
+};
+
+// Throws InvalidArgument naming `where` (e.g. "augment[3, 1]") for a row whose code is not supported
+// ("augment code N not supported") or whose arguments are out of range. Code 0 rows are accepted whatever
+// their arguments.
+void validate_step(const float* row, const std::string& where);
+
+// Throws InvalidArgument naming `where` for an erase row out of range (apply not 0/1/2, a negative or
+// non-integer box).
+void validate_erase(const float* row, const std::string& where);
+
+// Whether any of the `steps` rows is not a no-op.
+bool has_program(const float* rows, int64_t steps);
+
+// Runs the rows in order on `image` in place (rows must be valid: validate_step).
+void run_program(const float* rows, int64_t steps, const RgbImage& image);
+
+}  // namespace spdl_torch::core::augment

@@ -1,0 +1,238 @@
+// The augmentation kernels (csrc/core/augment) alone, under ASan/UBSan (make test-sanitize): every op on
+// odd sizes (1x1, 1xN, Nx1, small odd rectangles) with buffers sized exactly, so a read or write outside
+// the image is an error; exact identities (rotations by 0 / 90 / 180 degrees, translations past the
+// image = the fill, involutions, the erase box); the validation messages; a program through decode_batch
+// equals the kernels run by hand on the plain path's output. Values against torchvision: tests/io.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "../core/augment/erase.h"
+#include "../core/augment/kernels.h"
+#include "../core/augment/ops.h"
+#include "../core/errors.h"
+#include "../core/resample.h"
+
+using namespace spdl_torch::core;
+using namespace spdl_torch::core::augment;
+
+namespace {
+
+std::vector<uint8_t> random_image(int64_t h, int64_t w, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> px(size_t(h * w * 3));
+  for (auto& v : px) v = uint8_t(rng() & 0xFF);
+  return px;
+}
+
+std::vector<float> row(int code, std::vector<float> args) {
+  std::vector<float> r(kColumns, 0.0f);
+  r[0] = float(code);
+  for (size_t i = 0; i < args.size(); ++i) r[1 + i] = args[i];
+  return r;
+}
+
+// Every op with a few arguments, for the size sweep.
+std::vector<std::vector<float>> all_rows() {
+  return {row(1, {30, 2, -1, 10, -5, 0, 128}), row(1, {-45, 0.5f, 0.25f, 0, 20, 1, 7}), row(1, {90, 0, 0, 0, 0, 1, -1}),
+          row(2, {1.7f}), row(3, {0.3f}), row(4, {2.0f}), row(5, {-0.3f}), row(5, {0.5f}), row(6, {0.0f}),
+          row(6, {3.0f}), row(7, {3}), row(7, {0}), row(8, {100}), row(9, {}), row(10, {}), row(11, {}),
+          row(12, {}), row(13, {5, 3, 1.5f, 0.7f}), row(13, {1, 9, 0.3f, 4.0f})};
+}
+
+void test_sizes() {
+  const int64_t sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {2, 2}, {3, 3}, {2, 5}, {5, 3}, {13, 9}, {16, 16}};
+  for (const auto& s : sizes) {
+    for (const auto& r : all_rows()) {
+      validate_step(r.data(), "test");
+      std::vector<uint8_t> px = random_image(s[0], s[1], uint32_t(s[0] * 31 + s[1]));
+      std::vector<uint8_t> exact(px.begin(), px.end());  // exactly sized: ASan sees any overrun
+      run_program(r.data(), 1, RgbImage{exact.data(), s[0], s[1]});
+      CHECK(exact.size() == px.size());
+    }
+  }
+}
+
+void test_identities() {
+  const int64_t h = 9, w = 9;
+  const std::vector<uint8_t> src = random_image(h, w, 7);
+  auto px = [&](const std::vector<uint8_t>& img, int64_t y, int64_t x, int c) { return img[size_t((y * w + x) * 3 + c)]; };
+  for (int interp = 0; interp <= 1; ++interp) {
+    std::vector<uint8_t> a = src;
+    affine(RgbImage{a.data(), h, w}, 0, 0, 0, 0, 0, interp == 1, -1);
+    CHECK(a == src);  // angle 0: the identity
+    std::vector<uint8_t> b = src;
+    affine(RgbImage{b.data(), h, w}, 180, 0, 0, 0, 0, interp == 1, 0);
+    bool rot180 = true, rot90 = true;
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c) rot180 &= px(b, y, x, c) == px(src, h - 1 - y, w - 1 - x, c);
+    CHECK(rot180);
+    std::vector<uint8_t> d = src;
+    affine(RgbImage{d.data(), h, w}, 90, 0, 0, 0, 0, interp == 1, 0);
+    // affine turns clockwise for positive angles (rotate() passes -angle): output (y, x) = source (h-1-x, y)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c) rot90 &= px(d, y, x, c) == px(src, h - 1 - x, y, c);
+    CHECK(rot90);
+    // translations: by whole pixels exact, past the image the fill
+    std::vector<uint8_t> t = src;
+    affine(RgbImage{t.data(), h, w}, 0, 2, -3, 0, 0, interp == 1, 77);
+    bool shifted = true;
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x)
+        for (int c = 0; c < 3; ++c) {
+          const int64_t sy = y + 3, sx = x - 2;
+          const uint8_t want = (sy < h && sx >= 0) ? px(src, sy, sx, c) : 77;
+          shifted &= px(t, y, x, c) == want;
+        }
+    CHECK(shifted);
+    for (float fill : {0.0f, 1.0f, 200.0f, 255.0f}) {
+      std::vector<uint8_t> f = src;
+      affine(RgbImage{f.data(), h, w}, 0, 100, 0, 0, 0, interp == 1, fill);
+      bool all = true;
+      for (uint8_t v : f) all &= v == uint8_t(fill);
+      CHECK(all);
+    }
+    std::vector<uint8_t> none = src;
+    affine(RgbImage{none.data(), h, w}, 0, -50, 50, 0, 0, interp == 1, kNoFill);
+    bool zeros = true;
+    for (uint8_t v : none) zeros &= v == 0;
+    CHECK(zeros);  // fill=None: grid_sample's zero padding
+  }
+  std::vector<uint8_t> inv = src;
+  invert(RgbImage{inv.data(), h, w});
+  invert(RgbImage{inv.data(), h, w});
+  CHECK(inv == src);
+  std::vector<uint8_t> bright = src;
+  adjust_brightness(RgbImage{bright.data(), h, w}, 1.0f);
+  CHECK(bright == src);
+  std::vector<uint8_t> post = src;
+  posterize(RgbImage{post.data(), h, w}, 2);
+  bool two_bits = true;
+  for (size_t i = 0; i < post.size(); ++i) two_bits &= post[i] == (src[i] & 0xC0);
+  CHECK(two_bits);
+  std::vector<uint8_t> sol = src;
+  solarize(RgbImage{sol.data(), h, w}, 128);
+  bool solar = true;
+  for (size_t i = 0; i < sol.size(); ++i) solar &= sol[i] == (src[i] >= 128 ? 255 - src[i] : src[i]);
+  CHECK(solar);
+  std::vector<uint8_t> gray = src;
+  grayscale(RgbImage{gray.data(), h, w});
+  bool equal_channels = true;
+  for (int64_t i = 0; i < h * w; ++i) equal_channels &= gray[size_t(3 * i)] == gray[size_t(3 * i + 1)] && gray[size_t(3 * i)] == gray[size_t(3 * i + 2)];
+  CHECK(equal_channels);
+  std::vector<uint8_t> flat(size_t(h * w * 3), 90);
+  autocontrast(RgbImage{flat.data(), h, w});
+  equalize(RgbImage{flat.data(), h, w});
+  bool unchanged = true;
+  for (uint8_t v : flat) unchanged &= v == 90;
+  CHECK(unchanged);  // a flat channel stays as it is
+  std::vector<uint8_t> blur = src;
+  gaussian_blur(RgbImage{blur.data(), h, w}, 1, 1, 2.0f, 2.0f);
+  CHECK(blur == src);  // a 1x1 kernel
+}
+
+void test_validation() {
+  auto message = [](const std::vector<float>& r) -> std::string {
+    try {
+      validate_step(r.data(), "augment[2, 1]");
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message(row(14, {})) == "augment[2, 1]: augment code 14 not supported (expected an integer 0..13)");
+  CHECK(message(row(-1, {})).find("augment code -1 not supported") != std::string::npos);
+  CHECK(message(row(2, {})) == "");
+  CHECK(message(row(0, {NAN, 5})) == "");
+  CHECK(message(row(2, {-0.5f})).find("brightness factor >= 0") != std::string::npos);
+  CHECK(message(row(5, {0.6f})).find("hue factor in [-0.5, 0.5]") != std::string::npos);
+  CHECK(message(row(7, {2.5f})).find("posterize bits") != std::string::npos);
+  CHECK(message(row(7, {9})).find("posterize bits") != std::string::npos);
+  CHECK(message(row(8, {256})).find("solarize threshold") != std::string::npos);
+  CHECK(message(row(1, {0, 0, 0, 90, 0, 0, 0})).find("shear in (-90, 90)") != std::string::npos);
+  CHECK(message(row(1, {0, 0, 0, 0, 0, 2, 0})).find("interpolation") != std::string::npos);
+  CHECK(message(row(1, {0, 0, 0, 0, 0, 0, 256})).find("fill") != std::string::npos);
+  CHECK(message(row(1, {INFINITY, 0, 0, 0, 0, 0, 0})).find("finite") != std::string::npos);
+  CHECK(message(row(13, {4, 3, 1, 1})).find("kernel sizes odd") != std::string::npos);
+  CHECK(message(row(13, {3, 3, 0, 1})).find("sigmas") != std::string::npos);
+  auto erase_message = [](std::vector<float> r) -> std::string {
+    try {
+      validate_erase(r.data(), "erase[0]");
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(erase_message({3, 0, 0, 1, 1, 0, 0, 0}).find("apply 0 (off)") != std::string::npos);
+  CHECK(erase_message({1, -1, 0, 1, 1, 0, 0, 0}).find("erase top") != std::string::npos);
+  CHECK(erase_message({1, 0, 0.5f, 1, 1, 0, 0, 0}).find("erase left") != std::string::npos);
+  CHECK(erase_message({0, -1, -1, -1, -1, NAN, 0, 0}) == "");
+  CHECK(erase_message({1, 0, 0, 1, 1, NAN, 0, 0}).find("NaN") != std::string::npos);
+}
+
+void test_erase() {
+  const int64_t h = 5, w = 7;
+  std::vector<float> slot(size_t(3 * h * w), -9.0f);
+  SlotWriter out;
+  out.data = reinterpret_cast<uint8_t*>(slot.data());
+  out.type = OutType::Float32;
+  out.stride_c = h * w;
+  out.stride_h = w;
+  out.stride_w = 1;
+  out.height = h;
+  out.width = w;
+  const float value_row[8] = {1, 1, 2, 3, 100, 0.5f, -1.25f, 2.0f};  // width clipped at the right edge
+  erase(value_row, 0, out);
+  bool exact = true;
+  for (int c = 0; c < 3; ++c)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        const bool in = y >= 1 && y < 4 && x >= 2;
+        exact &= slot[size_t(c * h * w + y * w + x)] == (in ? value_row[5 + c] : -9.0f);
+      }
+  CHECK(exact);
+  std::vector<float> a(size_t(3 * h * w), 0.0f), b = a;
+  const float random_row[8] = {2, 0, 0, 5, 7, 0, 0, 0};
+  out.data = reinterpret_cast<uint8_t*>(a.data());
+  erase(random_row, 42, out);
+  out.data = reinterpret_cast<uint8_t*>(b.data());
+  erase(random_row, 42, out);
+  CHECK(a == b);  // the sample's seed decides the values
+  double sum = 0, sq = 0;
+  for (float v : a) sum += v, sq += double(v) * v;
+  const double n = double(a.size()), mean = sum / n;
+  CHECK(std::fabs(mean) < 0.5 && std::fabs(sq / n - mean * mean - 1.0) < 0.5);
+  out.data = reinterpret_cast<uint8_t*>(b.data());
+  erase(random_row, 43, out);
+  CHECK(a != b);
+  std::vector<uint8_t> bytes(size_t(h * w), 1);
+  SlotWriter u8 = out;
+  u8.data = bytes.data();
+  u8.type = OutType::UInt8;
+  u8.channels = 1;
+  u8.stride_c = h * w;
+  const float u8_row[8] = {1, 4, 6, 9, 9, 300.7f, 0, 0};  // clipped to the last pixel; the value clamped
+  erase(u8_row, 0, u8);
+  CHECK(bytes[size_t(h * w - 1)] == 255 && bytes[size_t(h * w - 2)] == 1);
+  const float zero_box[8] = {1, 9, 9, 0, 0, 5, 5, 5};  // starts past the slot: nothing
+  erase(zero_box, 0, u8);
+  CHECK(bytes[size_t(h * w - 1)] == 255);
+}
+
+}  // namespace
+
+int main() {
+  test_sizes();
+  test_identities();
+  test_validation();
+  test_erase();
+  std::printf("augment_test: %d checks, %d failures\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,77 @@
+"""The op codes of ``decode_images(augment=...)`` programs: the same numbers as ``csrc/core/augment/ops.h``.
+
+A program is a float32 ``Tensor[N, K, 8]``: per sample K rows ``[code, a0, a1, a2, a3, a4, a5, a6]`` run in
+order on the sample's uint8 RGB crop after the resize and flips, before the dtype conversion and
+normalisation. Each op follows ``torchvision.transforms.v2.functional`` on a uint8 image:
+
+========================  ====  ==========================================================================
+op                        code  arguments
+========================  ====  ==========================================================================
+no-op (padding)           0
+``affine``                1     a0 angle (degrees), a1 / a2 translate x / y (pixels), a3 / a4 shear x / y
+                                (degrees, in (-90, 90)), a5 interpolation (0 nearest, 1 bilinear), a6 fill
+                                (a grey value 0..255, or -1 for ``fill=None``); scale 1, centre = the image
+                                centre. ``rotate(img, angle)`` (``expand=False``) is ``affine`` with -angle.
+``adjust_brightness``     2     a0 factor >= 0
+``adjust_contrast``       3     a0 factor >= 0
+``adjust_saturation``     4     a0 factor >= 0
+``adjust_hue``            5     a0 hue factor in [-0.5, 0.5]
+``adjust_sharpness``      6     a0 factor >= 0
+``posterize``             7     a0 bits, an integer 0..8
+``solarize``              8     a0 threshold (on 0..255, <= 255)
+``autocontrast``          9
+``equalize``              10
+``invert``                11
+``rgb_to_grayscale``      12    (3 output channels)
+``gaussian_blur``         13    a0 / a1 kernel size x / y (odd), a2 / a3 sigma x / y (> 0)
+========================  ====  ==========================================================================
+
+``erase``: a float32 ``Tensor[N, 8]``, per sample ``[apply, top, left, height, width, v0, v1, v2]`` applied
+to the finished slot (after the normalisation, in the output dtype's values): apply 0 off, 1 the values
+``v0, v1, v2`` per channel, 2 normal(0, 1) values drawn from the sample's seed (``value="random"``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["AUGMENT_COLUMNS", "ERASE_COLUMNS", "ERASE_OFF", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "OP_CODES"]
+
+NOOP = 0
+AFFINE = 1
+BRIGHTNESS = 2
+CONTRAST = 3
+SATURATION = 4
+HUE = 5
+SHARPNESS = 6
+POSTERIZE = 7
+SOLARIZE = 8
+AUTOCONTRAST = 9
+EQUALIZE = 10
+INVERT = 11
+GRAYSCALE = 12
+GAUSSIAN_BLUR = 13
+
+#: name -> code, for every op (torchvision's functional names).
+OP_CODES = {
+    "noop": NOOP,
+    "affine": AFFINE,
+    "adjust_brightness": BRIGHTNESS,
+    "adjust_contrast": CONTRAST,
+    "adjust_saturation": SATURATION,
+    "adjust_hue": HUE,
+    "adjust_sharpness": SHARPNESS,
+    "posterize": POSTERIZE,
+    "solarize": SOLARIZE,
+    "autocontrast": AUTOCONTRAST,
+    "equalize": EQUALIZE,
+    "invert": INVERT,
+    "rgb_to_grayscale": GRAYSCALE,
+    "gaussian_blur": GAUSSIAN_BLUR,
+}
+
+AUGMENT_COLUMNS = 8  # [code, a0, ..., a6]
+NO_FILL = -1.0  # affine a6: torchvision's fill=None (zero padding, no fill blend at the border)
+
+ERASE_COLUMNS = 8  # [apply, top, left, height, width, v0, v1, v2]
+ERASE_OFF = 0
+ERASE_VALUE = 1
+ERASE_RANDOM = 2

@@ -1,0 +1,312 @@
+"""decode_images(augment=..., erase=...): each native op against torchvision.transforms.v2.functional on the
+same uint8 image, the erase rows against v2.functional.erase, the codes table against the C++ one, and the
+argument checks.
+
+The images are PNGs (lossless) decoded at their own size with ``interpolation="nearest"`` (an identity
+resample), so the op's input is exactly the tensor torchvision gets. Agreement: max abs difference <= 1
+level, or PSNR >= 40 dB where a 1-ulp float difference can move a pixel across a rounding boundary and
+the kernels then pick another source pixel (nearest affine) or a neighbouring level.
+"""
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torchvision.transforms import InterpolationMode
+from torchvision.transforms.v2 import functional as F
+
+import spdl_torch
+from spdl_torch.transforms import _augment_codes as codes
+
+from .. import images
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def _photo(h: int, w: int, seed: int = 0) -> torch.Tensor:
+    """uint8 [3, h, w]: smooth colour regions plus a little noise (a photo's statistics)."""
+    smooth = images.upsampled_noise(h, w, seed=seed, cell=6).astype(np.int16)
+    grain = images.noise((h, w, 3), seed=seed + 1, high=25).astype(np.int16) - 12
+    return torch.from_numpy(np.clip(smooth + grain, 0, 255).astype(np.uint8)).permute(2, 0, 1).contiguous()
+
+
+def _png(img: torch.Tensor) -> torch.Tensor:
+    """A uint8 [3, H, W] tensor as PNG bytes (a 1-D uint8 tensor)."""
+    return images.encode_tensor(np.ascontiguousarray(img.permute(1, 2, 0).numpy()), "PNG")
+
+
+def _program(*rows) -> torch.Tensor:
+    """[1, K, 8] from rows (code, *args)."""
+    t = torch.zeros(1, len(rows), codes.AUGMENT_COLUMNS)
+    for k, (code, *args) in enumerate(rows):
+        t[0, k, 0] = code
+        t[0, k, 1:1 + len(args)] = torch.tensor([float(a) for a in args])
+    return t
+
+
+def _run(img: torch.Tensor, augment: torch.Tensor | None, **kwargs) -> torch.Tensor:
+    h, w = img.shape[-2:]
+    return spdl_torch.io.decode_images([_png(img)], height=h, width=w, geometry="resize", interpolation="nearest",
+                                       augment=augment, **kwargs)[0]
+
+
+def _assert_close(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype == torch.uint8, what
+    diff = (got.int() - want.int()).abs()
+    if int(diff.max()) <= 1:
+        return
+    mse = float((diff.double() ** 2).mean())
+    psnr = 10 * math.log10(255.0**2 / mse)
+    assert psnr >= 40.0, f"{what}: max diff {int(diff.max())}, PSNR {psnr:.1f} dB"
+
+
+SIZES = [(1, 1), (1, 9), (9, 1), (2, 3), (37, 53), (64, 64)]
+
+# (code, args, reference on a uint8 [3, H, W] tensor)
+COLOR_CASES = [
+    (codes.BRIGHTNESS, [0.0], lambda x: F.adjust_brightness(x, 0.0)),
+    (codes.BRIGHTNESS, [0.37], lambda x: F.adjust_brightness(x, 0.37)),
+    (codes.BRIGHTNESS, [1.9], lambda x: F.adjust_brightness(x, 1.9)),
+    (codes.CONTRAST, [0.1], lambda x: F.adjust_contrast(x, 0.1)),
+    (codes.CONTRAST, [1.55], lambda x: F.adjust_contrast(x, 1.55)),
+    (codes.SATURATION, [0.0], lambda x: F.adjust_saturation(x, 0.0)),
+    (codes.SATURATION, [0.6], lambda x: F.adjust_saturation(x, 0.6)),
+    (codes.SATURATION, [1.8], lambda x: F.adjust_saturation(x, 1.8)),
+    (codes.HUE, [-0.5], lambda x: F.adjust_hue(x, -0.5)),
+    (codes.HUE, [-0.12], lambda x: F.adjust_hue(x, -0.12)),
+    (codes.HUE, [0.0], lambda x: F.adjust_hue(x, 0.0)),
+    (codes.HUE, [0.33], lambda x: F.adjust_hue(x, 0.33)),
+    (codes.POSTERIZE, [0], lambda x: F.posterize(x, 0)),
+    (codes.POSTERIZE, [3], lambda x: F.posterize(x, 3)),
+    (codes.POSTERIZE, [8], lambda x: F.posterize(x, 8)),
+    (codes.SOLARIZE, [0.0], lambda x: F.solarize(x, 0.0)),
+    (codes.SOLARIZE, [127.5], lambda x: F.solarize(x, 127.5)),
+    (codes.SOLARIZE, [255.0], lambda x: F.solarize(x, 255.0)),
+    (codes.INVERT, [], F.invert),
+    (codes.GRAYSCALE, [], lambda x: F.rgb_to_grayscale(x, num_output_channels=3)),
+    (codes.AUTOCONTRAST, [], F.autocontrast),
+    (codes.EQUALIZE, [], F.equalize),
+    (codes.SHARPNESS, [0.0], lambda x: F.adjust_sharpness(x, 0.0)),
+    (codes.SHARPNESS, [0.5], lambda x: F.adjust_sharpness(x, 0.5)),
+    (codes.SHARPNESS, [2.7], lambda x: F.adjust_sharpness(x, 2.7)),
+]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("case", COLOR_CASES, ids=lambda c: f"code{c[0]}-{c[1]}")
+def test_point_and_histogram_ops_match_torchvision(case, size):
+    code, args, reference = case
+    img = _photo(*size)
+    _assert_close(_run(img, _program((code, *args))), reference(img), f"code {code} {args} on {size}")
+
+
+def test_equalize_and_autocontrast_on_low_contrast_image():
+    # Values squeezed into 90..140: both ops stretch them; equalize's LUT rule is PIL's.
+    img = (_photo(40, 30).int() // 5 + 90).to(torch.uint8)
+    for code, reference in ((codes.EQUALIZE, F.equalize), (codes.AUTOCONTRAST, F.autocontrast)):
+        got = _run(img, _program((code,)))
+        assert torch.equal(got, reference(img)), code
+
+
+AFFINE_CASES = [
+    # angle, translate, shear
+    (0.0, (0, 0), (0, 0)),
+    (90.0, (0, 0), (0, 0)),
+    (180.0, (0, 0), (0, 0)),
+    (-90.0, (0, 0), (0, 0)),
+    (30.0, (0, 0), (0, 0)),
+    (-17.5, (3.0, -2.0), (0, 0)),
+    (0.0, (5.0, 0.0), (0, 0)),
+    (0.0, (0.0, -7.0), (0, 0)),
+    (0.0, (0, 0), (20.0, 0.0)),
+    (0.0, (0, 0), (0.0, -16.0)),
+    (12.0, (1.5, 2.25), (8.0, -5.0)),
+]
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 9), (9, 1), (31, 31), (37, 52)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("interp", [0, 1], ids=["nearest", "bilinear"])
+@pytest.mark.parametrize("fill", [None, 0.0, 128.0, 255.0], ids=lambda f: f"fill{f}")
+@pytest.mark.parametrize("case", AFFINE_CASES, ids=lambda c: f"a{c[0]}-t{c[1]}-s{c[2]}")
+def test_affine_matches_torchvision(case, fill, interp, size):
+    angle, translate, shear = case
+    img = _photo(*size, seed=3)
+    a6 = codes.NO_FILL if fill is None else fill
+    got = _run(img, _program((codes.AFFINE, angle, *translate, *shear, interp, a6)))
+    mode = InterpolationMode.BILINEAR if interp else InterpolationMode.NEAREST
+    want = F.affine(img, angle=angle, translate=list(translate), scale=1.0, shear=list(shear), interpolation=mode,
+                    fill=fill)
+    _assert_close(got, want, f"affine {case} fill={fill} interp={interp} {size}")
+
+
+@pytest.mark.parametrize("angle", [90.0, 180.0, 270.0])
+def test_rotation_by_right_angles_is_exact(angle):
+    img = _photo(33, 33, seed=5)  # square: 90 / 270 stay inside
+    got = _run(img, _program((codes.AFFINE, -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
+    assert torch.equal(got, torch.rot90(img, k=int(angle) // 90, dims=(-2, -1)))
+    assert torch.equal(got, F.rotate(img, angle))
+
+
+@pytest.mark.parametrize("size", [(1, 1), (2, 7), (7, 2), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("kernel, sigma", [((3, 3), (1.0, 1.0)), ((5, 1), (1.5, 0.5)), ((1, 9), (0.3, 3.0)),
+                                           ((23, 23), (3.5, 3.5))])
+def test_gaussian_blur_matches_torchvision(kernel, sigma, size):
+    img = _photo(*size, seed=7)
+    got = _run(img, _program((codes.GAUSSIAN_BLUR, *kernel, *sigma)))
+    if kernel[0] // 2 >= size[1] or kernel[1] // 2 >= size[0]:
+        # torch's reflect padding refuses a pad as large as the side; the kernel folds the reflection again.
+        # Reference: the same folded indices, gathered by hand.
+        def fold(n, r):
+            i = np.arange(-r, n + r)
+            period = max(2 * (n - 1), 1)
+            i = np.mod(i, period)
+            return torch.from_numpy(np.where(i < n, i, period - i) if n > 1 else np.zeros_like(i))
+        padded = img[:, fold(size[0], kernel[1] // 2)][:, :, fold(size[1], kernel[0] // 2)]
+        want = F.gaussian_blur(padded, list(kernel), list(sigma))
+        want = want[:, kernel[1] // 2:kernel[1] // 2 + size[0], kernel[0] // 2:kernel[0] // 2 + size[1]]
+        if min(padded.shape[-2:]) > max(kernel) // 2:
+            _assert_close(got, want.contiguous(), f"blur {kernel} {sigma} {size} (folded)")
+        return
+    _assert_close(got, F.gaussian_blur(img, list(kernel), list(sigma)), f"blur {kernel} {sigma} {size}")
+
+
+def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
+    img = _photo(29, 41, seed=11)
+    program = _program((codes.AFFINE, 15.0, 2, 1, 0, 0, 1, 64), (codes.CONTRAST, 1.4), (codes.HUE, 0.2),
+                       (codes.POSTERIZE, 5), (codes.SHARPNESS, 1.8), (codes.EQUALIZE,))
+    want = F.affine(img, 15.0, [2.0, 1.0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=64.0)
+    want = F.equalize(F.adjust_sharpness(F.posterize(F.adjust_hue(F.adjust_contrast(want, 1.4), 0.2), 5), 1.8))
+    got = _run(img, program)
+    _assert_close(got, want, "program")
+    # Grey after the program (the slot's colour rule), float output normalised from the program's values.
+    grey = _run(img, program, color="gray", num_output_channels=1)
+    assert torch.equal(grey, F.rgb_to_grayscale(got))
+    norm = _run(img, program, dtype=torch.float32, mean=[0.5, 0.4, 0.3], std=[0.2, 0.25, 0.3])
+    want_norm = F.normalize(F.to_dtype(got, torch.float32, scale=True), [0.5, 0.4, 0.3], [0.2, 0.25, 0.3])
+    torch.testing.assert_close(norm, want_norm, atol=1e-5, rtol=1e-5)
+
+
+def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
+    files = [images.encode_tensor(np.ascontiguousarray(_photo(48 + 7 * i, 40 + 5 * i, seed=i).permute(1, 2, 0).numpy()), fmt)
+             for i, fmt in enumerate(["PNG", "JPEG", "JPEG", "PNG"])]
+    kw = dict(height=24, width=20, geometry="train", seeds=[5, 6, 7, 8], hflip_prob=0.5, dtype=torch.float32,
+              mean=[0.5], std=[0.25])
+    plain = spdl_torch.io.decode_images(files, **kw)
+    zeros = torch.zeros(4, 3, codes.AUGMENT_COLUMNS)
+    assert torch.equal(spdl_torch.io.decode_images(files, augment=zeros, **kw), plain)
+    off = torch.zeros(4, codes.ERASE_COLUMNS)
+    assert torch.equal(spdl_torch.io.decode_images(files, erase=off, **kw), plain)
+    # A program on sample 1 only: the others unchanged, sample 1 = the op on its plain uint8 crop.
+    one = zeros.clone()
+    one[1, 2, 0] = codes.INVERT
+    got = spdl_torch.io.decode_images(files, augment=one, **kw)
+    for i in (0, 2, 3):
+        assert torch.equal(got[i], plain[i])
+    u8 = spdl_torch.io.decode_images(files, **{**kw, "dtype": torch.uint8, "mean": None, "std": None})
+    want1 = F.normalize(F.to_dtype(F.invert(u8[1]), torch.float32, scale=True), [0.5], [0.25])
+    torch.testing.assert_close(got[1], want1, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_erase_value_is_exact(dtype, channels_last):
+    files = [_png(_photo(30, 34, seed=i)) for i in range(3)]
+    norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+    kw = dict(height=30, width=34, geometry="resize", dtype=dtype, channels_last=channels_last, **norm)
+    plain = spdl_torch.io.decode_images(files, **kw)
+    erase = torch.tensor([[1, 3, 4, 10, 12, 7.25, -1.5, 0.0],   # inside
+                          [0, 0, 0, 30, 34, 9, 9, 9],            # off
+                          [1, 25, 30, 20, 20, 200.9, 3.0, 0.5]])  # clipped at the corner, like a slice
+    got = spdl_torch.io.decode_images(files, erase=erase, **kw)
+    for i in range(3):
+        a, top, left, h, w, *v = erase[i].tolist()
+        want = plain[i]
+        if a:
+            value = torch.tensor(v).to(torch.float32)
+            value = value.clamp(0, 255) if dtype == torch.uint8 else value
+            want = F.erase(plain[i], int(top), int(left), int(h), int(w), value.to(dtype)[:, None, None])
+        assert torch.equal(got[i], want), i
+
+
+def test_erase_random_is_seeded_and_normal():
+    files = [_png(_photo(64, 64, seed=i)) for i in range(2)]
+    kw = dict(height=64, width=64, geometry="resize", dtype=torch.float32, mean=[0.5], std=[0.5])
+    erase = torch.tensor([[2, 8, 4, 40, 50, 0, 0, 0]] * 2, dtype=torch.float32)
+    plain = spdl_torch.io.decode_images(files, **kw)
+    a = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw)
+    b = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw)
+    c = spdl_torch.io.decode_images(files, erase=erase, seeds=[3, 2], **kw)
+    assert torch.equal(a, b)
+    assert not torch.equal(a[0], c[0]) and torch.equal(a[1], c[1])
+    box = a[:, :, 8:48, 4:54]
+    assert abs(float(box.mean())) < 0.05 and abs(float(box.std()) - 1.0) < 0.05  # 12,000 values per sample
+    outside = torch.ones(64, 64, dtype=torch.bool)
+    outside[8:48, 4:54] = False
+    assert torch.equal(a[:, :, outside], plain[:, :, outside])
+    with pytest.raises(ValueError, match=r"seeds .* apply=2"):
+        spdl_torch.io.decode_images(files, erase=erase, **kw)
+
+
+def test_codes_table_matches_the_native_header():
+    header = (_REPO / "csrc/core/augment/ops.h").read_text()
+    native = {name: int(v) for name, v in re.findall(r"^\s+(\w+) = (\d+),", header, re.M)}
+    names = {"None": "noop", "Affine": "affine", "Brightness": "adjust_brightness", "Contrast": "adjust_contrast",
+             "Saturation": "adjust_saturation", "Hue": "adjust_hue", "Sharpness": "adjust_sharpness",
+             "Posterize": "posterize", "Solarize": "solarize", "Autocontrast": "autocontrast",
+             "Equalize": "equalize", "Invert": "invert", "Grayscale": "rgb_to_grayscale",
+             "GaussianBlur": "gaussian_blur"}
+    assert {names[k]: v for k, v in native.items()} == codes.OP_CODES
+    assert f"kColumns = {codes.AUGMENT_COLUMNS};" in header and f"kEraseColumns = {codes.ERASE_COLUMNS};" in header
+    assert f"kNoFill = {codes.NO_FILL}f;" in header
+
+
+def test_bad_programs_raise_value_error_naming_the_row():
+    data = [_png(_photo(8, 8))] * 2
+    kw = dict(height=8, width=8)
+    decode = spdl_torch.io.decode_images
+    with pytest.raises(ValueError, match=r"augment as a float32 tensor of shape \[2, K, 8\], got torch.float64"):
+        decode(data, augment=torch.zeros(2, 1, 8, dtype=torch.float64), **kw)
+    with pytest.raises(ValueError, match=r"augment as a float32 tensor of shape \[2, K, 8\].*\[2, 1, 7\]"):
+        decode(data, augment=torch.zeros(2, 1, 7), **kw)
+    with pytest.raises(ValueError, match=r"augment as a float32 tensor .* got list"):
+        decode(data, augment=[[0.0] * 8], **kw)
+    with pytest.raises(ValueError, match=r"erase as a float32 tensor of shape \[2, 8\]"):
+        decode(data, erase=torch.zeros(1, 8), **kw)
+    bad = torch.zeros(2, 3, 8)
+    bad[1, 2, 0] = 14
+    with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 14 not supported"):
+        decode(data, augment=bad, **kw)
+    bad[1, 2, 0] = 2.5
+    with pytest.raises(ValueError, match=r"augment code 2.5 not supported"):
+        decode(data, augment=bad, **kw)
+    for row, match in [([5, 0.7], "hue factor in"), ([7, 9], "posterize bits"), ([2, -1], "brightness factor"),
+                       ([1, 0, 0, 0, 95, 0, 0, 0], "shear"), ([1, 0, 0, 0, 0, 0, 3, 0], "interpolation"),
+                       ([1, 0, 0, 0, 0, 0, 0, 300], "fill"), ([13, 2, 3, 1, 1], "kernel sizes odd"),
+                       ([13, 3, 3, -1, 1], "sigmas"), ([8, 300], "solarize threshold")]:
+        prog = torch.zeros(2, 1, 8)
+        prog[0, 0, :len(row)] = torch.tensor(row, dtype=torch.float32)
+        with pytest.raises(ValueError, match=rf"augment\[0, 0\]: .*{match}"):
+            decode(data, augment=prog, **kw)
+    erase = torch.zeros(2, 8)
+    erase[0] = torch.tensor([1, -2, 0, 1, 1, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"erase\[0\]: expected an erase top"):
+        decode(data, erase=erase, **kw)
+    erase[0] = torch.tensor([4, 0, 0, 1, 1, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"erase\[0\]: expected erase apply"):
+        decode(data, erase=erase, **kw)
+    with pytest.raises(ValueError, match=r"does not support augment"):
+        decode(data, augment=torch.zeros(2, 1, 8), device="cuda", **kw)
+
+
+def test_opcheck_with_programs():
+    data = [_png(_photo(12, 10, seed=i)) for i in range(2)]
+    prog = torch.zeros(2, 2, 8)
+    prog[0, 0, :8] = torch.tensor([1, 20, 1, 0, 0, 0, 1, 0])
+    prog[1, 1, :2] = torch.tensor([3, 1.5])
+    erase = torch.tensor([[1, 1, 1, 3, 3, 0.5, 0.5, 0.5], [2, 0, 0, 4, 4, 0, 0, 0]])
+    kwargs = dict(height=8, width=6, geometry="resize", seeds=torch.tensor([1, 2]), dtype=torch.float32,
+                  augment=prog, erase=erase)
+    torch.library.opcheck(torch.ops.spdl_torch.decode_images.default, (data,), kwargs)
