@@ -116,7 +116,7 @@ def test_pin_memory_pins_a_fused_batch_once_in_the_op(monkeypatch, image_folder,
 def test_pin_memory_still_pins_batches_the_op_did_not_make(monkeypatch):
     _, pin_calls = fake_pinning(monkeypatch)
     data = [torch.full((3, 4, 4), k, dtype=torch.uint8) for k in range(8)]
-    batches = list(spdl_torch.DataLoader(data, batch_size=4, num_workers=1, pin_memory=True))
+    batches = list(spdl_torch.DataLoader(data, batch_size=4, num_workers=1, pin_memory=True, worker_mode="thread"))
     assert len(pin_calls) == 2 and all(b.is_pinned() for b in batches)
     assert [p.data_ptr() for p in pin_calls] != [b.data_ptr() for b in batches]  # a copy, once
 
@@ -156,7 +156,8 @@ def test_loader_device_keeps_a_failures_place_and_the_resume_position(monkeypatc
             return torch.full((2,), i)
 
     fake_pinning(monkeypatch)
-    loader = spdl_torch.DataLoader(Flaky(), batch_size=2, num_workers=2, device="cuda", transfer_depth=3)
+    loader = spdl_torch.DataLoader(Flaky(), batch_size=2, num_workers=2, device="cuda", transfer_depth=3,
+                                   worker_mode="thread")
     it = iter(loader)
     assert next(it)[0].tolist() == [0, 0] and next(it)[0].tolist() == [2, 2]
     assert loader.state_dict()["num_yielded"] == 2  # batches in flight are not yielded yet

@@ -244,6 +244,7 @@ class BlockingDataset(RangeDataset):
         return super().__getitem__(i)
 
 
+@pytest.mark.slow
 def test_timeout():
     baseline = baseline_threads()
     release = threading.Event()

@@ -340,6 +340,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_timeout_blocked_forever_raises_and_process_exits_cleanly(tmp_path):
     script = tmp_path / "timeout_script.py"
     script.write_text(_TIMEOUT_SCRIPT)
@@ -376,6 +377,7 @@ next(stream)
 """
 
 
+@pytest.mark.slow
 def test_interpreter_exit_with_persistent_and_iterable_workers_is_clean(tmp_path):
     script = tmp_path / "exit_persistent.py"
     script.write_text(_EXIT_PERSISTENT_SCRIPT)

@@ -73,6 +73,7 @@ class _Tensors(tud.Dataset):
         return torch.full((4,), i)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("in_order", [True, False])
 def test_handed_off_batch_is_not_kept_by_the_loader(in_order):
     # torch's contract: at most prefetch_factor * num_workers batches are loaded ahead of the consumer.
@@ -94,7 +95,7 @@ def test_handed_off_batch_is_not_kept_by_the_loader(in_order):
         return batch
 
     ahead = 2 * 3  # prefetch_factor * num_workers
-    it = iter(DataLoader(_Tensors(), batch_size=2, num_workers=3, prefetch_factor=2, collate_fn=collate,
+    it = iter(DataLoader(_Tensors(), batch_size=2, num_workers=3, prefetch_factor=2, collate_fn=collate, worker_mode="thread",
                          in_order=in_order))
     for _ in range(3):
         batch = next(it)

@@ -54,6 +54,7 @@ def test_raise_is_the_default_and_names_the_sample():
         DataLoader(Flaky(), on_error="ignore")
 
 
+@pytest.mark.slow
 def test_skip_with_the_fused_image_folder_and_a_truncated_file(tmp_path):
     rng = np.random.default_rng(0)
     for c in ("a", "b"):

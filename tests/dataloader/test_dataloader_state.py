@@ -60,6 +60,7 @@ def make(cfg):
     return DataLoader(Augmented(), batch_size=BS, generator=gen, **cfg)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_resume_at_every_position_equals_uninterrupted(name):
     cfg = CONFIGS[name]

@@ -54,6 +54,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_ranks_under_torchrun(tmp_path):
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
     if not os.path.exists(torchrun):

@@ -165,6 +165,7 @@ _EXIT_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @both()
 def test_exit_with_batch_in_flight_4_runs(DL, tmp_path):
     """The interpreter exits cleanly (exit 0, nothing on stderr) while the loader's workers are inside a batch:

@@ -80,6 +80,7 @@ PATCH_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["after", "before"])
 def test_patching_torchs_dataloader_name(order, tmp_path):
     """``torch.utils.data.DataLoader = spdl_torch.DataLoader`` (and ``torch.utils.data.dataloader.DataLoader``)
@@ -103,7 +104,7 @@ def test_torch_class_is_bound_once():
 
 FUSED = v2.Compose([v2.RandomResizedCrop(16, antialias=True), v2.RandomHorizontalFlip(), v2.ToImage(),
                     v2.ToDtype(torch.float32, scale=True)])
-PARTLY_FUSED = v2.Compose([v2.RandomResizedCrop(16, antialias=True), v2.ColorJitter(0.4, 0.4, 0.4),
+PARTLY_FUSED = v2.Compose([v2.RandomResizedCrop(16, antialias=True), v2.RandomPerspective(p=1.0),
                            v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])
 
 

@@ -64,6 +64,7 @@ def _batch():
 # ---------------------------------------------------------------------------------------------- torch.compile
 
 
+@pytest.mark.slow
 @torch.no_grad()
 def test_compile_batch_fullgraph_one_graph_equals_eager(images):
     module = _batch()

@@ -233,6 +233,7 @@ def test_batches_outlive_the_loader_and_the_pool(tmp_path, capacity, cap_batches
         assert torch.equal(got, want)
 
 
+@pytest.mark.slow
 def test_batch_alive_at_interpreter_exit_is_harmless(tmp_path):
     script = tmp_path / "keep.py"
     script.write_text(

@@ -328,6 +328,7 @@ def test_torch_compile_fullgraph(backend):
     assert eager.shape == (2, 4, 30, 30)
 
 
+@pytest.mark.slow
 def test_num_threads_from_environment():
     import subprocess
     import sys
@@ -407,6 +408,7 @@ def test_errors_name_the_path_and_reject_a_single_image(tmp_path):
     assert decode_images([good], height=np.int64(8), width=16, mode="resize").shape == (1, 3, 8, 16)
 
 
+@pytest.mark.slow
 def test_bytes_input_warns_nothing(tmp_path):
     # torch.frombuffer's "buffer is not writable" warning is issued once per process: a fresh one.
     import subprocess

@@ -155,6 +155,7 @@ print("done")
 """
 
 
+@pytest.mark.slow
 def test_exit_and_gc_are_silent():
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60,

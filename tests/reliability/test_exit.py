@@ -50,6 +50,8 @@ _STUCK = """
 import asyncio, threading, time
 from spdl_torch import _exit
 from spdl_torch.pipeline._pool import ThreadPool
+
+pytestmark = pytest.mark.slow  # each scenario forks 10 children that exit with work in flight
 _exit.EXIT_JOIN_TIMEOUT_S = 0.5
 pool = ThreadPool(1, thread_name="stuck-in-user-call")
 loop = asyncio.new_event_loop()

@@ -59,7 +59,7 @@ class _Faulty(torch.utils.data.Dataset):
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_raising_sample_names_it_and_loses_nothing_else(batch_size, num_workers):
     ds = _Faulty(40, raise_at={5, 17})
-    batches, errors = _drain(spdl_torch.DataLoader(ds, batch_size=batch_size, num_workers=num_workers))
+    batches, errors = _drain(spdl_torch.DataLoader(ds, batch_size=batch_size, num_workers=num_workers, worker_mode="thread"))
     bad_batches = {5 // batch_size, 17 // batch_size}
     assert len(errors) == len(bad_batches)
     for e, b in zip(errors, sorted(bad_batches)):
@@ -76,7 +76,7 @@ def test_raising_sample_names_it_and_loses_nothing_else(batch_size, num_workers)
 
 def test_wrongly_shaped_sample_fails_its_batch_naming_indices():
     ds = _Faulty(16, wrong_shape_at={6})
-    batches, errors = _drain(spdl_torch.DataLoader(ds, batch_size=4, num_workers=2))
+    batches, errors = _drain(spdl_torch.DataLoader(ds, batch_size=4, num_workers=2, worker_mode="thread"))
     assert len(errors) == 1 and isinstance(errors[0], RuntimeError)
     assert "while loading sample indices [4, 5, 6, 7]" in str(errors[0])
     assert "stack expects each tensor to be equal size" in str(errors[0])

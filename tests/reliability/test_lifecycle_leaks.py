@@ -103,11 +103,12 @@ def _assert_flat(result: dict) -> None:
     assert d["rss_kb"] <= RSS_TOLERANCE_KB, f"RSS grew by {d['rss_kb']} KB ({result})"
 
 
+@pytest.mark.slow
 def test_dataloader_create_iterate_partially_destroy():
     dataset = _Tensors()
 
     def cycle(i: int) -> None:
-        loader = spdl_torch.DataLoader(dataset, batch_size=4, num_workers=2)
+        loader = spdl_torch.DataLoader(dataset, batch_size=4, num_workers=2, worker_mode="thread")
         it = iter(loader)
         for _ in range(1 + i % 3):  # 1..3 of the 16 batches: the rest are in flight or not yet requested
             next(it)
@@ -116,11 +117,12 @@ def test_dataloader_create_iterate_partially_destroy():
     _assert_flat(_measure(cycle))
 
 
+@pytest.mark.slow
 def test_dataloader_with_native_decode_create_iterate_partially_destroy():
     dataset = _Decoding()
 
     def cycle(i: int) -> None:
-        loader = spdl_torch.DataLoader(dataset, batch_size=4, num_workers=2, shuffle=bool(i % 2))
+        loader = spdl_torch.DataLoader(dataset, batch_size=4, num_workers=2, shuffle=bool(i % 2), worker_mode="thread")
         for k, _ in enumerate(loader):
             if k == i % 4:
                 break
@@ -128,6 +130,7 @@ def test_dataloader_with_native_decode_create_iterate_partially_destroy():
     _assert_flat(_measure(cycle, cycles=300))
 
 
+@pytest.mark.slow
 def test_pipeline_create_iterate_partially_destroy():
     try:
         from spdl_torch.pipeline import PipelineBuilder

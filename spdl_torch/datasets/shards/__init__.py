@@ -13,7 +13,8 @@ resolved under the index, bounded reads), ``_members`` (member -> decoder mappin
 from ._batch_decoders import AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
 from ._dataset import TarShardDataset, merge_states
 from ._members import DEFAULT_DECODERS, IMAGE_EXTS
-from ._remote import FetchStatusError, HttpFetch, RetryPolicy, TransientFetchError
+from ._http import HttpFetch
+from ._remote import FetchStatusError, RetryPolicy, TransientFetchError
 from ._write import write_shards
 
 __all__ = ["AudioBatchDecoder", "BatchDecoder", "DEFAULT_DECODERS", "FetchStatusError", "HttpFetch", "IMAGE_EXTS",

@@ -57,7 +57,7 @@ class ShardSet:
     @property
     def fetch(self) -> FetchFn:
         if self._fetch is None:
-            from ._remote import HttpFetch
+            from ._http import HttpFetch
 
             self._fetch = HttpFetch(limit=self.max_concurrency)
         return self._fetch

@@ -77,6 +77,7 @@ _MEMORY_PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_forged_2gib_member_costs_no_memory(tmp_path):
     """The header declares 2 GiB and 1500 bytes follow (plain, gzip, streamed from a local HTTP server): the
     read fails as truncated, with the peak memory (ru_maxrss, in a fresh process) grown by under 100 MB over
