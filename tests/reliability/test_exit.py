@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each scenario forks 10 children that exit with work in flight
+
 RUNS = 10
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_exit_scenarios.py")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,7 +53,6 @@ import asyncio, threading, time
 from spdl_torch import _exit
 from spdl_torch.pipeline._pool import ThreadPool
 
-pytestmark = pytest.mark.slow  # each scenario forks 10 children that exit with work in flight
 _exit.EXIT_JOIN_TIMEOUT_S = 0.5
 pool = ThreadPool(1, thread_name="stuck-in-user-call")
 loop = asyncio.new_event_loop()
