@@ -28,6 +28,11 @@ class Indexed(tud.Dataset):
     def __getitem__(self, i):
         return torch.tensor([float(i)]), i, threading.current_thread().name
 
+    def spdl_native_loading(self):
+        """Stands for a native spdl_torch dataset: worker_mode="auto" loads it on threads, also in the loader a
+        framework re-creates."""
+        return True
+
 
 def make_loader(which):
     import spdl_torch
