@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 import weakref
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from torch.utils.data import Dataset, default_collate
 from torch.utils.data._utils.collate import default_collate_fn_map
 
 from .._errors import name_sample
+from ..io._integers import as_integer
 from ..errors import DecodeError
 
 __all__ = ["AudioDataset", "AudioSample", "Waveform", "audio_collate"]
@@ -104,12 +104,10 @@ default_collate_fn_map[Waveform] = _collate_waveforms
 def _index(i) -> int:
     """A sample index as an int: Python, NumPy or torch integers; a float or bool is a TypeError (it would
     be truncated to another sample)."""
-    if isinstance(i, bool) or isinstance(i, torch.Tensor) and i.dtype == torch.bool:
-        raise TypeError(f"AudioDataset: expected an int index, got {i!r}")
-    try:
-        return operator.index(i)
-    except TypeError:
-        raise TypeError(f"AudioDataset: expected an int index, got {i!r} ({type(i).__name__})") from None
+    index = as_integer(i)
+    if index is None:
+        raise TypeError(f"AudioDataset: expected an int index, got {i!r} ({type(i).__name__})")
+    return index
 
 
 class AudioDataset(Dataset):

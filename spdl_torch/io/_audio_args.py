@@ -4,10 +4,11 @@ the batch-wide arguments, and the default output cap read at each call."""
 from __future__ import annotations
 
 import math
-import operator
 import sys
 
 import torch
+
+from ._integers import as_integer
 
 #: Default cap on the output of one call (``max_samples=None``), in samples over all channels and, for
 #: :func:`decode_audio_batch`, over the whole padded batch: 1 Gi samples, 4 GiB of float32. Raise it by
@@ -38,13 +39,9 @@ def _int_arg(op: str, name: str, value, lo: int, hi: int, what: str = ""):
     (a bool, a float, an int out of range)."""
     if value is None:
         return None
-    if not isinstance(value, bool):
-        try:
-            number = operator.index(value)
-        except TypeError:
-            number = None
-        if number is not None and lo <= number <= hi:
-            return number
+    number = as_integer(value)
+    if number is not None and lo <= number <= hi:
+        return number
     raise ValueError(f"{op}: expected {name} as an int in [{lo}, {hi}]{what} or None, got {name}={value!r}")
 
 
@@ -78,13 +75,7 @@ def _seeds(op: str, seeds, n: int) -> torch.Tensor:
     else:
         values = []
         for v in seeds:
-            number = None
-            boolean = isinstance(v, bool) or isinstance(v, torch.Tensor) and v.dtype == torch.bool
-            if not boolean:
-                try:
-                    number = operator.index(v)
-                except TypeError:
-                    pass
+            number = as_integer(v)
             if number is None or not -(2**63) <= number <= _INT64_MAX:
                 raise ValueError(f"{op}: expected int seeds in the int64 range, got {v!r}")
             values.append(number)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import fractions
-import operator
 import os
 import sys
 import warnings
@@ -15,6 +14,7 @@ import torch
 
 from .._errors import translate
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
+from ._integers import as_integer, is_bool
 
 __all__ = ["MAX_VIDEO_FRAMES", "MAX_VIDEO_OUTPUT_BYTES", "VideoFrames", "VideoMetadata", "decode_video_frames",
            "video_metadata"]
@@ -75,24 +75,15 @@ def default_max_output_bytes() -> int:
     return getattr(sys.modules[__package__], "MAX_VIDEO_OUTPUT_BYTES", MAX_VIDEO_OUTPUT_BYTES)
 
 
-def _is_bool(value) -> bool:
-    """Python, NumPy and torch booleans (ints to ``operator.index``, but no index or count)."""
-    return (type(value).__name__ in ("bool", "bool_") or
-            (isinstance(value, torch.Tensor) and value.dtype == torch.bool))
-
-
 def frame_indices(op: str, indices) -> list[int]:
     """``indices`` as ints: Python, NumPy and torch integers. TypeError for floats, booleans and other
     types (never truncated); IndexError for an index outside int64 (no stream has that many frames)."""
     out = []
     for k, i in enumerate(indices):
-        if _is_bool(i):
-            raise TypeError(f"{op}: expected integer frame indices, got {i!r} (a bool) at position {k}")
-        try:
-            value = operator.index(i)
-        except TypeError:
-            raise TypeError(f"{op}: expected integer frame indices, got {i!r} ({type(i).__name__}) "
-                            f"at position {k}") from None
+        value = as_integer(i)
+        if value is None:
+            kind = "a bool" if is_bool(i) else type(i).__name__
+            raise TypeError(f"{op}: expected integer frame indices, got {i!r} ({kind}) at position {k}")
         if not _INT64[0] <= value <= _INT64[1]:
             raise IndexError(f"{op}: frame index {value} is out of range (at position {k}): valid indices are "
                              "0 .. num_frames - 1")
@@ -104,7 +95,7 @@ def frame_timestamps(op: str, timestamps) -> list[float]:
     """``timestamps`` as floats (ints, floats, NumPy and torch numbers); TypeError for booleans and strings."""
     out = []
     for k, t in enumerate(timestamps):
-        if _is_bool(t) or isinstance(t, (str, bytes)):
+        if is_bool(t) or isinstance(t, (str, bytes)):
             raise TypeError(f"{op}: expected timestamps in seconds, got {t!r} ({type(t).__name__}) at position {k}")
         try:
             out.append(float(t))
@@ -118,12 +109,9 @@ def stream_arg(op: str, stream) -> int:
     """The ``stream`` argument: an int >= 0, or -1 / None for FFmpeg's best video stream."""
     if stream is None:
         return -1
-    if _is_bool(stream):
-        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r}")
-    try:
-        value = operator.index(stream)
-    except TypeError:
-        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r} ({type(stream).__name__})") from None
+    value = as_integer(stream)
+    if value is None:
+        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r} ({type(stream).__name__})")
     if not -1 <= value < (1 << 31):
         raise ValueError(f"{op}: expected stream >= 0, or -1 / None for FFmpeg's best video stream, got {value}")
     return value
