@@ -133,11 +133,11 @@ JOBS         := $(shell nproc)
 
 $(SAN_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt
 	@mkdir -p $(dir $@)
-	@$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
+	@$(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra -Icsrc $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
 
 $(SAN_DIR)/%_test: csrc/tests/%_test.cc $(SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(SAN_DIR)
-	@echo "link $@"; $(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra $$(pkg-config --cflags $(CORE_PC)) -o $@ \
+	@echo "link $@"; $(SAN_CXX) -std=c++17 $(SAN_FLAGS) -Wall -Wextra -Icsrc $$(pkg-config --cflags $(CORE_PC)) -o $@ \
 	  $< $(SAN_OBJS) $$(pkg-config --libs $(CORE_PC))
 
 test-sanitize: $(STAMPS)/venv
@@ -158,11 +158,11 @@ FUZZ_CXXFLAGS := -std=c++17 -g -O1 -fno-omit-frame-pointer -fsanitize=address,un
 
 $(FUZZ_DIR)/obj/%.o: csrc/%.cpp $(CORE_HDRS) $(STAMPS)/apt $(STAMPS)/apt-fuzz
 	@mkdir -p $(dir $@)
-	@clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
+	@clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -Icsrc $$(pkg-config --cflags $(CORE_PC)) -c -o $@ $<
 
 $(FUZZ_DIR)/fuzz_%: csrc/fuzz/fuzz_%.cc $(FUZZ_OBJS) $(CORE_HDRS)
 	@mkdir -p $(FUZZ_DIR)
-	@echo "link $@"; clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
+	@echo "link $@"; clang++ $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -Icsrc $$(pkg-config --cflags $(CORE_PC)) -o $@ $< $(FUZZ_OBJS) \
 	  $$(pkg-config --libs $(CORE_PC))
 
 fuzz-build: $(STAMPS)/apt $(STAMPS)/apt-fuzz

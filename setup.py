@@ -112,8 +112,13 @@ def _cuda_arch_list():
     return os.environ["TORCH_CUDA_ARCH_LIST"]
 
 
+# Project includes are rooted at csrc/ (#include "core/detail/jpeg/jpeg_decoder.h").
+CSRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")
+
+
 def _extension():
     versions, include_dirs, library_dirs, libraries = _find_libraries()
+    include_dirs.insert(0, CSRC)
     use_cuda, cuda_home, why = _cuda_variant()
     sources = sorted(f for f in glob.glob("csrc/**/*.cpp", recursive=True) if not f.startswith("csrc/cuda/"))
     defines = []

@@ -1,4 +1,4 @@
-#include "audio_batch.h"
+#include "core/audio_batch.h"
 
 #include <sys/stat.h>
 
@@ -9,10 +9,10 @@
 #include <numeric>
 #include <string>
 
-#include "audio_decoder.h"
-#include "crop_geometry.h"
-#include "detail/audio_stream.h"
-#include "errors.h"
+#include "core/audio_decoder.h"
+#include "core/crop_geometry.h"
+#include "core/detail/ffmpeg/audio_stream.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

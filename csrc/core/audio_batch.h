@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "audio_types.h"
-#include "media_source.h"
-#include "thread_pool.h"
+#include "core/audio_types.h"
+#include "core/media_source.h"
+#include "core/thread_pool.h"
 
 namespace spdl_torch::core {
 

@@ -1,10 +1,10 @@
-#include "audio_decoder.h"
+#include "core/audio_decoder.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "detail/audio_stream.h"
-#include "errors.h"
+#include "core/detail/ffmpeg/audio_stream.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "audio_types.h"
-#include "media_source.h"
+#include "core/audio_types.h"
+#include "core/media_source.h"
 
 namespace spdl_torch::core {
 

@@ -1,9 +1,9 @@
-#include "audio_types.h"
+#include "core/audio_types.h"
 
 #include <cmath>
 #include <string>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

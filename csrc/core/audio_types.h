@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

@@ -1,21 +1,21 @@
-#include "batch_decoder.h"
+#include "core/batch_decoder.h"
 
 #include <algorithm>
 #include <new>
 #include <numeric>
 #include <optional>
 
-#include "errors.h"
-#include "image_decoder.h"
-#include "detail/image_format.h"
-#include "detail/jpeg_decoder.h"
-#include "detail/jpeg_markers.h"
-#include "detail/jpeg_region_decoder.h"
-#include "detail/pixel_limit.h"
-#include "detail/orientation.h"
-#include "augment/erase.h"
-#include "augment/ops.h"
-#include "augment/resample_program.h"
+#include "core/augment/erase.h"
+#include "core/augment/ops.h"
+#include "core/augment/resample_program.h"
+#include "core/detail/jpeg/jpeg_decoder.h"
+#include "core/detail/jpeg/jpeg_markers.h"
+#include "core/detail/jpeg/jpeg_region_decoder.h"
+#include "core/detail/parse/image_format.h"
+#include "core/detail/pixels/orientation.h"
+#include "core/detail/pixels/pixel_limit.h"
+#include "core/errors.h"
+#include "core/image_decoder.h"
 
 namespace spdl_torch::core {
 namespace {

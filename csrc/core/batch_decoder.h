@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "batch_options.h"
-#include "crop_geometry.h"
-#include "resample.h"
-#include "thread_pool.h"
+#include "core/batch_options.h"
+#include "core/crop_geometry.h"
+#include "core/resample.h"
+#include "core/thread_pool.h"
 
 namespace spdl_torch::core {
 

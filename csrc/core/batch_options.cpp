@@ -1,8 +1,8 @@
-#include "batch_options.h"
+#include "core/batch_options.h"
 
 #include <sstream>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "image_types.h"
-#include "resample.h"
+#include "core/image_types.h"
+#include "core/resample.h"
 
 namespace spdl_torch::core {
 

@@ -1,6 +1,6 @@
-#include "batch_turn.h"
+#include "core/batch_turn.h"
 
-#include "thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace spdl_torch::core {
 

@@ -1,4 +1,4 @@
-#include "crop_geometry.h"
+#include "core/crop_geometry.h"
 
 #include <algorithm>
 #include <cmath>

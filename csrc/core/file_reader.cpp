@@ -1,4 +1,4 @@
-#include "file_reader.h"
+#include "core/file_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 namespace {

@@ -1,13 +1,13 @@
-#include "image_decoder.h"
+#include "core/image_decoder.h"
 
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "detail/ffmpeg_image_decoder.h"
-#include "detail/image_format.h"
-#include "detail/jpeg_decoder.h"
-#include "detail/pixel_convert.h"
+#include "core/detail/ffmpeg/ffmpeg_image_decoder.h"
+#include "core/detail/jpeg/jpeg_decoder.h"
+#include "core/detail/parse/image_format.h"
+#include "core/detail/pixels/pixel_convert.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "image_types.h"
+#include "core/image_types.h"
 
 namespace spdl_torch::core {
 

@@ -1,6 +1,6 @@
-#include "image_types.h"
+#include "core/image_types.h"
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

@@ -1,7 +1,7 @@
-#include "jpeg_info.h"
+#include "core/jpeg_info.h"
 
-#include "detail/image_format.h"
-#include "detail/jpeg_markers.h"
+#include "core/detail/jpeg/jpeg_markers.h"
+#include "core/detail/parse/image_format.h"
 
 namespace spdl_torch::core {
 

@@ -1,5 +1,5 @@
 // resample.h's window weights (AxisWeights) and the dispatch between the AVX2 and the generic kernel.
-#include "resample.h"
+#include "core/resample.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <string>
 
-#include "detail/resample_avx2.h"
-#include "detail/resample_slot_writer.h"
-#include "errors.h"
+#include "core/detail/pixels/resample_avx2.h"
+#include "core/detail/pixels/resample_slot_writer.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "crop_geometry.h"
+#include "core/crop_geometry.h"
 
 namespace spdl_torch::core {
 

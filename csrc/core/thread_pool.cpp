@@ -1,4 +1,4 @@
-#include "thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 namespace {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "batch_turn.h"
+#include "core/batch_turn.h"
 
 namespace spdl_torch::core {
 

@@ -1,6 +1,6 @@
 // decode_video_clips (video_clips.h): plan every video's clips (open, index, sample), then decode the
 // videos largest first, resampling each wanted frame straight into its slots.
-#include "video_clips.h"
+#include "core/video_clips.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <numeric>
 #include <string>
 
-#include "crop_geometry.h"
-#include "errors.h"
-#include "video_reader.h"
+#include "core/crop_geometry.h"
+#include "core/errors.h"
+#include "core/video_reader.h"
 
 namespace spdl_torch::core {
 

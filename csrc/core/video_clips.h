@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "batch_options.h"
-#include "batch_decoder.h"
-#include "media_source.h"
-#include "resample.h"
-#include "thread_pool.h"
-#include "video_types.h"
+#include "core/batch_decoder.h"
+#include "core/batch_options.h"
+#include "core/media_source.h"
+#include "core/resample.h"
+#include "core/thread_pool.h"
+#include "core/video_types.h"
 
 namespace spdl_torch::core {
 

@@ -1,5 +1,5 @@
 // VideoReader (video_reader.h): opening, metadata, the exact index, and the seek-and-decode-forward loop.
-#include "video_reader.h"
+#include "core/video_reader.h"
 
 extern "C" {
 #include <libavutil/pixdesc.h>
@@ -10,13 +10,13 @@ extern "C" {
 #include <optional>
 #include <string>
 
-#include "detail/demux.h"
-#include "detail/frame_reader.h"
-#include "detail/pixel_limit.h"
-#include "detail/video_convert.h"
-#include "detail/video_index.h"
-#include "detail/video_metadata.h"
-#include "errors.h"
+#include "core/detail/ffmpeg/demux.h"
+#include "core/detail/ffmpeg/frame_reader.h"
+#include "core/detail/ffmpeg/video_convert.h"
+#include "core/detail/ffmpeg/video_index.h"
+#include "core/detail/ffmpeg/video_metadata.h"
+#include "core/detail/pixels/pixel_limit.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <vector>
 
-#include "media_source.h"
-#include "video_types.h"
+#include "core/media_source.h"
+#include "core/video_types.h"
 
 namespace spdl_torch::core {
 

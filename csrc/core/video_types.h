@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "image_types.h"
+#include "core/image_types.h"
 
 namespace spdl_torch::core {
 

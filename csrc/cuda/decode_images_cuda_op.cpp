@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "../core/batch_decoder.h"
-#include "../core/batch_options.h"
-#include "../core/errors.h"
-#include "../core/jpeg_info.h"
-#include "../ops/error_translation.h"
-#include "../ops/batch_arguments.h"
+#include "core/batch_decoder.h"
+#include "core/batch_options.h"
+#include "core/errors.h"
+#include "core/jpeg_info.h"
+#include "ops/batch_arguments.h"
+#include "ops/error_translation.h"
 
 #ifdef SPDL_TORCH_WITH_NVJPEG
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include "nvjpeg_decoder.h"
+#include "cuda/nvjpeg_decoder.h"
 #endif
 
 namespace spdl_torch::ops {

@@ -1,6 +1,6 @@
 #include <cuda_bf16.h>
 
-#include "normalize_kernel.h"
+#include "cuda/normalize_kernel.h"
 
 namespace spdl_torch::cuda {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "normalize_kernel.h"
+#include "cuda/normalize_kernel.h"
 
 namespace spdl_torch::ops {
 namespace {

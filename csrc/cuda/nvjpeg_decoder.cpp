@@ -1,4 +1,4 @@
-#include "nvjpeg_decoder.h"
+#include "cuda/nvjpeg_decoder.h"
 
 #ifdef SPDL_TORCH_WITH_NVJPEG
 

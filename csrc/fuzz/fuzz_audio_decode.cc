@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "../core/audio_decoder.h"
-#include "../core/detail/ogg_pages.h"
-#include "../core/errors.h"
+#include "core/audio_decoder.h"
+#include "core/detail/parse/ogg_pages.h"
+#include "core/errors.h"
 
 using namespace spdl_torch::core;
 

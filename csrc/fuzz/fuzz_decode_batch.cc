@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "../core/augment/ops.h"
-#include "../core/batch_decoder.h"
-#include "../core/thread_pool.h"
+#include "core/augment/ops.h"
+#include "core/batch_decoder.h"
+#include "core/thread_pool.h"
 
 using namespace spdl_torch::core;
 

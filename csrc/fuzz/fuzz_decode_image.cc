@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../core/errors.h"
-#include "../core/image_decoder.h"
+#include "core/errors.h"
+#include "core/image_decoder.h"
 
 using namespace spdl_torch::core;
 

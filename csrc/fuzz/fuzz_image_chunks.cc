@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../core/detail/gif_frame.h"
-#include "../core/detail/image_chunks.h"
+#include "core/detail/parse/gif_frame.h"
+#include "core/detail/parse/image_chunks.h"
 
 using namespace spdl_torch::core;
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../core/detail/jpeg_markers.h"
+#include "core/detail/jpeg/jpeg_markers.h"
 
 using namespace spdl_torch::core;
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../core/detail/tiff_ifd.h"
+#include "core/detail/parse/tiff_ifd.h"
 
 using namespace spdl_torch::core;
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "../core/errors.h"
-#include "../core/video_reader.h"
+#include "core/errors.h"
+#include "core/video_reader.h"
 
 using namespace spdl_torch::core;
 

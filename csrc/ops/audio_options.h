@@ -6,8 +6,8 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Optional.h>
 
-#include "../core/audio_types.h"
-#include "../core/media_source.h"
+#include "core/audio_types.h"
+#include "core/media_source.h"
 
 namespace spdl_torch::ops {
 

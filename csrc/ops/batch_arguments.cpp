@@ -1,4 +1,4 @@
-#include "batch_arguments.h"
+#include "ops/batch_arguments.h"
 
 #include <c10/util/Exception.h>
 

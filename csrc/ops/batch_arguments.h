@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "../core/batch_options.h"
+#include "core/batch_options.h"
 
 namespace spdl_torch::ops {
 

@@ -8,7 +8,7 @@
 // mapped size. Everything past the capacity is unmapped at once, so what a loader holds beyond its live
 // batches is bounded by the capacity, not by malloc's heuristics. The measurements behind this are in
 // benchmarks/results/history.md ("Design measurements: batch memory").
-#include "batch_memory.h"
+#include "ops/batch_memory.h"
 
 #include <ATen/EmptyTensor.h>
 #include <c10/core/Allocator.h>

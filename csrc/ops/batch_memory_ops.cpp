@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "batch_memory.h"
+#include "ops/batch_memory.h"
 
 namespace spdl_torch::ops {
 namespace {

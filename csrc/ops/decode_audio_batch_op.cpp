@@ -8,12 +8,12 @@
 #include <tuple>
 #include <vector>
 
-#include "../core/audio_batch.h"
-#include "../core/batch_turn.h"
-#include "../core/thread_pool.h"
-#include "audio_options.h"
-#include "batch_memory.h"
-#include "error_translation.h"
+#include "core/audio_batch.h"
+#include "core/batch_turn.h"
+#include "core/thread_pool.h"
+#include "ops/audio_options.h"
+#include "ops/batch_memory.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

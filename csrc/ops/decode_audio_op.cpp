@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "../core/audio_decoder.h"
-#include "audio_options.h"
-#include "error_translation.h"
+#include "core/audio_decoder.h"
+#include "ops/audio_options.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "../core/errors.h"
-#include "../core/image_decoder.h"
-#include "error_translation.h"
+#include "core/errors.h"
+#include "core/image_decoder.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

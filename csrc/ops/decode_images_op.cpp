@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "../core/augment/ops.h"
-#include "../core/batch_decoder.h"
-#include "../core/batch_turn.h"
-#include "../core/thread_pool.h"
-#include "batch_arguments.h"
-#include "batch_memory.h"
-#include "error_translation.h"
+#include "core/augment/ops.h"
+#include "core/batch_decoder.h"
+#include "core/batch_turn.h"
+#include "core/thread_pool.h"
+#include "ops/batch_arguments.h"
+#include "ops/batch_memory.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

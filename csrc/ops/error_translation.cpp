@@ -1,4 +1,4 @@
-#include "error_translation.h"
+#include "ops/error_translation.h"
 
 #include <ATen/core/Tensor.h>
 

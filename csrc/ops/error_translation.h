@@ -15,7 +15,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "../core/errors.h"
+#include "core/errors.h"
 
 namespace spdl_torch::ops {
 

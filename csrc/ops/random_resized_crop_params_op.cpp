@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "../core/batch_decoder.h"
-#include "error_translation.h"
+#include "core/batch_decoder.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "../core/file_reader.h"
-#include "error_translation.h"
+#include "core/file_reader.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../core/batch_decoder.h"
-#include "error_translation.h"
+#include "core/batch_decoder.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

@@ -3,8 +3,8 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
-#include "../core/thread_pool.h"
-#include "error_translation.h"
+#include "core/thread_pool.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {

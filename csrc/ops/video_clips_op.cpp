@@ -9,12 +9,12 @@
 #include <tuple>
 #include <vector>
 
-#include "../core/batch_turn.h"
-#include "../core/thread_pool.h"
-#include "../core/video_clips.h"
-#include "batch_arguments.h"
-#include "batch_memory.h"
-#include "video_common.h"
+#include "core/batch_turn.h"
+#include "core/thread_pool.h"
+#include "core/video_clips.h"
+#include "ops/batch_arguments.h"
+#include "ops/batch_memory.h"
+#include "ops/video_common.h"
 
 namespace spdl_torch::ops {
 namespace {

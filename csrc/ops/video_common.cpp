@@ -1,4 +1,4 @@
-#include "video_common.h"
+#include "ops/video_common.h"
 
 #include <climits>
 #include <cstdint>

@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "../core/media_source.h"
-#include "../core/video_types.h"
-#include "error_translation.h"
+#include "core/media_source.h"
+#include "core/video_types.h"
+#include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 

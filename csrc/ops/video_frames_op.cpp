@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "../core/video_reader.h"
-#include "video_common.h"
+#include "core/video_reader.h"
+#include "ops/video_common.h"
 
 namespace spdl_torch::ops {
 namespace {

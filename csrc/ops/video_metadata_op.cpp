@@ -5,8 +5,8 @@
 #include <string>
 #include <tuple>
 
-#include "../core/video_reader.h"
-#include "video_common.h"
+#include "core/video_reader.h"
+#include "ops/video_common.h"
 
 namespace spdl_torch::ops {
 namespace {

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "test_support.h"
-#include "../core/audio_batch.h"
-#include "../core/audio_decoder.h"
-#include "../core/errors.h"
-#include "../core/detail/ogg_pages.h"
-#include "../core/thread_pool.h"
+#include "core/audio_batch.h"
+#include "core/audio_decoder.h"
+#include "core/detail/parse/ogg_pages.h"
+#include "core/errors.h"
+#include "core/thread_pool.h"
+#include "tests/test_support.h"
 
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "test_support.h"
-#include "../core/augment/erase.h"
-#include "../core/augment/kernels.h"
-#include "../core/augment/ops.h"
-#include "../core/errors.h"
-#include "../core/resample.h"
+#include "core/augment/erase.h"
+#include "core/augment/kernels.h"
+#include "core/augment/ops.h"
+#include "core/errors.h"
+#include "core/resample.h"
+#include "tests/test_support.h"
 
 using namespace spdl_torch::core;
 using namespace spdl_torch::core::augment;

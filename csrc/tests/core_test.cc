@@ -20,20 +20,20 @@
 #include <thread>
 #include <vector>
 
-#include "test_support.h"
-#include "../core/batch_decoder.h"
-#include "../core/errors.h"
-#include "../core/image_decoder.h"
-#include "../core/detail/gif_frame.h"
-#include "../core/detail/image_chunks.h"
-#include "../core/detail/image_format.h"
-#include "../core/detail/jpeg_markers.h"
-#include "../core/detail/orientation.h"
-#include "../core/detail/pixel_convert.h"
-#include "../core/resample.h"
-#include "../core/thread_pool.h"
-#include "../core/detail/tiff_ifd.h"
-#include "../core/detail/pixel_limit.h"
+#include "core/batch_decoder.h"
+#include "core/detail/jpeg/jpeg_markers.h"
+#include "core/detail/parse/gif_frame.h"
+#include "core/detail/parse/image_chunks.h"
+#include "core/detail/parse/image_format.h"
+#include "core/detail/parse/tiff_ifd.h"
+#include "core/detail/pixels/orientation.h"
+#include "core/detail/pixels/pixel_convert.h"
+#include "core/detail/pixels/pixel_limit.h"
+#include "core/errors.h"
+#include "core/image_decoder.h"
+#include "core/resample.h"
+#include "core/thread_pool.h"
+#include "tests/test_support.h"
 
 // After <cstdio>: jpeglib.h needs FILE and size_t.
 #include <jpeglib.h>

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "test_support.h"
-#include "../core/detail/demux.h"
-#include "../core/detail/frame_reader.h"
-#include "../core/errors.h"
+#include "core/detail/ffmpeg/demux.h"
+#include "core/detail/ffmpeg/frame_reader.h"
+#include "core/errors.h"
+#include "tests/test_support.h"
 
 using namespace spdl_torch::core;
 using namespace spdl_torch::core::detail;

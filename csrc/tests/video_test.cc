@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "test_support.h"
-#include "../core/errors.h"
-#include "../core/thread_pool.h"
-#include "../core/video_clips.h"
-#include "../core/video_reader.h"
+#include "core/errors.h"
+#include "core/thread_pool.h"
+#include "core/video_clips.h"
+#include "core/video_reader.h"
+#include "tests/test_support.h"
 
 using namespace spdl_torch::core;
 namespace fs = std::filesystem;

@@ -38,7 +38,7 @@ PILLOW_REJECTS = [p for p in _STILLS if p not in LOSSLESS]
 KNOWN_DEVIATIONS = {
     # GIF first frames that lie (partly) outside the logical screen: FFmpeg crops the frame to the screen
     # or rejects it, Pillow grows the image to hold it. (Transparent pixels and the uncovered screen take
-    # their palette colours as in Pillow: csrc/core/detail/gif_frame.h, tests/io/test_decode_image_channels.py.)
+    # their palette colours as in Pillow: csrc/core/detail/parse/gif_frame.h, tests/io/test_decode_image_channels.py.)
     "image-overlap-bg.gif": "FFmpeg crops the frame to the screen; Pillow grows the image",
     "image-outside-bg.gif": "FFmpeg rejects a frame outside the logical screen",
     # Pillow reads these damaged files; we refuse them (they are missing data or fail a checksum).

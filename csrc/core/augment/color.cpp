@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels.h"
+#include "core/augment/kernels.h"
 
 namespace spdl_torch::core::augment {
 namespace {

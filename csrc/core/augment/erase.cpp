@@ -1,11 +1,11 @@
-#include "erase.h"
+#include "core/augment/erase.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "../crop_geometry.h"
-#include "ops.h"
+#include "core/augment/ops.h"
+#include "core/crop_geometry.h"
 
 namespace spdl_torch::core::augment {
 namespace {

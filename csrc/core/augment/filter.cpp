@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels.h"
+#include "core/augment/kernels.h"
 
 namespace spdl_torch::core::augment {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "kernels.h"
+#include "core/augment/kernels.h"
 
 namespace spdl_torch::core::augment {
 

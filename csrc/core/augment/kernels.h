@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ops.h"
+#include "core/augment/ops.h"
 
 namespace spdl_torch::core::augment {
 

@@ -2,9 +2,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "../errors.h"
-#include "kernels.h"
-#include "ops.h"
+#include "core/augment/kernels.h"
+#include "core/augment/ops.h"
+#include "core/errors.h"
 
 namespace spdl_torch::core::augment {
 namespace {

@@ -1,9 +1,9 @@
-#include "resample_program.h"
+#include "core/augment/resample_program.h"
 
 #include <vector>
 
-#include "../crop_geometry.h"
-#include "ops.h"
+#include "core/augment/ops.h"
+#include "core/crop_geometry.h"
 
 namespace spdl_torch::core::augment {
 namespace {

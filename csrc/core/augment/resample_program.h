@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../resample.h"
+#include "core/resample.h"
 
 namespace spdl_torch::core::augment {
 

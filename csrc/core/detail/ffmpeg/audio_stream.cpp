@@ -1,0 +1,392 @@
+#include "core/detail/ffmpeg/audio_stream.h"
+
+extern "C" {
+#include <libavutil/mathematics.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/detail/ffmpeg/audio_resampler.h"
+#include "core/detail/ffmpeg/frame_reader.h"
+#include "core/errors.h"
+
+namespace spdl_torch::core::detail {
+namespace {
+
+// Decoders whose stated length is exact, so a stream that ends early is truncated (strict: DecodeError).
+bool exact_length_codec(AVCodecID id) { return id == AV_CODEC_ID_FLAC || is_pcm_codec(id); }
+
+std::string seconds_text(int64_t samples, int rate) { return std::to_string(double(samples) / rate) + " s"; }
+
+// The input samples (at in_rate) to drop before a resampler starts, so that output `first` (at out_rate)
+// still comes out as in the whole decode: the start is a multiple of in_rate / gcd (it maps to a whole
+// output sample) at least a few filter lengths before `first`. Sets *out_base to the output index of the
+// first output sample.
+int64_t resampler_lead_in(int in_rate, int out_rate, int64_t first, int64_t* out_base) {
+  *out_base = 0;
+  if (first <= 0) return 0;
+  if (in_rate == out_rate) {
+    *out_base = first;
+    return first;
+  }
+  const int64_t g = std::gcd(int64_t(in_rate), int64_t(out_rate));
+  const int64_t step_in = in_rate / g;
+  const int64_t step_out = out_rate / g;
+  // libswresample's filter spans about filter_size (32) / cutoff input samples per output period.
+  const int64_t margin = 8 * 32 * (int64_t(in_rate) / out_rate + 1) + 1024;
+  const int64_t first_in = av_rescale_rnd(first, in_rate, out_rate, AV_ROUND_DOWN);
+  if (first_in <= margin) return 0;
+  const int64_t periods = (first_in - margin) / step_in;
+  *out_base = periods * step_out;
+  return periods * step_in;
+}
+
+class WindowWriter {
+ public:
+  WindowWriter(AudioSink& sink, int64_t first, int64_t end, SampleType type, int channels, int64_t max_samples)
+      : sink_(sink), first_(first), end_(end), bps_(sample_type_size(type)), channels_(channels),
+        max_per_channel_(max_samples / channels) {}
+
+  // Samples [pos, pos + n) of the whole output, planar in `from`.
+  void put(int64_t pos, int n, uint8_t* const* from) {
+    const int64_t lo = std::max(pos, first_);
+    const int64_t hi = end_ >= 0 ? std::min(pos + n, end_) : pos + n;
+    if (hi <= lo) return;
+    const int64_t count = hi - lo;
+    if (written_ + count > max_per_channel_) {
+      throw AudioOutputLimit("the output exceeds max_samples (" + std::to_string(max_per_channel_ * channels_) +
+                        " samples over " + std::to_string(channels_) + " channels)");
+    }
+    const int64_t fit = sink_.reserve(written_, count);
+    for (int c = 0; c < channels_; ++c) {
+      std::memcpy(sink_.channel(c) + size_t(written_) * bps_, from[c] + size_t(lo - pos) * bps_, size_t(fit) * bps_);
+    }
+    written_ += fit;
+    if (fit < count) full_ = true;
+  }
+
+  bool done(int64_t pos) const { return full_ || (end_ >= 0 && pos >= end_); }
+  int64_t written() const { return written_; }
+
+ private:
+  AudioSink& sink_;
+  int64_t first_, end_;
+  size_t bps_;
+  int channels_;
+  int64_t max_per_channel_;
+  int64_t written_ = 0;
+  bool full_ = false;
+};
+
+// Planar scratch output of one convert call.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes_per_sample) : bps_(bytes_per_sample) {}
+  uint8_t* const* get(int channels, int samples) {
+    const size_t need = size_t(std::max(samples, 1)) * bps_;
+    if (planes_.size() != size_t(channels) || need > plane_bytes_) {
+      plane_bytes_ = std::max(need, plane_bytes_ * 2);
+      planes_.assign(size_t(channels), std::vector<uint8_t>(plane_bytes_));
+      pointers_.resize(size_t(channels));
+      for (int c = 0; c < channels; ++c) pointers_[size_t(c)] = planes_[size_t(c)].data();
+    }
+    return pointers_.data();
+  }
+
+ private:
+  size_t bps_;
+  size_t plane_bytes_ = 0;
+  std::vector<std::vector<uint8_t>> planes_;
+  std::vector<uint8_t*> pointers_;
+};
+
+// A frame of `samples` silent samples shaped like `like` (sample format, rate, channel layout).
+AVFramePtr silent_frame(const AVFrame* like, int samples) {
+  AVFramePtr f(av_frame_alloc());
+  if (!f) throw std::bad_alloc();
+  f->format = like->format;
+  f->sample_rate = like->sample_rate;
+  f->nb_samples = samples;
+  if (av_channel_layout_copy(&f->ch_layout, &like->ch_layout) < 0) throw std::bad_alloc();
+  const int err = av_frame_get_buffer(f.get(), 0);
+  if (err < 0) throw_ffmpeg_error("cannot allocate a frame", err);
+  av_samples_set_silence(f->extended_data, 0, samples, f->ch_layout.nb_channels, AVSampleFormat(f->format));
+  return f;
+}
+
+// The whole output's length of a stream of `in_samples` input samples shaped like `silence`, resampled per
+// `options` to out_rate, without converting its samples. libswresample's output count depends on how many
+// samples it is given, not on their values, and a resampler started at an aligned input sample (as a
+// window's lead-in starts, resampler_lead_in) gives from there on the whole decode's count; so the last
+// few thousand input samples, given as silence, count the whole output exactly.
+int64_t resampled_length(const AVFrame* silence, const AudioOptions& options, int out_rate, int64_t in_samples) {
+  const int in_rate = silence->sample_rate;
+  int64_t out_base = 0;
+  const int64_t start = resampler_lead_in(in_rate, out_rate,
+                                          av_rescale_rnd(in_samples, out_rate, in_rate, AV_ROUND_DOWN), &out_base);
+  AudioResampler resampler(silence, out_rate, options.num_channels, options.type);
+  Scratch scratch(sample_type_size(options.type));
+  int64_t count = out_base;
+  for (int64_t left = in_samples - start; left > 0;) {
+    const int n = int(std::min<int64_t>(left, silence->nb_samples));
+    const int cap = resampler.max_output(n);
+    count += resampler.convert(silence, 0, n, scratch.get(resampler.out_channels(), cap), cap);
+    left -= n;
+  }
+  for (;;) {
+    const int cap = std::max(resampler.max_output(0), 1);
+    const int n = resampler.flush(scratch.get(resampler.out_channels(), cap), cap);
+    if (n <= 0) break;
+    count += n;
+  }
+  return count;
+}
+
+}  // namespace
+
+AudioInput::AudioInput(const MediaSource& source_) : source(source_), demuxer(source_) {
+  stream = demuxer.find_stream(StreamKind::Audio);
+  codec = open_stream_decoder(demuxer, stream, 1);
+}
+
+AudioMetadata AudioInput::metadata() const {
+  AudioMetadata m;
+  const AVStream* st = demuxer.stream(stream);
+  const AVCodecParameters* par = st->codecpar;
+  m.stream_index = stream;
+  m.sample_rate = par->sample_rate;
+  m.num_channels = par->ch_layout.nb_channels;
+  char layout[128] = {0};
+  if (av_channel_layout_describe(&par->ch_layout, layout, sizeof(layout)) > 0) m.channel_layout = layout;
+  m.codec = avcodec_get_name(par->codec_id);
+  const char* fmt = av_get_sample_fmt_name(codec->sample_fmt);
+  m.sample_format = fmt != nullptr ? fmt : "";
+  m.format = demuxer.format_name();
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
+    m.duration_seconds = double(st->duration) * av_q2d(st->time_base);
+  } else if (demuxer.format()->duration != AV_NOPTS_VALUE && demuxer.format()->duration > 0) {
+    m.duration_seconds = double(demuxer.format()->duration) / AV_TIME_BASE;
+  }
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0 && par->sample_rate > 0) {
+    m.num_frames = av_rescale_q(st->duration, st->time_base, AVRational{1, par->sample_rate});
+  }
+  m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer.format()->bit_rate;
+  return m;
+}
+
+int64_t AudioInput::stated_samples(int rate) const {
+  const AVStream* st = demuxer.stream(stream);
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
+    return av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
+  }
+  const int64_t d = demuxer.format()->duration;
+  if (d != AV_NOPTS_VALUE && d > 0) return av_rescale_q(d, AVRational{1, AV_TIME_BASE}, AVRational{1, rate});
+  return -1;
+}
+
+namespace {
+
+// Where a window may be reached by seeking instead of decoding from the start, and how much earlier than the
+// window's first input sample the decode must begin (pre-roll) for its samples to equal the whole decode's.
+// Only inputs whose timestamps after a seek are exact positions and whose decoders keep no state across
+// packets qualify: PCM in WAV (positions are byte offsets) and native FLAC (every frame carries its sample
+// number). MP3's positions after a seek are estimates (exact for CBR only), Vorbis-in-Ogg packet timestamps
+// are off by a block near some page boundaries, and Opus never forgets: after a seek its decoder's state
+// (SILK / hybrid frames) stays off the whole decode's by up to 1e-5 even 4 s later, for some starts. Those,
+// and every other input, decode from the start.
+struct SeekPolicy {
+  bool allowed = false;
+  int64_t preroll = 0;  // input samples
+  // Seek to a multiple of the first packet's length, so that packets keep the boundaries of a read from the
+  // start: a WAV's packets are fixed-size reads, and in a WAV whose header overstates its data (streamed
+  // WAVs) a read from elsewhere would end in a short packet, flagged corrupt (strict: DecodeError).
+  bool packet_aligned = false;
+};
+
+SeekPolicy seek_policy(const AudioInput& input) {
+  SeekPolicy p;
+  const AVCodecParameters* par = input.demuxer.stream(input.stream)->codecpar;
+  const std::string format = input.demuxer.format_name();
+  if (format == "wav" && is_pcm_codec(par->codec_id)) {
+    p.allowed = p.packet_aligned = true;
+  } else if (format == "flac" && par->codec_id == AV_CODEC_ID_FLAC) {
+    p.allowed = true;
+  }
+  return p;
+}
+
+// Thrown inside a pass when a seek cannot give the whole decode's samples; the decode restarts from the
+// beginning without seeking.
+struct SeekUnusable {};
+
+// Position of a frame with timestamp `pts` (stream time base), in input samples from the first output sample.
+int64_t frame_position(int64_t pts, int64_t origin, AVRational time_base, int rate) {
+  return av_rescale_q_rnd(pts - origin, time_base, AVRational{1, rate},
+                          AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+}
+
+AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
+                              AudioSink& sink, bool may_seek) {
+  AudioDecodeResult result;
+  FrameReader reader(input.demuxer, input.stream, input.codec.get(), options.strict);
+  AVFramePtr frame(av_frame_alloc());
+  if (!frame) throw std::bad_alloc();
+  Scratch scratch(sample_type_size(options.type));
+  std::unique_ptr<AudioResampler> resampler;
+  std::unique_ptr<WindowWriter> writer;
+  AVFramePtr silence;  // shaped like the first configuration's frames, when its lead-in skips input
+  const AVStream* st = input.demuxer.stream(input.stream);
+  SeekPolicy policy;  // decided at the first frame, when the window is known to start late
+  int64_t out_pos = 0;     // whole-output index of the resampler's next output sample
+  int64_t in_pos = 0;      // input samples of the current resampler's configuration seen so far
+  int64_t skip_in = 0;     // input samples of the first configuration not converted (before the window)
+  int64_t decoded = 0;     // input samples decoded, all configurations (or the position reached, after a seek)
+  int64_t origin = AV_NOPTS_VALUE;  // the first frame's pts: the position of output sample 0
+  int64_t seek_target = 0;  // the input sample the seek aims at (at or before it, pre-roll included)
+  bool seeked = false;
+  bool check_landing = false;  // the next frame is the first after a seek
+  bool done = false;
+
+  auto drain = [&] {
+    for (;;) {
+      const int cap = std::max(resampler->max_output(0), 1);
+      uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
+      const int n = resampler->flush(out, cap);
+      if (n <= 0) break;
+      writer->put(out_pos, n, out);
+      out_pos += n;
+    }
+  };
+
+  while (!done && reader.next(frame.get())) {
+    if (options.strict && reader.flagged_packets() > 0) {
+      throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                        " input (the file ends inside a packet: truncated?)" +
+                        (ffmpeg_log().empty() ? "" : " (" + ffmpeg_log() + ")"));
+    }
+    const int nb = frame->nb_samples;
+    if (nb <= 0) continue;
+    if (check_landing) {
+      // The seek must land on a timed frame of the same configuration, at least the pre-roll before the
+      // lead-in; anything else decodes from the start instead.
+      check_landing = false;
+      if (frame->pts == AV_NOPTS_VALUE || !resampler->matches(frame.get())) throw SeekUnusable{};
+      const int64_t pos = frame_position(frame->pts, origin, st->time_base, resampler->in_rate());
+      if (pos < 0 || pos > seek_target || (policy.packet_aligned && pos != seek_target)) throw SeekUnusable{};
+      in_pos = decoded = pos;
+    }
+    decoded += nb;
+    if (!resampler) {
+      resampler = std::make_unique<AudioResampler>(frame.get(), options.sample_rate, options.num_channels,
+                                                   options.type);
+      const int rate = resampler->out_rate();
+      int64_t first = window.first, end = window.end;
+      if (first < 0) {
+        first = audio_sample_index(window.start, rate);
+        end = window.stop < 0 ? -1 : audio_sample_index(window.stop, rate);
+      }
+      result.sample_rate = rate;
+      result.num_channels = resampler->out_channels();
+      result.first = first;
+      sink.begin(resampler->out_channels(), rate);
+      writer = std::make_unique<WindowWriter>(sink, first, end, options.type, resampler->out_channels(),
+                                              options.max_samples);
+      skip_in = resampler_lead_in(resampler->in_rate(), rate, first, &out_pos);
+      if (skip_in > 0 && resampler->resamples()) silence = silent_frame(frame.get(), 4096);
+      origin = frame->pts;
+      const int64_t late = nb + resampler->in_rate() / 2;  // nearer than this, decoding beats seeking
+      if (may_seek && origin != AV_NOPTS_VALUE && skip_in > late) policy = seek_policy(input);
+      int64_t target = skip_in - policy.preroll;
+      if (policy.packet_aligned) target -= target % nb;
+      if (policy.allowed && target > late) {
+        seek_target = target;
+        const int64_t ts = origin + av_rescale_q(target, AVRational{1, resampler->in_rate()}, st->time_base);
+        try {
+          input.demuxer.seek(input.stream, ts);
+        } catch (const DecodeError&) {
+          throw SeekUnusable{};  // e.g. past the end of a truncated file: the decode from the start tells
+        }
+        reader.restart();
+        seeked = check_landing = true;
+        continue;
+      }
+    } else if (!resampler->matches(frame.get())) {
+      if (seeked) throw SeekUnusable{};  // positions after a seek hold for one configuration only
+      // The stream changed its format, rate or layout: drain the old configuration, continue with a new one
+      // (as the CLI reconfigures its filter graph). The output rate and channels stay.
+      drain();
+      resampler = std::make_unique<AudioResampler>(frame.get(), result.sample_rate, result.num_channels,
+                                                   options.type);
+      in_pos = 0;
+      skip_in = 0;
+    }
+    const int64_t frame_start = in_pos;
+    in_pos += nb;
+    if (in_pos <= skip_in) continue;
+    const int offset = int(std::max<int64_t>(0, skip_in - frame_start));
+    const int count = nb - offset;
+    const int cap = resampler->max_output(count);
+    uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
+    const int n = resampler->convert(frame.get(), offset, count, out, cap);
+    writer->put(out_pos, n, out);
+    out_pos += n;
+    done = writer->done(out_pos);
+  }
+  if (check_landing) throw SeekUnusable{};  // the seek found no frame
+  if (options.strict && reader.flagged_packets() > 0) {
+    throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
+                      " input (the file ends inside a packet: truncated?)");
+  }
+  if (!resampler) {  // no samples at all: the output keeps the stream's stated shape
+    result.sample_rate = options.sample_rate > 0 ? options.sample_rate : input.codec->sample_rate;
+    result.num_channels = options.num_channels > 0 ? options.num_channels : input.codec->ch_layout.nb_channels;
+    sink.begin(result.num_channels, result.sample_rate);
+    result.first = window.first >= 0 ? window.first : audio_sample_index(window.start, std::max(result.sample_rate, 1));
+    result.reached_end = true;
+    result.total = 0;
+    result.corrupt_packets = reader.corrupt_packets();
+    return result;
+  }
+  if (!done) {
+    drain();
+    result.reached_end = true;
+    result.total = out_pos;
+    if (skip_in > 0 && in_pos <= skip_in) {
+      // The stream ended before the lead-in did: nothing was converted. Its length at the output rate.
+      result.total = resampler->resamples() ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos)
+                                            : in_pos;
+    }
+    if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
+        st->duration > 0 && st->codecpar->sample_rate > 0) {
+      const int rate = st->codecpar->sample_rate;
+      const int64_t stated = av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
+      if (decoded < stated) {
+        throw DecodeError("truncated " + std::string(avcodec_get_name(st->codecpar->codec_id)) +
+                          " stream: the header states " + std::to_string(stated) + " samples (" +
+                          seconds_text(stated, rate) + "), the data holds " + std::to_string(decoded) + " (" +
+                          seconds_text(decoded, rate) + ")");
+      }
+    }
+  }
+  result.written = writer->written();
+  result.corrupt_packets = reader.corrupt_packets();
+  return result;
+}
+
+}  // namespace
+
+AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
+                                      AudioSink& sink) {
+  try {
+    return decode_pass(input, options, window, sink, true);
+  } catch (const SeekUnusable&) {
+    AudioInput fresh(input.source);  // reopened: exactly the state of a decode from the start
+    return decode_pass(fresh, options, window, sink, false);
+  }
+}
+
+}  // namespace spdl_torch::core::detail

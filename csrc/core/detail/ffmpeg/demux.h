@@ -1,0 +1,54 @@
+// The demux layer shared by the video and audio decoders: opens a MediaSource with libavformat (a path, or
+// the caller's bytes through MemoryIO), selects a stream, reads its packets and seeks. Every FFmpeg object is
+// owned from allocation. Errors are core::DecodeError "<what>: <FFmpeg's reason>" (the caller names the
+// source: the op layer prefixes its path or sample index), or core::IOError when a path cannot be opened.
+// Internal header.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/detail/ffmpeg/avio_memory.h"
+#include "core/detail/ffmpeg/ffmpeg_utils.h"
+#include "core/media_source.h"
+
+namespace spdl_torch::core::detail {
+
+enum class StreamKind { Video, Audio };
+
+const char* stream_kind_name(StreamKind kind);  // "video", "audio"
+
+class Demuxer {
+ public:
+  // Opens the input and reads its stream information (avformat_find_stream_info).
+  explicit Demuxer(const MediaSource& source);
+  Demuxer(const Demuxer&) = delete;
+  Demuxer& operator=(const Demuxer&) = delete;
+
+  // The index of the stream of that kind FFmpeg picks as best (or `wanted`, checked, when >= 0).
+  // DecodeError "no video stream" / "no audio stream" when there is none.
+  int find_stream(StreamKind kind, int wanted = -1) const;
+
+  AVFormatContext* format() const { return format_.get(); }
+  AVStream* stream(int index) const { return format_->streams[index]; }
+  const char* format_name() const { return format_->iformat->name; }
+
+  // Reads the next packet of stream `index` into `packet` (unreferenced first; packets of other streams
+  // are dropped). Returns false at the end of the input. DecodeError when the read fails.
+  bool read(int index, AVPacket* packet);
+
+  // Seeks stream `index` so that reading resumes at a key frame at or before `timestamp` (in the stream's
+  // time base). DecodeError when the container cannot seek.
+  void seek(int index, int64_t timestamp);
+
+ private:
+  std::unique_ptr<MemoryIO> io_;  // declared before format_: the format context closes first
+  AVFormatInputPtr format_;
+};
+
+// A decoder for stream `index`, opened with `threads` decoder threads (0: FFmpeg picks; 1: none).
+// DecodeError when the codec is unknown to this FFmpeg build or refuses to open.
+AVCodecContextPtr open_stream_decoder(const Demuxer& demuxer, int index, int threads);
+
+}  // namespace spdl_torch::core::detail
