@@ -10,7 +10,7 @@ VENV        := .venv
 PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
-               libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg
+               libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg ccache
 # Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
 # in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
 FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
@@ -23,7 +23,8 @@ PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja 
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-slow test-all test-frameworks test-torchrun test-audio-corpus demo bench clean gpu-check gpu-check-dry
+.PHONY: all deps build test test-slow test-all test-frameworks test-torchrun test-audio-corpus test-no-ffmpeg demo bench \
+        clean gpu-check gpu-check-dry
 
 all: build
 
@@ -50,8 +51,9 @@ $(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py
 	  || { cat $(STAMPS)/install.log; exit 1; }
 	@touch $@
 
-# With ccache installed (optional), unchanged files come from its cache, also in a fresh clone on the same machine.
-CCACHE_ENV  := $(if $(shell command -v ccache 2>/dev/null),PATH=/usr/lib/ccache:$$PATH CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1,)
+# With ccache (in APT_PKGS), unchanged files come from its cache, also in a fresh clone on the same machine.
+# Looked up when the recipe runs: the first `make` on a fresh machine installs it before it builds.
+CCACHE_ENV   = env $$(command -v ccache >/dev/null 2>&1 && echo PATH=/usr/lib/ccache:$$PATH CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1)
 
 $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
 	$(CCACHE_ENV) MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
@@ -70,6 +72,24 @@ test-slow: build
 
 test-all: build
 	SPDL_TORCH_FRAMEWORK_TESTS=1 SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q --durations=15 tests
+
+# The build without FFmpeg (SPDL_TORCH_FFMPEG=0: JPEG images only), out of the way of the in-place build: its
+# objects and library under build/no_ffmpeg, as deep as setup.py's own build/temp.*: with ccache, every file whose
+# preprocessed text is the same as in the in-place build then comes from the cache (same relative paths); loaded through SPDL_TORCH_LIBRARY; then the tests that cover it (what it
+# decodes, the errors of what it does not; tests that need FFmpeg skip, naming it).
+NOFF_DIR    := build/no_ffmpeg
+NOFF_TESTS  := tests/test_no_ffmpeg.py tests/io/test_decode_image.py tests/io/test_exif_orientation.py \
+               tests/cuda/test_build_variant.py tests/dataloader/test_dataloader.py
+$(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
+	$(CCACHE_ENV) SPDL_TORCH_FFMPEG=0 MAX_JOBS=$${MAX_JOBS:-$$(nproc)} $(PY) setup.py -q build_ext \
+	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | \
+	  sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$"; \
+	  exit $${PIPESTATUS[0]}
+	@touch $@
+
+test-no-ffmpeg: $(NOFF_DIR)/.built
+	SPDL_TORCH_LIBRARY=$$(ls $(NOFF_DIR)/lib/spdl_torch/_C*.so) $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
+	  --durations=5 $(NOFF_TESTS)
 
 # Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
 test-audio-corpus: build
@@ -226,9 +246,16 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
-#   make gpu-check-dry   - its non-GPU parts here (data set, wheels, build, CPU scaling at 1-2 threads)
-gpu-check-dry: build
-	bash benchmarks/gpu_check.sh --dry-run --out build/gpu_check
+#   make gpu-check-prepare - what travels to the device: photos, libjpeg-turbo, wheels (<= 60 MiB with the tree)
+#   make gpu-check-dry     - the rehearsal here: the dry run built from the carry alone (the machine's FFmpeg and
+#                            libjpeg headers hidden), then the torch sources against torch 2.11's headers
+#   make gpu-check         - the device run (on a GPU machine)
+.PHONY: gpu-check-prepare
+gpu-check-prepare: $(STAMPS)/venv
+	bash benchmarks/gpu_check_prepare.sh
 
-gpu-check: build
+gpu-check-dry: $(STAMPS)/install
+	$(CCACHE_ENV) bash benchmarks/gpu_check_rehearse.sh --out build/gpu_check
+
+gpu-check: $(STAMPS)/install
 	bash benchmarks/gpu_check.sh --out build/gpu_check

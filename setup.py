@@ -22,29 +22,48 @@ from torch.utils import cpp_extension  # noqa: E402
 from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, include_paths  # noqa: E402
 
 # pkg-config module -> Debian package that provides it
-PKG_CONFIG_MODULES = {
+FFMPEG_MODULES = {
     "libavcodec": "libavcodec-dev",
     "libavformat": "libavformat-dev",
     "libavutil": "libavutil-dev",
     "libswscale": "libswscale-dev",
     "libswresample": "libswresample-dev",
+}
+JPEG_MODULES = {
     "libturbojpeg": "libturbojpeg0-dev",
     "libjpeg": "libjpeg62-turbo-dev",
 }
+# What a build without FFmpeg (SPDL_TORCH_FFMPEG=0) leaves out: FFmpeg's own code, video and audio (core and
+# ops). csrc/core/without_ffmpeg.cpp and csrc/ops/ffmpeg_stubs.cpp then raise the errors that name it.
+FFMPEG_SOURCES = ["csrc/core/detail/ffmpeg/*.cpp", "csrc/core/video_*.cpp", "csrc/core/audio_*.cpp",
+                  "csrc/ops/video_*.cpp", "csrc/ops/decode_audio*.cpp"]
 
 
 def _pkg_config(*args):
     return subprocess.run(["pkg-config", *args], check=True, capture_output=True, text=True).stdout.split()
 
 
-def _find_libraries():
+def _with_ffmpeg():
+    """SPDL_TORCH_FFMPEG=0 builds without FFmpeg (JPEG images only: no video, audio, PNG/GIF/WebP/BMP/TIFF/PNM);
+    unset or 1: with it (a missing FFmpeg is then a build error naming its packages)."""
+    value = os.environ.get("SPDL_TORCH_FFMPEG", "")
+    if value not in ("", "0", "1"):
+        sys.exit(f"spdl_torch: SPDL_TORCH_FFMPEG should be 0, 1 or unset, got {value!r}")
+    return value != "0"
+
+
+def _find_libraries(with_ffmpeg):
     if shutil.which("pkg-config") is None:
         sys.exit("spdl_torch: pkg-config not found; install it with: apt-get install pkg-config")
-    missing = [m for m in PKG_CONFIG_MODULES if subprocess.run(["pkg-config", "--exists", m]).returncode != 0]
+    wanted = {**FFMPEG_MODULES, **JPEG_MODULES} if with_ffmpeg else dict(JPEG_MODULES)
+    missing = [m for m in wanted if subprocess.run(["pkg-config", "--exists", m]).returncode != 0]
     if missing:
-        packages = " ".join(PKG_CONFIG_MODULES[m] for m in missing)
-        sys.exit(f"spdl_torch: missing libraries {', '.join(missing)}; install them with: apt-get install {packages}")
-    modules = list(PKG_CONFIG_MODULES)
+        packages = " ".join(wanted[m] for m in missing)
+        hint = "" if not with_ffmpeg or set(missing) - set(FFMPEG_MODULES) else \
+            " (or SPDL_TORCH_FFMPEG=0 for a build without FFmpeg: JPEG images only, no video or audio)"
+        sys.exit(f"spdl_torch: missing libraries {', '.join(missing)}; install them with: apt-get install {packages}"
+                 + hint)
+    modules = list(wanted)
     versions = {m: _pkg_config("--modversion", m)[0] for m in modules}
     include_dirs = [f[2:] for f in _pkg_config("--cflags-only-I", *modules)]
     library_dirs = [f[2:] for f in _pkg_config("--libs-only-L", *modules)]
@@ -117,11 +136,16 @@ CSRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc")
 
 
 def _extension():
-    versions, include_dirs, library_dirs, libraries = _find_libraries()
+    with_ffmpeg = _with_ffmpeg()
+    versions, include_dirs, library_dirs, libraries = _find_libraries(with_ffmpeg)
     include_dirs.insert(0, CSRC)
     use_cuda, cuda_home, why = _cuda_variant()
     sources = sorted(f for f in glob.glob("csrc/**/*.cpp", recursive=True) if not f.startswith("csrc/cuda/"))
     defines = []
+    if not with_ffmpeg:
+        left_out = {f for pattern in FFMPEG_SOURCES for f in glob.glob(pattern)}
+        sources = [f for f in sources if f not in left_out]
+        defines.append("-DSPDL_TORCH_NO_FFMPEG=1")
     link_args = ["-Wl,--as-needed"]
     nvjpeg = None
     if use_cuda:
@@ -135,6 +159,10 @@ def _extension():
             # found again at run time beside torch's own CUDA libraries, or where it was at build time
             link_args += [f"-L{lib}", f"-l:{name}", f"-Wl,-rpath,{lib}",
                           f"-Wl,-rpath,$ORIGIN/../nvidia/cu{torch.version.cuda.split('.')[0]}/lib"]
+    # Libraries outside the system's directories (a prefix of unpacked packages, /opt/...) are found again at run
+    # time where they were at build time.
+    system_dirs = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu")
+    link_args += [f"-Wl,-rpath,{d}" for d in library_dirs if os.path.normpath(d) not in system_dirs]
     debug = os.environ.get("SPDL_TORCH_DEBUG", "0") == "1"
     flags = ["-O0", "-g"] if debug else ["-O3"]
     flags += ["-Wall", "-Wextra", "-fvisibility=hidden"]
@@ -146,6 +174,7 @@ def _extension():
     system_includes = [arg for path in include_paths() for arg in ("-isystem", path)]
     print("spdl_torch build configuration:")
     print(f"  variant        {'CUDA' if use_cuda else 'CPU'} ({why})")
+    print(f"  ffmpeg         {'yes' if with_ffmpeg else 'no (SPDL_TORCH_FFMPEG=0: JPEG images only, no video or audio)'}")
     if use_cuda:
         print(f"  cuda archs     {_cuda_arch_list()}")
         print(f"  nvjpeg         {nvjpeg[1] + '/' + nvjpeg[2] if nvjpeg else 'not found: decode_images(device=cuda) is a stub'}"

@@ -1,4 +1,7 @@
-"""Loads the native ops library (``spdl_torch/_C*.so``), which registers ``torch.ops.spdl_torch.*``."""
+"""Loads the native ops library (``spdl_torch/_C*.so``), which registers ``torch.ops.spdl_torch.*``.
+
+``SPDL_TORCH_LIBRARY=/path/to/_C*.so`` loads that build instead (a variant built out of the tree, e.g. the
+build without FFmpeg of ``make test-no-ffmpeg``); it must come from the same sources as the package."""
 
 import glob
 import os
@@ -9,6 +12,11 @@ __all__ = ["library_path"]
 
 
 def _find_library() -> str:
+    chosen = os.environ.get("SPDL_TORCH_LIBRARY")
+    if chosen:
+        if not os.path.isfile(chosen):
+            raise ImportError(f"spdl_torch: SPDL_TORCH_LIBRARY={chosen!r} is not a file")
+        return os.path.abspath(chosen)
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = sorted(glob.glob(os.path.join(here, "_C*.so")))
     if not candidates:

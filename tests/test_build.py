@@ -24,3 +24,25 @@ def test_library_does_not_link_libpython_or_torch_python():
     needed = subprocess.run(["readelf", "-d", lib.library_path], capture_output=True, text=True, check=True).stdout
     assert "libtorch_python" not in needed and "libpython" not in needed
     assert "libturbojpeg" in needed and "libavcodec" in needed
+
+
+def _setup_name(env_extra, pc_dir):
+    env = dict(os.environ, PKG_CONFIG_LIBDIR=str(pc_dir), PKG_CONFIG_PATH="", **env_extra)
+    return subprocess.run([sys.executable, "setup.py", "--name"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_build_without_ffmpeg_needs_only_libjpeg_turbo(tmp_path):
+    # pkg-config sees libjpeg-turbo's two modules and no FFmpeg
+    for module in ("libturbojpeg", "libjpeg"):
+        pc = subprocess.run(["pkg-config", "--path", module], capture_output=True, text=True, check=True).stdout.strip()
+        (tmp_path / f"{module}.pc").write_text(Path(pc).read_text())
+    full = _setup_name({}, tmp_path)
+    assert full.returncode != 0
+    assert "missing libraries libavcodec, libavformat, libavutil, libswscale, libswresample;" in full.stderr
+    assert "or SPDL_TORCH_FFMPEG=0 for a build without FFmpeg" in full.stderr
+    lean = _setup_name({"SPDL_TORCH_FFMPEG": "0"}, tmp_path)
+    assert lean.returncode == 0, lean.stderr
+    assert "ffmpeg         no (SPDL_TORCH_FFMPEG=0" in lean.stdout and "-DSPDL_TORCH_NO_FFMPEG=1" in lean.stdout
+    assert _setup_name({"SPDL_TORCH_FFMPEG": "no"}, tmp_path).stderr.strip().endswith(
+        "SPDL_TORCH_FFMPEG should be 0, 1 or unset, got 'no'")

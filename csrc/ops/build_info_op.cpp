@@ -1,11 +1,13 @@
-// build_info: what this build of the library holds ("variant=cuda"/"variant=cpu", "nvjpeg=1"/"nvjpeg=0"),
-// read by spdl_torch.cuda to give clear errors for a CUDA feature the build lacks. No tensor inputs, so the
-// kernel sits under BackendSelect.
+// build_info: what this build of the library holds ("variant=cuda"/"variant=cpu", "nvjpeg=1"/"nvjpeg=0",
+// "ffmpeg=1"/"ffmpeg=0", "decoders=jpeg,png,..."), read by spdl_torch.build_info() to give clear errors for a
+// feature the build lacks. No tensor inputs, so the kernel sits under BackendSelect.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
 #include <string>
 #include <vector>
+
+#include "core/features.h"
 
 namespace spdl_torch::ops {
 namespace {
@@ -21,6 +23,8 @@ std::vector<std::string> build_info() {
 #else
   info.emplace_back("nvjpeg=0");
 #endif
+  info.emplace_back(core::kWithFfmpeg ? "ffmpeg=1" : "ffmpeg=0");
+  info.emplace_back(std::string("decoders=") + core::kImageDecoders + (core::kWithFfmpeg ? ",video,audio" : ""));
   return info;
 }
 

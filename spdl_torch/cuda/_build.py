@@ -3,20 +3,11 @@ CUDA feature that the build, torch or the machine lacks."""
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
+from .._build_info import build_info
+
 __all__ = ["build_info", "check_cuda", "cuda_build", "nvjpeg_build"]
-
-
-@functools.cache
-def build_info() -> dict[str, str]:
-    """The build's features as a dict: ``{"variant": "cuda" | "cpu", "nvjpeg": "1" | "0"}`` (from the op
-    ``spdl_torch::build_info``)."""
-    from .. import _library  # noqa: F401  (loads the ops)
-
-    return dict(item.split("=", 1) for item in torch.ops.spdl_torch.build_info())
 
 
 def cuda_build() -> bool:
