@@ -162,7 +162,7 @@ def _extension():
     # Libraries outside the system's directories (a prefix of unpacked packages, /opt/...) are found again at run
     # time where they were at build time.
     system_dirs = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu")
-    link_args += [f"-Wl,-rpath,{d}" for d in library_dirs if os.path.normpath(d) not in system_dirs]
+    link_args += [f"-Wl,-rpath,{os.path.normpath(d)}" for d in library_dirs if os.path.normpath(d) not in system_dirs]
     debug = os.environ.get("SPDL_TORCH_DEBUG", "0") == "1"
     flags = ["-O0", "-g"] if debug else ["-O3"]
     flags += ["-Wall", "-Wextra", "-fvisibility=hidden"]

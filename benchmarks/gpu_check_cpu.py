@@ -1,6 +1,7 @@
 """The device check's CPU parts (benchmarks/gpu_check.sh): the fused loader's images/s at 1..16 threads against
 torch's DataLoader at the same numbers of workers (the SPDL paper's scaling figure, on our code), with CPU
-seconds per image and memory overhead. Runs on any machine (the dry run here too)."""
+seconds per image and memory overhead, and the fused eval recipe's speed-up from 1 thread to the most. Runs on
+any machine (the dry run here too)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ def _train_v2():
                        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
 
 
+def _eval_v2():
+    from torchvision.transforms import v2
+
+    return v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(SIZE), v2.ToDtype(torch.float32, scale=True),
+                       v2.Normalize(MEAN, STD)])
+
+
 def _run(loader) -> tuple[int, object]:
     n = 0
     with ResourceMonitor() as mon:
@@ -34,9 +42,10 @@ def _one(kind: str, root: str, threads: int, batch: int, limit: int) -> dict:
 
     paths, labels, _ = list_images(root)
     paths, labels = paths[:limit], labels[:limit]
-    if kind == "spdl_torch":
+    if kind in ("spdl_torch", "spdl_torch_eval"):
         spdl_torch.io.set_num_threads(threads)
-        ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=_train_v2(), seed=0)
+        transform = _train_v2() if kind == "spdl_torch" else _eval_v2()
+        ds = spdl_torch.datasets.FileListDataset(paths, labels, transform=transform, seed=0)
         loader = spdl_torch.DataLoader(ds, batch_size=batch, num_workers=max(1, min(threads, 4)))
     else:
         torch.set_num_threads(1)
@@ -66,4 +75,8 @@ def scaling(root: str, threads: list[int], batch: int = 64, limit: int = 1000) -
     out = {"rows": rows, "ratio_vs_torch": ratios, "cores": cores}
     if 1 in ours and max(ours) > 1:
         out["speedup_max_vs_1"] = {"threads": max(ours), "x": ours[max(ours)]["images_per_s"] / ours[1]["images_per_s"]}
+        most = max(ours)
+        ev = {t: _one("spdl_torch_eval", root, t, batch, limit) for t in (1, most)}
+        rows += ev.values()
+        out["eval_speedup_max_vs_1"] = {"threads": most, "x": ev[most]["images_per_s"] / ev[1]["images_per_s"]}
     return out

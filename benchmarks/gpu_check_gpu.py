@@ -100,11 +100,15 @@ def _torch_loader(root: str, batch: int, workers: int):
 
 
 def _train_from(loader, step, steps: int, to_device: bool) -> dict:
-    done, start, wall = 0, None, 0.0
+    done, start, wall, first = 0, None, 0.0, None
+    t_iter = time.perf_counter()
     while done < steps + 3:
         for x, y in loader:
             if to_device:
                 x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            if first is None:  # the first batch on the GPU, from iter() (workers started there)
+                torch.cuda.synchronize()
+                first = time.perf_counter() - t_iter
             x = x.contiguous(memory_format=torch.channels_last)
             step(x, y.cuda())
             done += 1
@@ -115,7 +119,7 @@ def _train_from(loader, step, steps: int, to_device: bool) -> dict:
                 break
     torch.cuda.synchronize()
     wall = time.perf_counter() - start
-    return {"steps": steps, "wall_s": wall, "steps_per_s": steps / wall}
+    return {"steps": steps, "wall_s": wall, "steps_per_s": steps / wall, "first_batch_s": first}
 
 
 def train(root: str, batch: int = 256, steps: int = 30, workers: int = 16) -> dict:

@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parent.parent.parent
 def _configure(tmp_path, **env):
     """The configuration setup.py prints (``setup.py --name`` builds the extension's description only)."""
     full = dict(os.environ, **env)
+    if spdl_torch.build_info()["ffmpeg"] == "0":  # configured as the running build: FFmpeg may be absent here
+        full.setdefault("SPDL_TORCH_FFMPEG", "0")
     return subprocess.run([sys.executable, "setup.py", "--name"], cwd=REPO, env=full, capture_output=True,
                           text=True, timeout=180)
 
