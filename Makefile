@@ -79,7 +79,7 @@ test-all: build
 # decodes, the errors of what it does not; tests that need FFmpeg skip, naming it).
 NOFF_DIR    := build/no_ffmpeg
 NOFF_TESTS  := tests/test_no_ffmpeg.py tests/io/test_decode_image.py tests/io/test_exif_orientation.py \
-               tests/cuda/test_build_variant.py tests/dataloader/test_dataloader.py
+               tests/io/test_partial_decode.py tests/dataloader/test_dataloader.py
 $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	$(CCACHE_ENV) SPDL_TORCH_FFMPEG=0 MAX_JOBS=$${MAX_JOBS:-$$(nproc)} $(PY) setup.py -q build_ext \
 	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | \

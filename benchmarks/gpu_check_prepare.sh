@@ -63,6 +63,7 @@ echo "libjpeg-turbo prefix: $(PKG_CONFIG_LIBDIR="$PCDIR" pkgconf --modversion li
 
 # -- wheels ------------------------------------------------------------------------------------------------
 PY=.venv/bin/python; [ -x $PY ] || PY=python3
+rm -rf .whl && mkdir -p .whl
 $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl nvidia-nvjpeg==13.0.4.44
