@@ -21,8 +21,8 @@ torch::CppFunction stub() { return torch::CppFunction::makeFromBoxedFunction<&wi
 
 // The dispatch keys of the real kernels: CPU for ops with tensor inputs, BackendSelect for the others.
 TORCH_LIBRARY_IMPL(spdl_torch, CPU, m) {
-  for (const char* name : {"video_metadata", "decode_video_frames", "decode_video_clips", "decode_audio",
-                           "audio_metadata"}) {
+  for (const char* name :
+       {"video_metadata", "decode_video_frames", "decode_video_clips", "decode_audio", "audio_metadata"}) {
     m.impl(name, stub());
   }
 }
