@@ -39,7 +39,7 @@ DATAS = [jpeg(i) for i in range(8)]
 
 
 def batch(n: int = 8, size: int = SIZE, **kw) -> torch.Tensor:
-    return decode_images(DATAS[:n], height=size, width=size, resize_shorter=size, dtype=torch.float32, **kw)
+    return decode_images(DATAS[:n], height=size, width=size, resize_shorter=size, dtype=torch.float32, **kw).data
 
 
 def mapped_bytes(n: int = 8, size: int = SIZE) -> int:
@@ -241,8 +241,8 @@ def test_batch_alive_at_interpreter_exit_is_harmless(tmp_path):
         "from spdl_torch.io import decode_images, set_batch_memory_capacity\n"
         f"data = [torch.frombuffer(bytearray({bytes(jpeg(0).numpy())!r}), dtype=torch.uint8)] * 8\n"
         "set_batch_memory_capacity(1 << 24)\n"
-        f"kept = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32)\n"
-        f"freed = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32)\n"
+        f"kept = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32).data\n"
+        f"freed = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32).data\n"
         "del freed  # one pooled, one alive at exit\n"
     )
     env = dict(os.environ, PYTHONPATH=str(Path(spdl_torch.__file__).parent.parent))
