@@ -153,7 +153,8 @@ def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
     picks = [interpolation_choice(s, 2) for s in seeds.tolist()]
     assert 0 < sum(picks) < len(srcs)
     for c, name in enumerate(("bilinear", "bicubic")):
-        whole = decode_images(srcs, seeds=seeds, geometry="train", interpolation=name, channels_last=True, **kw).data
+        whole = decode_images(srcs, seeds=seeds, geometry="train", interpolation=name, dimension_order="NHWC",
+                              **kw).data.permute(0, 3, 1, 2)
         for k in range(len(srcs)):
             if picks[k] == c:
                 assert torch.equal(got[k], whole[k])

@@ -215,12 +215,14 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
 def test_erase_value_is_exact(dtype, channels_last):
     files = [_png(_photo(30, 34, seed=i)) for i in range(3)]
     norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    kw = dict(height=30, width=34, geometry="resize", dtype=dtype, channels_last=channels_last, **norm)
-    plain = spdl_torch.io.decode_images(files, **kw).data
+    kw = dict(height=30, width=34, geometry="resize", dtype=dtype, dimension_order="NHWC" if channels_last else "NCHW",
+              **norm)
+    nchw = (lambda b: b.permute(0, 3, 1, 2)) if channels_last else (lambda b: b)
+    plain = nchw(spdl_torch.io.decode_images(files, **kw).data)
     erase = torch.tensor([[1, 3, 4, 10, 12, 7.25, -1.5, 0.0],   # inside
                           [0, 0, 0, 30, 34, 9, 9, 9],            # off
                           [1, 25, 30, 20, 20, 200.9, 3.0, 0.5]])  # clipped at the corner, like a slice
-    got = spdl_torch.io.decode_images(files, erase=erase, **kw).data
+    got = nchw(spdl_torch.io.decode_images(files, erase=erase, **kw).data)
     for i in range(3):
         a, top, left, h, w, *v = erase[i].tolist()
         want = plain[i]

@@ -163,7 +163,8 @@ def test_recycled_buffer_holds_no_stale_pixels(capacity):
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_layout_dtype_and_storage_behave_like_at_empty(capacity, channels_last):
-    b = batch(channels_last=channels_last)
+    b = batch(dimension_order="NHWC") if channels_last else batch()
+    b = b.permute(0, 3, 1, 2) if channels_last else b  # NHWC rows: the NCHW batch in channels_last format
     assert b.device.type == "cpu" and not b.is_pinned() and b.dtype == torch.float32
     assert b.is_contiguous(memory_format=torch.channels_last if channels_last else torch.contiguous_format)
     assert b.untyped_storage().nbytes() == 8 * 3 * SIZE * SIZE * 4

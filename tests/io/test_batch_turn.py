@@ -90,7 +90,7 @@ def test_concurrent_calls_equal_serial_calls(pool_threads):
 
 def test_uint8_and_channels_last_concurrent_calls_equal_serial_calls():
     def one(k):
-        return decode_images(BATCHES[k], height=96, width=80, resize_shorter=100, channels_last=True).data
+        return decode_images(BATCHES[k], height=96, width=80, resize_shorter=100, dimension_order="NHWC").data
 
     serial = [one(k) for k in range(len(BATCHES))]
     got = []

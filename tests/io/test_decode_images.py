@@ -279,7 +279,8 @@ def test_dtype_layout_normalization(dtype, channels_last):
     data = _batch_inputs(3)
     u8 = decode_images(data, height=30, width=20, resize_shorter=32).data
     out = decode_images(data, height=30, width=20, resize_shorter=32, dtype=dtype, mean=MEAN, std=STD,
-                        channels_last=channels_last).data
+                        dimension_order="NHWC" if channels_last else "NCHW").data
+    out = out.permute(0, 3, 1, 2) if channels_last else out  # NHWC: the NCHW batch in channels_last format
     assert out.shape == (3, 3, 30, 20) and out.dtype == dtype
     assert out.is_contiguous(memory_format=torch.channels_last if channels_last else torch.contiguous_format)
     ref = v2.Normalize(MEAN, STD)(v2.ToDtype(torch.float32, scale=True)(u8))
@@ -287,7 +288,8 @@ def test_dtype_layout_normalization(dtype, channels_last):
     torch.testing.assert_close(out.float(), ref.to(dtype).float(), atol=tol, rtol=tol)
     scaled = decode_images(data, height=30, width=20, resize_shorter=32, dtype=torch.float32).data
     torch.testing.assert_close(scaled, u8.float() / 255, atol=1e-6, rtol=1e-6)
-    assert torch.equal(decode_images(data, height=30, width=20, resize_shorter=32, channels_last=True).data, u8)
+    nhwc = decode_images(data, height=30, width=20, resize_shorter=32, dimension_order="NHWC").data
+    assert nhwc.shape == (3, 30, 20, 3) and torch.equal(nhwc.permute(0, 3, 1, 2), u8)
 
 
 # --- torch.library / torch.compile ---------------------------------------------------------------------
@@ -362,7 +364,7 @@ def test_concurrent_calls_share_the_pool():
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         futures = [ex.submit(decode_images, data, height=24, width=24, geometry="train", seeds=seeds) for _ in range(8)]
         resized = ex.submit(set_num_threads, 3)
-        results = [f.result() for f in futures]
+        results = [f.result().data for f in futures]
         resized.result()
     set_num_threads(0)
     assert all(torch.equal(r, expected) for r in results)

@@ -17,7 +17,7 @@ def _encoded(fmt: str, mode: str = "RGB", size=(24, 16)) -> torch.Tensor:
     "fmt,mode,kwargs",
     [
         ("JPEG", "RGB", {}),
-        ("JPEG", "L", {"mode": "UNCHANGED"}),
+        ("JPEG", "L", {"mode": "UNCHANGED", "dtype": torch.uint8}),  # dtype=None: the file's depth, no fake
         ("PNG", "RGBA", {"mode": "RGBA"}),
         ("PNG", "RGB", {"mode": "GRAY", "apply_exif_orientation": False}),
         ("WEBP", "RGB", {"max_pixels": 10_000}),

@@ -93,7 +93,7 @@ def test_skipping_nonref_frames_and_threads_give_identical_frames(name):
     n = video_metadata(path, count_frames=True).num_frames
     indices = list(range(0, n, 3)) + [n - 2, 1]
     base = decode_video_frames(path, indices=indices, skip_nonref=False).data
-    for kwargs in ({"skip_nonref": True}, {"threads": 2}, {"threads": 0}):
+    for kwargs in ({"skip_nonref": True}, {"num_ffmpeg_threads": 2}, {"num_ffmpeg_threads": 0}):
         torch.testing.assert_close(decode_video_frames(path, indices=indices, **kwargs).data, base, rtol=0, atol=0)
 
 
@@ -229,7 +229,7 @@ def test_odd_files_give_every_cli_frame_in_its_order(name):
     np.testing.assert_allclose(out.pts_seconds.numpy(), probed, atol=1e-3)
     rng = random.Random(3)
     order = [n - 1, 0, n - 1, n // 2, 1, n // 2 + 1] + [rng.randrange(n) for _ in range(10)] + list(range(n - 1, -1, -4))
-    for kwargs in ({}, {"skip_nonref": False}, {"threads": 2}):
+    for kwargs in ({}, {"skip_nonref": False}, {"num_ffmpeg_threads": 2}):
         np.testing.assert_array_equal(frames_hwc(decode_video_frames(path, indices=order, **kwargs)), ref[order])
     with pytest.raises(IndexError, match=f"the stream has {n} frames"):
         decode_video_frames(path, indices=[n])
