@@ -142,7 +142,8 @@ def test_random_transforms_repeatable_with_seed_and_epoch(image_tree):
 def test_unfused_dataset_keeps_per_sample_path(image_tree):
     _, paths = image_tree
     t = v2.Compose([v2.Resize(20)])  # variable size: not fused
-    ds = FileListDataset(paths, transform=t)
+    with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\]"):
+        ds = FileListDataset(paths, transform=t)
     assert ds.plan is None
     items = ds.__getitems__([0, 1])
     assert torch.equal(items[0][0], t(decode_image(paths[0]))) and items[1][1] == 1
