@@ -207,8 +207,8 @@ def decode_audio(
         max_samples: refuse outputs over this many samples (all channels); ``None``:
             :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
 
-    Defaults that differ from torchaudio's ``load``: none of the values (float32 in [-1, 1], all channels, the
-    stream's rate); the result carries its rate as torchcodec's ``AudioSamples`` does.
+    Defaults as torchcodec's ``AudioDecoder``: the stream's rate and channels, float32 in [-1, 1]; the result
+    carries its rate, as torchcodec's ``AudioSamples`` does.
 
     Returns:
         :class:`AudioSamples` ``(data, pts_seconds, duration_seconds, sample_rate)``: ``data`` Tensor[C, N] of

@@ -179,7 +179,7 @@ def decode_images(
 
     Randomness: sample ``i`` draws from SplitMix64 started at ``seeds[i]`` (crop draws first, then the
     flip), so its crop and flip depend only on its seed and its image size -- never on thread count or
-    scheduling. ``random_resized_crop_params`` returns the same draws.
+    scheduling. :func:`~spdl_torch.io.sample_geometry` returns the same draws.
 
     Args:
         srcs: N >= 1 encoded images: 1-D uint8 CPU tensors (no copy), bytes, or file paths.
