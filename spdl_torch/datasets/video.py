@@ -132,7 +132,8 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         if seek_mode not in ("exact", "approximate"):
             raise ValueError(f"VideoClipDataset: expected seek_mode 'exact' or 'approximate', got {seek_mode=!r}")
         if not isinstance(threads, int) or threads < 0:
-            raise ValueError(f"VideoClipDataset: expected num_ffmpeg_threads as an int >= 0, got {num_ffmpeg_threads=!r}")
+            raise ValueError(f"VideoClipDataset: expected num_ffmpeg_threads as an int >= 0, got "
+                             f"{num_ffmpeg_threads=!r}")
         self.labels = list(labels) if labels is not None else None
         self.clip_len, self.stride, self.clips_per_video = int(clip_len), int(stride), int(clips_per_video)
         self.frame_interval, self.layout = float(frame_interval), layout

@@ -186,7 +186,8 @@ def decode_audio(
 
     Windows: times are seconds from the first decoded sample; the window holds the samples of the whole
     decode (at the output rate r) with indices ``[round(start * r), round(stop * r))`` (start, stop:
-    ``start_seconds``, ``stop_seconds``), rounding half up, so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
+    ``start_seconds``, ``stop_seconds``), rounding half up, so ``stop - start = d`` gives ``round(d * r)``
+    samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
     at or after the end raises ``IndexError``. A late window of PCM WAV or FLAC is reached by seeking, with
