@@ -205,7 +205,7 @@ def decode_images(
             ``torch.channels_last`` memory format).
         pin_memory: allocate the batch in pinned (page-locked) memory from torch's caching host
             allocator; needs a CUDA runtime.
-        strict: raise on the first bad sample (True), or return ``(batch, ok)`` with bad slots zero-filled:
+        strict: raise on the first bad sample (True), or zero-fill bad slots and mark them False in ``ok``:
             samples that cannot be decoded and paths that cannot be read (missing, a directory, no
             permission, not a regular file) alike.
         apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
