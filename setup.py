@@ -212,7 +212,7 @@ def _extension():
 
 setup(
     name="spdl_torch",
-    version="0.1.0",
+    version="0.2.0",
     description="Thread-based data loading for PyTorch with GIL-free native decode ops",
     packages=find_packages(include=["spdl_torch", "spdl_torch.*"]),
     python_requires=">=3.10",

@@ -137,7 +137,7 @@ def _sets(n: int) -> dict[str, list[str]]:
         if p.suffix.lower() not in (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus"):
             continue
         try:  # files no FFmpeg decoder here reads (the CLI refuses them too) are left out, and counted
-            decode_audio(p, stop=0.01)
+            decode_audio(p, stop_seconds=0.01)
             allp.append(p)
         except DecodeError as e:
             print(f"left out {media.short_name(p)}: {e.reason}")

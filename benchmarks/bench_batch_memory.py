@@ -36,7 +36,7 @@ def main() -> None:
     kw = dict(height=224, width=224, geometry="eval", resize_shorter=256, dtype=getattr(torch, args.dtype))
     if args.dtype == "float32":
         kw.update(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    nbytes = io.decode_images(datas, **kw).untyped_storage().nbytes()
+    nbytes = io.decode_images(datas, **kw).data.untyped_storage().nbytes()
     settings = {"fresh mapping (capacity 0)": 0, "recycled (capacity 2 batches)": 2 * nbytes + 2 * MIB}
     old = io.get_batch_memory_capacity()
 
@@ -44,7 +44,7 @@ def main() -> None:
         io.set_batch_memory_capacity(capacity)
         t0 = time.process_time()
         for _ in range(calls):
-            batch = io.decode_images(datas, **kw)
+            batch = io.decode_images(datas, **kw).data
             del batch
         return (time.process_time() - t0) / calls * 1000
 

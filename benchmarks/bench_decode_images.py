@@ -69,7 +69,7 @@ def main() -> None:
     def fused(threads, partial_decode=True):
         def run():
             return consume(decode_images(tensors[s : s + bs], height=224, width=224, resize_shorter=256,
-                                         dtype=torch.float32, mean=MEAN, std=STD, partial_decode=partial_decode)
+                                         dtype=torch.float32, mean=MEAN, std=STD, partial_decode=partial_decode).data
                            for s in starts)
 
         def setup():  # untimed: a pool of this size, its new threads warmed by one batch (a loader's steady state)

@@ -243,7 +243,7 @@ def check_exact(paths: list[Path]) -> dict:
     from spdl_torch.io import decode_video_clips
 
     ours = decode_video_clips([paths[0]], clip_len=T, stride=STRIDE, clips_per_video=CLIPS, height=CROP, width=CROP,
-                              resize_shorter=SHORT)[0]
+                              resize_shorter=SHORT).data[0]
     dec = VideoDecoder(str(paths[0]), seek_mode="exact")
     t = _transform(False)
     ref = torch.stack([t(dec.get_frames_at(indices=c).data) for c in clip_indices(dec.metadata.num_frames)])

@@ -185,8 +185,8 @@ def nvjpeg(root: str, batch: int = 64) -> dict:
     out = {}
     for size in ("small", "large"):
         datas = _datas(root, size, batch)
-        gpu = _rate(lambda: spdl_torch.io.decode_images(datas, device="cuda", **kw), len(datas))
-        cpu = _rate(lambda: spdl_torch.io.decode_images(datas, pin_memory=True, **kw).cuda(non_blocking=True),
+        gpu = _rate(lambda: spdl_torch.io.decode_images(datas, device="cuda", **kw).data, len(datas))
+        cpu = _rate(lambda: spdl_torch.io.decode_images(datas, pin_memory=True, **kw).data.cuda(non_blocking=True),
                     len(datas))
         out[size] = {"nvjpeg_images_per_s": gpu, "cpu_images_per_s": cpu, "ratio": gpu / cpu}
     return out
@@ -209,7 +209,7 @@ def torchvision_gpu(root: str, batch: int = 64) -> dict:
         def tv():
             return torch.stack([t(img) for img in decode_jpeg(datas, device="cuda")])
 
-        ours = _rate(lambda: spdl_torch.io.decode_images(datas, device="cuda", **kw), len(datas))
+        ours = _rate(lambda: spdl_torch.io.decode_images(datas, device="cuda", **kw).data, len(datas))
         theirs = _rate(tv, len(datas))
         out[size] = {"spdl_torch_images_per_s": ours, "torchvision_images_per_s": theirs, "ratio": ours / theirs}
     return out

@@ -11,4 +11,4 @@ from .dataloader import DataLoader, get_worker_info
 from .errors import DecodeError
 
 __all__ = ["DataLoader", "DecodeError", "build_info", "cuda", "datasets", "distributed", "get_worker_info", "io", "pipeline", "transforms"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
+from ._renamed import renamed_kwargs
 
 __all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD"]
 
@@ -78,14 +79,16 @@ class DecodeResize(nn.Module):
 
 class BatchDecode(nn.Module):
     """N encoded images -> ``Tensor[N, 3, height, width]`` float32 in one ``decode_images`` call (decode,
-    resize, normalize fused in native threads). ``mode="resize"`` resizes the whole image (as
+    resize, normalize fused in native threads). ``geometry="resize"`` resizes the whole image (as
     :class:`DecodeResize`; JPEGs may be decoded at a reduced DCT scale first, so values differ slightly from
-    it); ``mode="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``.
+    it); ``geometry="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``. ``mode=`` is the
+    deprecated name of ``geometry`` (a ``DeprecationWarning``).
 
     ``forward(data)`` takes a list of 1-D uint8 CPU tensors. The output shape is fixed by the arguments, so
     ``torch.compile(fullgraph=True)`` compiles it without graph breaks. TorchScript-scriptable.
     """
 
+    @renamed_kwargs(mode="geometry")
     def __init__(
         self,
         height: int = 224,
@@ -93,17 +96,17 @@ class BatchDecode(nn.Module):
         mean: Sequence[float] = IMAGENET_MEAN,
         std: Sequence[float] = IMAGENET_STD,
         *,
-        mode: str = "resize",
+        geometry: str = "resize",
         resize_shorter: int = 0,
     ) -> None:
         super().__init__()
         if height < 1 or width < 1:
             raise ValueError(f"BatchDecode: expected a positive size, got {height=} {width=}")
-        if mode not in ("resize", "eval"):
-            raise ValueError(f"BatchDecode: {mode=} is not supported; expected 'resize' or 'eval'")
+        if geometry not in ("resize", "eval"):
+            raise ValueError(f"BatchDecode: {geometry=} is not supported; expected 'resize' or 'eval'")
         self.height = int(height)
         self.width = int(width)
-        self.mode = mode
+        self.geometry = geometry
         self.resize_shorter = int(resize_shorter)
         self.mean: List[float] = [float(m) for m in mean]
         self.std: List[float] = [float(s) for s in std]
@@ -113,7 +116,7 @@ class BatchDecode(nn.Module):
             data,
             height=self.height,
             width=self.width,
-            geometry=self.mode,
+            geometry=self.geometry,
             resize_shorter=self.resize_shorter,
             dtype=torch.float32,
             mean=self.mean,

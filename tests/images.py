@@ -77,3 +77,11 @@ def write_folder(root: str | os.PathLike, classes: Iterable[str], per_class: int
     rng = np.random.default_rng(seed)
     root = Path(root)
     return [write(root / c / name.format(k=k), make(rng, c, k), **save) for c in classes for k in range(per_class)]
+
+
+def train_box(seed: int, height: int, width: int, **kwargs) -> tuple:
+    """``(top, left, crop_height, crop_width, hflip)`` of the ``RandomResizedCrop`` box ``decode_images``
+    draws for this seed and image size (``spdl_torch.io.sample_geometry`` with ``geometry="train"``)."""
+    from spdl_torch.io import sample_geometry
+
+    return tuple(sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", **kwargs))[:5]

@@ -59,9 +59,10 @@ CHECK = {
     ("README.md", 0): "assert images.shape == (32, 3, 224, 224) and images.dtype == torch.float32 and labels.shape == (32,)",
     ("dataloader.md", 1): "assert loader.resolved_worker_mode == 'thread' and MyDataset().spdl_native_loading()",
     ("dataloader.md", 0): "assert images.shape == (16, 3, 224, 224) and labels.dtype == torch.int64",
-    ("images.md", 0): "assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.shape == (2, 3, 224, 224)",
-    ("video.md", 0): "assert f.data.shape[0] == 1 and clips.shape == (2, 8, 16, 3, 112, 112)",
-    ("audio.md", 0): "assert wav.shape[0] == 1 and b.samples.shape == (3, 1, 64000) and b.lengths.dtype == torch.int64",
+    ("images.md", 0): "assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.data.shape == (2, 3, 224, 224)",
+    ("video.md", 0): "assert f.data.shape[0] == 1 and clips.data.shape == (2, 8, 16, 3, 112, 112)",
+    ("audio.md", 0): "assert wav.data.shape[0] == 1 and wav.sample_rate == 16000 and clip.pts_seconds == 1.0 "
+                    "and b.data.shape == (3, 1, 64000) and b.lengths.dtype == torch.int64",
     ("shards.md", 0): "assert images.shape == (12, 3, 224, 224) and labels.shape == (12,)",  # 48 samples, 4 workers
 }
 

@@ -13,7 +13,8 @@ USER_DOCS = sorted(
     [REPO / "README.md", REPO / "ARCHITECTURE.md", REPO / "CHANGELOG.md", REPO / "CONTRIBUTING.md",
      REPO / "benchmarks" / "README.md", *(REPO / "docs").glob("*.md")]
 )
-DOC_PAGES = ("dataloader", "images", "video", "audio", "shards", "cuda", "deploy", "errors", "reliability", "design")
+DOC_PAGES = ("dataloader", "images", "video", "audio", "shards", "cuda", "deploy", "errors", "reliability", "design",
+             "api-names")
 # "issue #17", "Issue 3's", "(#20)", "../shared", a "session" as a word (a name such as libjpeg_session is code).
 PROCESS_WORDS = re.compile(r"\bissues? ?#?\d+|(?<![\w&])#\d+\b|\.\./shared|(?<![\w.])sessions?\b|\bno GPU was lent",
                            re.IGNORECASE)

@@ -1,5 +1,6 @@
 // decode_image: one encoded image (1-D uint8 tensor) to a Tensor[C, H, W] (channels-last strides) of the
-// requested dtype (None: uint8; uint16), so that the output dtype follows from the arguments.
+// requested dtype (uint8 or uint16). dtype None: uint8, except mode UNCHANGED, which keeps the file's depth
+// (uint16 for a 16-bit file), the rule of spdl_torch.io.decode_image; its fake kernel then asks for dtype=.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -16,16 +17,18 @@ namespace {
 at::Tensor decode_image(const at::Tensor& data, c10::string_view mode, bool apply_exif_orientation,
                         int64_t max_pixels, std::optional<at::ScalarType> dtype) {
   check_encoded_bytes(data, "decode_image");
-  const at::ScalarType out_type = dtype.value_or(at::kByte);
-  TORCH_CHECK(out_type == at::kByte || out_type == at::kUInt16,
-              "decode_image: expected dtype uint8 or uint16 (or None: uint8), got ", out_type);
+  TORCH_CHECK(!dtype || *dtype == at::kByte || *dtype == at::kUInt16,
+              "decode_image: expected dtype uint8 or uint16 (or None: the file's depth in UNCHANGED, else "
+              "uint8), got ", *dtype);
   const at::Tensor bytes = data.contiguous();
   return translate_core_errors("decode_image", [&] {
     core::DecodeOptions opt;
     opt.mode = core::parse_color_mode(std::string(mode));
     opt.apply_exif_orientation = apply_exif_orientation;
     opt.max_pixels = max_pixels;
-    opt.depth = out_type == at::kUInt16 ? core::BitDepth::Sixteen : core::BitDepth::Eight;
+    opt.depth = !dtype                    ? core::BitDepth::Source
+                : *dtype == at::kUInt16 ? core::BitDepth::Sixteen
+                                        : core::BitDepth::Eight;
     at::Tensor hwc;
     core::decode_image(bytes.data_ptr<uint8_t>(), size_t(bytes.numel()), opt, [&](const core::ImageShape& s) {
       const auto type = s.type == core::ElemType::UInt8 ? at::kByte : at::kUInt16;

@@ -218,6 +218,6 @@ class AudioDataset(Dataset):
         b = decode_audio_batch(srcs, sample_rate=self.sample_rate, num_channels=self.num_channels,
                                duration=self.duration, seeds=seeds if self.random_crop else None, dtype=self.dtype,
                                strict=self.strict)
-        _AUDIO_BATCHES[id(b.samples)] = b.samples
+        _AUDIO_BATCHES[id(b.data)] = b.data
         lengths = b.lengths.tolist()
-        return [b.samples[k, :, : lengths[k]] for k in range(len(lengths))]
+        return [b.data[k, :, : lengths[k]] for k in range(len(lengths))]

@@ -12,20 +12,19 @@ import torch
 from torch.utils.data import Dataset
 
 from .._errors import name_sample
+from .._renamed import renamed_kwargs
 from ..errors import DecodeError
 from ._collate import register_fused_batch
 from ._fused import FusedBatchMixin, _short_repr
 
 __all__ = ["VideoClipDataset"]
 
-# FusedPlan.op_kwargs (decode_images' names) -> decode_video_clips' names; everything else is the same.
-_RENAMED = {"mode": "geometry"}
 # The image plan's arguments decode_video_clips takes (only non-default ones appear in a plan), and the values of
 # those it takes only some of. A transform that maps onto anything else (RandomCrop, vertical flips, Grayscale,
 # max_size, nearest) runs per clip after the fused part instead of being dropped.
-_CLIP_KWARGS = {"mode", "height", "width", "resize_shorter", "scale", "ratio", "hflip_prob", "interpolation", "dtype",
+_CLIP_KWARGS = {"geometry", "height", "width", "resize_shorter", "scale", "ratio", "hflip_prob", "interpolation", "dtype",
                 "mean", "std"}
-_CLIP_VALUES = {"mode": ("eval", "resize", "train"), "interpolation": ("bilinear", "bicubic")}
+_CLIP_VALUES = {"geometry": ("eval", "resize", "train"), "interpolation": ("bilinear", "bicubic")}
 
 
 def _clip_plan(transform: Callable) -> Any:
@@ -54,16 +53,15 @@ def _clip_plan(transform: Callable) -> Any:
 
 
 def _describe_plan(plan: Any) -> str:
-    """The fused plan as the video op runs it (a plan names decode_images' arguments; see _RENAMED)."""
+    """The fused plan as the video op runs it (a plan names decode_images' arguments, which it takes)."""
     if plan is None:
         return "not fused"
-    return plan.describe().replace("decode_images(mode=", "decode_video_clips(geometry=").replace(
-        "decode_images(", "decode_video_clips(")
+    return plan.describe().replace("decode_images(", "decode_video_clips(")
 
 
 class VideoClipDataset(FusedBatchMixin, Dataset):
     """Videos as clips for video classification: sample ``i`` is ``(clips, label)`` with ``clips`` a
-    Tensor[N, T, 3, H, W] (``layout="NCTHW"``: [N, 3, T, H, W]) of ``clips_per_video`` clips of ``clip_len``
+    Tensor[N, T, 3, H, W] (``dimension_order="NCTHW"``: [N, 3, T, H, W]) of ``clips_per_video`` clips of ``clip_len``
     frames, ``stride`` frames apart, from ``paths[i]``.
 
     The transform is a ``torchvision.transforms.v2`` transform of a clip (uint8 Tensor[T, 3, H, W]; v2 draws
@@ -85,10 +83,11 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         sampling: ``"random"`` (clip starts drawn from the sample's seed; the default when the transform
             is random) or ``"uniform"`` (evenly spaced: the default otherwise).
         frame_interval: > 0: clips by time, frames this many seconds apart (``stride`` unused).
-        layout: ``"NTCHW"`` or ``"NCTHW"``.
+        dimension_order: ``"NTCHW"`` or ``"NCTHW"`` (``layout=`` is its deprecated name).
         seed: base seed of the per-sample random streams (``None``: the loader's base seed in a
             ``spdl_torch.DataLoader``, else drawn once); sample i's seed is ``sample_seeds(seed, epoch, [i])``.
-        seek_mode, threads, max_pixels, max_frames: as :func:`spdl_torch.io.decode_video_clips`.
+        seek_mode, num_ffmpeg_threads, max_pixels, max_frames: as :func:`spdl_torch.io.decode_video_clips`
+            (``threads=`` is the deprecated name of ``num_ffmpeg_threads``).
         max_bytes: read no file larger than this (``OSError``, errno ``EFBIG``); ``None``: no limit.
         warn_unfused: warn (``UserWarning``) when the transform is not fully fused.
 
@@ -97,6 +96,7 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         spdl_torch.DecodeError (when fetching): a video that cannot be decoded, named by its path.
     """
 
+    @renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
     def __init__(
         self,
         paths: Sequence[str | os.PathLike],
@@ -109,10 +109,10 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         *,
         sampling: str | None = None,
         frame_interval: float = 0.0,
-        layout: str = "NTCHW",
+        dimension_order: str = "NTCHW",
         seed: int | None = None,
         seek_mode: str = "exact",
-        threads: int = 1,
+        num_ffmpeg_threads: int = 1,
         max_pixels: int | None = None,
         max_frames: int | None = None,
         max_bytes: int | None = None,
@@ -121,8 +121,9 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
             raise ValueError(f"VideoClipDataset: expected one label per path, got {len(labels)=} for {len(self.paths)} paths")
+        layout, threads = dimension_order, num_ffmpeg_threads
         if layout not in ("NTCHW", "NCTHW"):
-            raise ValueError(f"VideoClipDataset: expected layout 'NTCHW' or 'NCTHW', got {layout=}")
+            raise ValueError(f"VideoClipDataset: expected dimension_order 'NTCHW' or 'NCTHW', got {dimension_order=}")
         for name, value in (("clip_len", clip_len), ("stride", stride), ("clips_per_video", clips_per_video)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"VideoClipDataset: expected {name} as an int >= 1, got {name}={value!r}")
@@ -131,7 +132,8 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         if seek_mode not in ("exact", "approximate"):
             raise ValueError(f"VideoClipDataset: expected seek_mode 'exact' or 'approximate', got {seek_mode=!r}")
         if not isinstance(threads, int) or threads < 0:
-            raise ValueError(f"VideoClipDataset: expected threads as an int >= 0, got {threads=!r}")
+            raise ValueError(f"VideoClipDataset: expected num_ffmpeg_threads as an int >= 0, got "
+                             f"{num_ffmpeg_threads=!r}")
         self.labels = list(labels) if labels is not None else None
         self.clip_len, self.stride, self.clips_per_video = int(clip_len), int(stride), int(clips_per_video)
         self.frame_interval, self.layout = float(frame_interval), layout
@@ -160,8 +162,8 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
 
     def _common(self) -> dict[str, Any]:
         return dict(clip_len=self.clip_len, clips_per_video=self.clips_per_video, stride=self.stride,
-                    frame_interval=self.frame_interval, sampling=self.sampling, layout=self.layout,
-                    seek_mode=self.seek_mode, threads=self.threads, max_pixels=self.max_pixels,
+                    frame_interval=self.frame_interval, sampling=self.sampling, dimension_order=self.layout,
+                    seek_mode=self.seek_mode, num_ffmpeg_threads=self.threads, max_pixels=self.max_pixels,
                     max_frames=self.max_frames)
 
     def _read(self, indices: Sequence[int]) -> tuple[list[str], list[torch.Tensor]]:
@@ -177,14 +179,13 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         from ..io import decode_video_clips, video_metadata
 
         if self.plan is not None:
-            kw = {_RENAMED.get(k, k): v for k, v in self.plan.op_kwargs.items()}
-            return decode_video_clips(datas, seeds=seeds, **kw, **self._common())
+            return decode_video_clips(datas, seeds=seeds, **self.plan.op_kwargs, **self._common()).data
         out = []
         for k, data in enumerate(datas):  # each video at its own size, one call per video
             try:
                 m = video_metadata(data)
                 out.append(decode_video_clips([data], seeds=seeds[k:k + 1], height=m.height, width=m.width,
-                                              geometry="resize", **self._common())[0])
+                                              geometry="resize", **self._common()).data[0])
             except DecodeError as e:
                 raise DecodeError(f"sample {k}: {e.reason}", sample_index=k, reason=e.reason) from None
         return out

@@ -19,10 +19,13 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
+from .._renamed import deprecated, renamed_kwargs
 from ._audio_args import (MAX_AUDIO_SAMPLES, _check_common, _seconds, _seeds, check_batch_args,  # noqa: F401
                           default_max_samples, window_samples)
+from ._results import shapes_repr
 
-__all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "audio_metadata", "decode_audio", "decode_audio_batch"]
+__all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "AudioSamples", "audio_metadata", "decode_audio",
+           "decode_audio_batch"]
 
 # torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
@@ -138,18 +141,39 @@ def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | tor
     )
 
 
+class AudioSamples(NamedTuple):
+    """The result of :func:`decode_audio` (torchcodec's ``AudioSamples`` fields).
+
+    Attributes:
+        data: Tensor[C, N] (float32 or int16): C channels, N samples per channel at ``sample_rate``.
+        pts_seconds: the time of ``data[:, 0]``, seconds from the first decoded sample (the window's start,
+            ``round(start_seconds * r) / r``; 0.0 for a whole decode).
+        duration_seconds: ``N / sample_rate``.
+        sample_rate: the output rate in Hz (the stream's when ``sample_rate=None``).
+    """
+
+    data: torch.Tensor
+    pts_seconds: float
+    duration_seconds: float
+    sample_rate: int
+
+    def __repr__(self) -> str:
+        return shapes_repr(self, self._fields)
+
+
+@renamed_kwargs(start="start_seconds", stop="stop_seconds")
 def decode_audio(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
     *,
     sample_rate: int | None = None,
     num_channels: int | None = None,
-    start: float = 0.0,
-    stop: float | None = None,
+    start_seconds: float = 0.0,
+    stop_seconds: float | None = None,
     dtype: torch.dtype = torch.float32,
     strict: bool = True,
     max_samples: int | None = None,
-) -> torch.Tensor:
-    """Decodes the best audio stream (or the window ``[start, stop)`` of it) without the GIL.
+) -> AudioSamples:
+    """Decodes the best audio stream (or the window ``[start_seconds, stop_seconds)`` of it) without the GIL.
 
     The samples are the ``ffmpeg`` CLI's, bit for bit: ``ffmpeg -i src -f f32le -acodec pcm_f32le -``
     (``-f s16le -acodec pcm_s16le`` for int16), with ``-ar sample_rate`` / ``-ac num_channels`` when given,
@@ -161,8 +185,9 @@ def decode_audio(
     unspecified input layout is FFmpeg's default layout for its channel count, as the CLI guesses it.
 
     Windows: times are seconds from the first decoded sample; the window holds the samples of the whole
-    decode (at the output rate r) with indices ``[round(start * r), round(stop * r))``, rounding half up,
-    so ``stop - start = d`` gives ``round(d * r)`` samples whenever ``start * r`` is whole, and consecutive
+    decode (at the output rate r) with indices ``[round(start * r), round(stop * r))`` (start, stop:
+    ``start_seconds``, ``stop_seconds``), rounding half up, so ``stop - start = d`` gives ``round(d * r)``
+    samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
     at or after the end raises ``IndexError``. A late window of PCM WAV or FLAC is reached by seeking, with
@@ -174,7 +199,8 @@ def decode_audio(
             place through a custom AVIO context, no copy).
         sample_rate: output rate in Hz; ``None``: the stream's.
         num_channels: output channels (1 to 64); ``None``: the stream's.
-        start, stop: the window in seconds (``stop=None``: to the end).
+        start_seconds, stop_seconds: the window in seconds (``stop_seconds=None``: to the end; torchcodec's
+            names; ``start=`` / ``stop=`` are their deprecated names).
         dtype: ``torch.float32`` (values nominally in [-1, 1]: s16 / 32768, s32 / 2**31; lossy decoders and
             mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
@@ -182,8 +208,12 @@ def decode_audio(
         max_samples: refuse outputs over this many samples (all channels); ``None``:
             :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
 
+    Defaults as torchcodec's ``AudioDecoder``: the stream's rate and channels, float32 in [-1, 1]; the result
+    carries its rate, as torchcodec's ``AudioSamples`` does.
+
     Returns:
-        Tensor[C, N] of ``dtype``: C channels, N samples per channel at the output rate.
+        :class:`AudioSamples` ``(data, pts_seconds, duration_seconds, sample_rate)``: ``data`` Tensor[C, N] of
+        ``dtype``, C channels, N samples per channel at ``sample_rate`` Hz.
 
     Raises:
         DecodeError: corrupt, truncated or zero-length input, no audio stream, an unsupported codec, an
@@ -195,42 +225,59 @@ def decode_audio(
     """
     sample_rate, num_channels, max_samples = _check_common("decode_audio", sample_rate, num_channels, dtype,
                                                            max_samples)
-    start = _seconds("decode_audio", "start", start)
+    start = _seconds("decode_audio", "start_seconds", start_seconds)
     if not math.isfinite(start) or start < 0:
-        raise ValueError(f"decode_audio: expected start as seconds >= 0, got {start=}")
-    if stop is not None:
-        stop = _seconds("decode_audio", "stop", stop)
+        raise ValueError(f"decode_audio: expected start_seconds >= 0, got {start_seconds=}")
+    stop = None
+    if stop_seconds is not None:
+        stop = _seconds("decode_audio", "stop_seconds", stop_seconds)
         if not math.isfinite(stop) or stop < start:
-            raise ValueError(f"decode_audio: expected stop >= start ({start} s) or None, got {stop=}")
+            raise ValueError(f"decode_audio: expected stop_seconds >= start_seconds ({start} s) or None, got "
+                             f"{stop_seconds=}")
     arg, name, path = _source(src, "decode_audio")
     kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start=start, stop=stop,
                   dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples())
     try:
         if path is not None:
-            return torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
-        return torch.ops.spdl_torch.decode_audio(arg, **kwargs)
+            data = torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
+        else:
+            data = torch.ops.spdl_torch.decode_audio(arg, **kwargs)
     except IndexError as e:
         raise IndexError(f"{name}: {e}" if name else str(e)) from None
     except RuntimeError as e:
         raise translate(e, name, path=path) from None
+    rate = sample_rate or audio_metadata(arg if path is None else path).sample_rate  # header only
+    first = window_samples(start, rate)
+    return AudioSamples(data, first / rate, data.shape[-1] / rate, int(rate))
 
 
 class AudioBatch(NamedTuple):
     """The result of :func:`decode_audio_batch`.
 
     Attributes:
-        samples: Tensor[B, C, N] (float32 or int16): sample i's audio in ``samples[i, :, :lengths[i]]``,
-            zero padding after it.
+        data: Tensor[B, C, N] (float32 or int16): sample i's audio in ``data[i, :, :lengths[i]]``, zero padding
+            after it (``samples`` is its deprecated name).
         lengths: int64 Tensor[B]: the real samples of each slot (0 for a failed sample, ``strict=False``).
         offsets: int64 Tensor[B]: the index, in the whole decode of its file at the output rate, of each
             slot's first sample (the window's start; 0 for whole files).
         ok: bool Tensor[B]: the samples that decoded (all True with ``strict=True``).
+        sample_rate: the batch's rate in Hz (the ``sample_rate`` argument).
     """
 
-    samples: torch.Tensor
+    data: torch.Tensor
     lengths: torch.Tensor
     offsets: torch.Tensor
     ok: torch.Tensor
+    sample_rate: int
+
+    @property
+    def samples(self) -> torch.Tensor:
+        """Deprecated (``DeprecationWarning``) name of ``data``."""
+        deprecated("AudioBatch.samples is deprecated, use AudioBatch.data (the same tensor)", stacklevel=3)
+        return self.data
+
+    def __repr__(self) -> str:
+        return shapes_repr(self, self._fields)
 
 
 def decode_audio_batch(
@@ -285,7 +332,7 @@ def decode_audio_batch(
             could not fit.
 
     Returns:
-        :class:`AudioBatch` ``(samples [B, C, N], lengths [B], offsets [B], ok [B])``.
+        :class:`AudioBatch` ``(data [B, C, N], lengths [B], offsets [B], ok [B], sample_rate)``.
 
     Raises:
         DecodeError: a sample could not be decoded (``strict``): the message names its path (or ``sample
@@ -333,4 +380,4 @@ def decode_audio_batch(
             pin_memory=bool(pin_memory), strict=bool(strict), max_samples=limit)
     except RuntimeError as e:
         raise name_sample(translate(e, None), names) from None
-    return AudioBatch(batch, lengths, offsets, ok)
+    return AudioBatch(batch, lengths, offsets, ok, sample_rate)

@@ -12,7 +12,10 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
+from .._renamed import deprecated, renamed_kwargs, warn_renamed
+from ._geometry import sample_geometry
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
+from ._results import ImageBatch
 
 __all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
 
@@ -112,12 +115,13 @@ def _int_size(name: str, value) -> int:
         raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
 
 
+@renamed_kwargs(mode="geometry")
 def decode_images(
     srcs: Sequence[torch.Tensor | bytes | str | os.PathLike],
     *,
     height: int,
     width: int,
-    geometry: str | None = None,
+    geometry: str = "eval",
     resize_shorter: int = 0,
     scale: Sequence[float] = (0.08, 1.0),
     ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
@@ -127,14 +131,13 @@ def decode_images(
     dtype: torch.dtype = torch.uint8,
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
-    channels_last: bool = False,
+    dimension_order: str = "NCHW",
     pin_memory: bool = False,
     strict: bool = True,
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
     dct_min_ratio: float = 2.0,
     partial_decode: bool = True,
-    mode: str | None = None,
     vflip_prob: float = 0.0,
     max_size: int = 0,
     padding: Sequence[int] | None = None,
@@ -144,7 +147,8 @@ def decode_images(
     device: str | torch.device | None = None,
     augment: torch.Tensor | None = None,
     erase: torch.Tensor | None = None,
-) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    channels_last: bool | None = None,
+) -> ImageBatch:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
     Per sample, in the library's native thread pool (largest predicted cost first): decode (JPEG at the
@@ -175,7 +179,7 @@ def decode_images(
 
     Randomness: sample ``i`` draws from SplitMix64 started at ``seeds[i]`` (crop draws first, then the
     flip), so its crop and flip depend only on its seed and its image size -- never on thread count or
-    scheduling. ``random_resized_crop_params`` returns the same draws.
+    scheduling. :func:`~spdl_torch.io.sample_geometry` returns the same draws.
 
     Args:
         srcs: N >= 1 encoded images: 1-D uint8 CPU tensors (no copy), bytes, or file paths.
@@ -196,11 +200,12 @@ def decode_images(
             ``(x - mean) / std`` when mean/std are given: ``ToDtype(scale=True)`` + ``Normalize``).
         mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only; every value
             finite, and std's non-zero.
-        channels_last: return the batch in ``torch.channels_last`` memory format (shape stays
-            ``[N, 3, H, W]``; ``batch.permute(0, 2, 3, 1)`` is then a contiguous ``[N, H, W, 3]`` view).
+        dimension_order: ``"NCHW"`` (default: Tensor[N, C, H, W], contiguous) or ``"NHWC"`` (Tensor[N, H, W, C],
+            contiguous; torchcodec's name and values; ``data.permute(0, 3, 1, 2)`` is the NCHW batch in
+            ``torch.channels_last`` memory format).
         pin_memory: allocate the batch in pinned (page-locked) memory from torch's caching host
             allocator; needs a CUDA runtime.
-        strict: raise on the first bad sample (True), or return ``(batch, ok)`` with bad slots zero-filled:
+        strict: raise on the first bad sample (True), or zero-fill bad slots and mark them False in ``ok``:
             samples that cannot be decoded and paths that cannot be read (missing, a directory, no
             permission, not a regular file) alike.
         apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
@@ -215,7 +220,6 @@ def decode_images(
             the rest of the last restart interval it touches: the same pixels as a full decode, less work.
             Arithmetic-coded JPEGs always decode whole. False decodes the whole (DCT-scaled) image (for
             comparison).
-        mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
         vflip_prob: probability of a vertical flip per sample (drawn after the horizontal one).
         max_size: eval / random_crop: torchvision's ``Resize`` ``max_size`` (0: none): a longer side above it
             after the resize is scaled down to it (the shorter side in proportion, truncated); with
@@ -248,10 +252,18 @@ def decode_images(
             formats and CMYK JPEGs are a ``DecodeError`` for that sample); ``pin_memory``, ``dct_min_ratio``
             and ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
             (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see docs/cuda.md).
+        channels_last: deprecated (``DeprecationWarning``): ``True`` returns the NCHW batch in
+            ``torch.channels_last`` memory format; use ``dimension_order="NHWC"``.
+        mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
+
+    Defaults that differ from torchvision: none of the geometry's (the transforms' own defaults);
+    ``apply_exif_orientation=True`` applies the EXIF orientation, as Pillow-based loading
+    (``ImageFolder`` + ``ImageOps.exif_transpose``) does, where ``torchvision.io.decode_jpeg`` does not.
 
     Returns:
-        ``batch``: Tensor[N, C, height, width] of ``dtype`` (RGB, or grey; C = ``num_output_channels``), or, with ``strict=False``, the tuple
-        ``(batch, ok)`` where ``ok`` is a bool Tensor[N], False for samples that failed (zero-filled).
+        :class:`ImageBatch` ``(data, ok)`` whatever ``strict`` is: ``data`` Tensor[N, C, height, width] of
+        ``dtype`` (RGB, or grey; C = ``num_output_channels``; ``dimension_order="NHWC"``: [N, height, width, C]);
+        ``ok`` a bool Tensor[N], False for samples that failed (zero-filled; only with ``strict=False``).
 
     Raises:
         spdl_torch.DecodeError: ``strict=True`` and a sample is corrupt, truncated, of an unknown format or
@@ -275,12 +287,17 @@ def decode_images(
         RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
             variant of spdl_torch or without nvJPEG (the message says which).
     """
-    if mode is not None:
-        if geometry is not None:
-            raise TypeError("decode_images: got both geometry= and its deprecated name mode=; pass geometry= only")
-        warnings.warn("decode_images: mode= is deprecated, use geometry= (the same values)", DeprecationWarning,
-                      stacklevel=2)
-        geometry = mode
+    if channels_last is not None:
+        warn_renamed("decode_images", "channels_last", "dimension_order",
+                     note="'NHWC' (the batch is then [N, H, W, C]; .permute(0, 3, 1, 2) is the channels_last batch)",
+                     stacklevel=5)
+        if dimension_order != "NCHW":
+            raise TypeError("decode_images: got both dimension_order= and its deprecated form channels_last=; "
+                            "pass dimension_order= only")
+    if dimension_order not in ("NCHW", "NHWC"):
+        raise ValueError(f"decode_images: expected dimension_order 'NCHW' or 'NHWC', got {dimension_order=}")
+    nhwc = dimension_order == "NHWC"
+    channels_last = bool(channels_last) or nhwc
     if geometry is None:
         geometry = "eval"
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
@@ -327,7 +344,7 @@ def decode_images(
             mean=None if mean is None else [float(m) for m in mean],
             std=None if std is None else [float(s) for s in std], channels_last=channels_last,
             pin_memory=pin_memory, strict=strict, apply_exif_orientation=apply_exif_orientation, max_pixels=limit))
-        return batch if strict else (batch, ok)
+        return ImageBatch(batch.permute(0, 2, 3, 1) if nhwc else batch, ok)
     if dev is not None and dev.type != "cpu":
         raise ValueError(f"decode_images: expected device None, 'cpu' or a CUDA device, got {str(device)!r}")
     before_batch_op()
@@ -365,7 +382,7 @@ def decode_images(
     except RuntimeError as e:
         paths = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else None for s in srcs]
         raise name_sample(translate(e, None), paths) from None
-    return batch if strict else (batch, ok)
+    return ImageBatch(batch.permute(0, 2, 3, 1) if nhwc else batch, ok)
 
 
 def random_resized_crop_params(
@@ -377,13 +394,15 @@ def random_resized_crop_params(
     ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
     hflip_prob: float = 0.0,
 ) -> tuple[int, int, int, int, bool]:
-    """The ``(top, left, crop_height, crop_width, flip)`` that ``decode_images(geometry="train")`` draws for a
-    sample with this seed whose (EXIF-oriented) image is ``height x width`` pixels."""
-    top, left, h, w, flip = torch.ops.spdl_torch.random_resized_crop_params(
-        int(seed), int(height), int(width), scale=[float(s) for s in scale], ratio=[float(r) for r in ratio],
-        hflip_prob=float(hflip_prob),
-    )
-    return top, left, h, w, bool(flip)
+    """Deprecated alias of :func:`~spdl_torch.io.sample_geometry` with ``geometry="train"`` (a
+    ``DeprecationWarning``): the ``(top, left, crop_height, crop_width, hflip)`` of its result, the box and
+    flip ``decode_images(geometry="train")`` draws for a sample with this seed whose (EXIF-oriented) image is
+    ``height x width`` pixels."""
+    deprecated("random_resized_crop_params is deprecated, use spdl_torch.io.sample_geometry(seed, height, width, "
+               "out_size=..., geometry='train', ...) (a SampleGeometry, with vflip too)")
+    g = sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", scale=scale, ratio=ratio,
+                        hflip_prob=hflip_prob)
+    return g.top, g.left, g.height, g.width, g.hflip
 
 
 def set_num_threads(n: int) -> None:

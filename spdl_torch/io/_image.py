@@ -6,7 +6,6 @@ import warnings
 import torch
 
 from .._errors import translate
-from ._bit_depth import source_bit_depth
 
 __all__ = ["ImageReadMode", "MAX_IMAGE_PIXELS", "decode_image"]
 
@@ -36,6 +35,10 @@ _CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1, "GRAY_ALPHA": 2}
 _MODES = ("RGB", "RGBA", "GRAY", "GRAY_ALPHA", "UNCHANGED")
 _DTYPES = (torch.uint8, torch.uint16)
 
+_UNCHANGED_NEEDS_DTYPE = ("decode_image: mode=UNCHANGED with dtype=None returns the file's bit depth, which is not "
+                          "known while tracing (torch.compile, torch.export); pass dtype=torch.uint8 or "
+                          "dtype=torch.uint16")
+
 # torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
 
@@ -44,6 +47,8 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", mo
 def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS, dtype=None):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_image: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_image: expected 1-D data, got {data.dim()} dimensions")
+    if dtype is None and mode == "UNCHANGED":
+        raise ValueError(_UNCHANGED_NEEDS_DTYPE)
     ctx = torch.library.get_ctx()
     height, width = ctx.new_dynamic_size(), ctx.new_dynamic_size()
     channels = ctx.new_dynamic_size(min=1, max=4) if mode == "UNCHANGED" else _CHANNELS[mode]
@@ -73,6 +78,12 @@ def decode_image(
 ) -> torch.Tensor:
     """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP, TIFF or binary PBM/PGM/PPM image, without the GIL.
 
+    Defaults that differ from ``torchvision.io.decode_image``: ``mode="RGB"`` (torchvision: ``UNCHANGED``)
+    and ``apply_exif_orientation=True`` (torchvision: False). They give what Pillow-based loading gives
+    (``ImageFolder``: ``Image.open(f).convert("RGB")``, with ``ImageOps.exif_transpose``), so a model trained
+    on torchvision's Pillow pipeline sees the same images; pass ``mode="UNCHANGED",
+    apply_exif_orientation=False`` for torchvision's behaviour.
+
     The format is detected from the data, never from a file name. JPEG is decoded by libjpeg-turbo
     (accurate integer IDCT and fancy upsampling, as Pillow; CMYK/YCCK converted to RGB); the other formats
     by FFmpeg's libavcodec.
@@ -95,8 +106,9 @@ def decode_image(
             keep their high byte in uint8, 8-bit samples are replicated into uint16 (``v * 257``, so 255 ->
             65535). ``None`` (default): uint8, except UNCHANGED, which keeps a 16-bit file's 16 bits (16-bit
             PNG, PGM/PPM with a maximum value above 255, 16-bit TIFF) -- a dtype that depends on the data, so
-            under ``torch.compile`` UNCHANGED needs an explicit ``dtype`` (the op,
-            ``torch.ops.spdl_torch.decode_image``, takes ``dtype=None`` as uint8).
+            under ``torch.compile`` / ``torch.export`` UNCHANGED needs an explicit ``dtype`` (a ``ValueError``
+            naming ``dtype=`` otherwise). The op, ``torch.ops.spdl_torch.decode_image`` (TorchScript, C++),
+            follows the same rule.
 
     Returns:
         Tensor[C, H, W] with C = 3 (RGB), 4 (RGBA), 1 (GRAY), 2 (GRAY_ALPHA) or the file's own channel count
@@ -130,11 +142,8 @@ def decode_image(
         data = torch.frombuffer(src, dtype=torch.uint8) if len(src) else torch.empty(0, dtype=torch.uint8)
     else:
         raise TypeError(f"decode_image: expected a path, bytes or a uint8 tensor, got {type(src).__name__}")
-    if dtype is None and name == "UNCHANGED":
-        if torch.compiler.is_compiling():
-            raise ValueError("decode_image: mode=UNCHANGED under torch.compile needs dtype=torch.uint8 or "
-                             "torch.uint16 (the file's bit depth is not known while tracing)")
-        dtype = torch.uint16 if source_bit_depth(data) == 16 else torch.uint8
+    if dtype is None and name == "UNCHANGED" and torch.compiler.is_compiling():
+        raise ValueError(_UNCHANGED_NEEDS_DTYPE)
     try:
         return torch.ops.spdl_torch.decode_image(
             data, mode=name, apply_exif_orientation=apply_exif_orientation, max_pixels=limit, dtype=dtype

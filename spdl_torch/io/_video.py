@@ -13,8 +13,10 @@ from collections.abc import Sequence
 import torch
 
 from .._errors import translate
+from .._renamed import deprecated, renamed_kwargs
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 from ._integers import as_integer, is_bool
+from ._results import shapes_repr
 
 __all__ = ["MAX_VIDEO_FRAMES", "MAX_VIDEO_OUTPUT_BYTES", "VideoFrames", "VideoMetadata", "decode_video_frames",
            "video_metadata"]
@@ -106,14 +108,14 @@ def frame_timestamps(op: str, timestamps) -> list[float]:
 
 
 def stream_arg(op: str, stream) -> int:
-    """The ``stream`` argument: an int >= 0, or -1 / None for FFmpeg's best video stream."""
+    """The ``stream_index`` argument: an int >= 0, or -1 / None for FFmpeg's best video stream."""
     if stream is None:
         return -1
     value = as_integer(stream)
     if value is None:
-        raise TypeError(f"{op}: expected an int stream (or None), got {stream!r} ({type(stream).__name__})")
+        raise TypeError(f"{op}: expected an int stream_index (or None), got {stream!r} ({type(stream).__name__})")
     if not -1 <= value < (1 << 31):
-        raise ValueError(f"{op}: expected stream >= 0, or -1 / None for FFmpeg's best video stream, got {value}")
+        raise ValueError(f"{op}: expected stream_index >= 0, or -1 / None for FFmpeg's best video stream, got {value}")
     return value
 
 
@@ -177,12 +179,14 @@ def _video_metadata_fake(data, *, stream=-1, count_frames=False):
     return (data.new_empty((9,), dtype=torch.int64), data.new_empty((3,), dtype=torch.float64), keys, "", "", "")
 
 
-def video_metadata(src, *, stream: int | None = -1, count_frames: bool = False) -> VideoMetadata:
+@renamed_kwargs(stream="stream_index")
+def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = False) -> VideoMetadata:
     """The metadata of ``src``'s video stream, without decoding frames.
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
-        stream: the stream index (-1 or ``None``: FFmpeg's best video stream).
+        stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name;
+            ``stream=`` is its deprecated name).
         count_frames: count the frames from the packets even when the header has a count (reads the whole
             file, decodes nothing, except for streams whose packets carry no usable timestamps; the count
             :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``).
@@ -194,9 +198,9 @@ def video_metadata(src, *, stream: int | None = -1, count_frames: bool = False) 
         spdl_torch.DecodeError: not a readable video (no video stream, audio only, empty, corrupt
             header); the message starts with the path when ``src`` is one and carries FFmpeg's reason.
         OSError: a path cannot be read.
-        ValueError: ``stream`` below -1; TypeError: a ``stream`` that is no int.
+        ValueError: ``stream_index`` below -1; TypeError: a ``stream_index`` that is no int.
     """
-    stream = stream_arg("video_metadata", stream)
+    stream = stream_arg("video_metadata", stream_index)
     data, path = video_bytes(src, "video_metadata")
     ints, floats, keys, container, codec, pix = call_video_op(torch.ops.spdl_torch.video_metadata, path, data,
                                                               stream=stream, count_frames=count_frames)
@@ -224,31 +228,42 @@ def _decode_video_frames_fake(data, *, indices=None, timestamps=None, seek_mode=
     return frames, data.new_empty((n,), dtype=torch.float64), data.new_empty((n,), dtype=torch.bool)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True, repr=False)
 class VideoFrames:
-    """Frames of :func:`decode_video_frames`.
+    """Frames of :func:`decode_video_frames` (torchcodec's ``FrameBatch`` names: ``data``, ``pts_seconds``).
 
     Attributes:
         data: uint8 Tensor[N, 3, H, W], RGB, 0..255 (channels-last strides: ``data.permute(0, 2, 3, 1)`` is a
             contiguous [N, H, W, 3] view).
         pts_seconds: float64 Tensor[N], each frame's presentation time in seconds.
-        corrupt: bool Tensor[N]: frames the decoder flagged as damaged, or (zero-filled) could not produce;
-            only ever True with ``strict=False``.
+        ok: bool Tensor[N]: False for frames the decoder flagged as damaged, or (zero-filled) could not
+            produce; only ever False with ``strict=False`` (the polarity of the batch functions' ``ok``).
     """
 
     data: torch.Tensor
     pts_seconds: torch.Tensor
-    corrupt: torch.Tensor
+    ok: torch.Tensor
+
+    @property
+    def corrupt(self) -> torch.Tensor:
+        """Deprecated (``DeprecationWarning``): ``~ok``."""
+        deprecated("VideoFrames.corrupt is deprecated, use VideoFrames.ok (the opposite polarity: corrupt == ~ok)",
+                   stacklevel=3)
+        return ~self.ok
+
+    def __repr__(self) -> str:
+        return shapes_repr(self, ("data", "pts_seconds", "ok"))
 
 
+@renamed_kwargs(timestamps="seconds", stream="stream_index", threads="num_ffmpeg_threads")
 def decode_video_frames(
     src,
     *,
     indices: Sequence[int] | None = None,
-    timestamps: Sequence[float] | None = None,
+    seconds: Sequence[float] | None = None,
     seek_mode: str = "exact",
-    stream: int | None = -1,
-    threads: int = 1,
+    stream_index: int | None = -1,
+    num_ffmpeg_threads: int = 1,
     strict: bool = True,
     apply_rotation: bool = True,
     skip_nonref: bool = True,
@@ -263,7 +278,7 @@ def decode_video_frames(
     ``<= t`` (``pts_i <= t < pts_{i+1}``). A stream whose timestamps do not increase (they repeat or
     restart, e.g. two recordings joined) has no presentation order: frame ``i`` is then the ``i``-th frame
     the decoder outputs, as the CLI writes them, ``pts_seconds`` are the frames' own (restarting)
-    timestamps, and ``timestamps=`` raises ``DecodeError``. Requests may come in any order and repeat;
+    timestamps, and ``seconds=`` raises ``DecodeError``. Requests may come in any order and repeat;
     each gives the frame a linear decode gives. The reader seeks to the key frame at or before each group of wanted frames and
     decodes forward, converting (YUV -> RGB, as ``ffmpeg -pix_fmt rgb24``) only the wanted frames; with
     ``skip_nonref`` the decoder skips non-reference frames nobody asked for (H.264, HEVC; identical output).
@@ -271,14 +286,17 @@ def decode_video_frames(
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
         indices: frame indices in ``[0, num_frames)`` (ints: Python, NumPy or torch integers); or
-        timestamps: times in seconds (pts seconds of the stream: the ``pts_seconds`` this returns).
+        seconds: times in seconds (pts seconds of the stream: the ``pts_seconds`` this returns), as
+            torchcodec's ``get_frames_played_at(seconds)``.
         seek_mode: ``"exact"`` (the default: every packet's pts is read once, no decoding, so indices and
             timestamps are exact for B-frames and variable frame rates) or ``"approximate"`` (frame ``i``
             at ``start + i / average_fps``: no scan, exact only for constant frame rates).
-        stream: the video stream (-1 or ``None``: FFmpeg's best).
-        threads: FFmpeg decoder threads (default 1; 0: FFmpeg picks).
-        strict: raise on corrupt packets or frames (True), or mark them in ``corrupt`` (False; a frame the
+        stream_index: the video stream (-1 or ``None``: FFmpeg's best).
+        num_ffmpeg_threads: FFmpeg decoder threads (default 1, as torchcodec's; 0: FFmpeg picks).
+        strict: raise on corrupt packets or frames (True), or mark them False in ``ok`` (False; a frame the
             decoder cannot produce is zero-filled, never replaced by a neighbour).
+        timestamps, stream, threads: deprecated names of ``seconds``, ``stream_index``,
+            ``num_ffmpeg_threads`` (a ``DeprecationWarning``).
         apply_rotation: rotate frames as the stream's display matrix says (as the ffmpeg CLI's autorotate).
         skip_nonref: let the decoder skip non-reference frames that are not wanted.
         max_pixels: per-frame pixel limit, checked from the header before any memory is allocated
@@ -289,7 +307,7 @@ def decode_video_frames(
 
     Returns:
         :class:`VideoFrames`: ``data`` uint8 Tensor[N, 3, H, W] (RGB, H x W the displayed size),
-        ``pts_seconds`` float64 Tensor[N], ``corrupt`` bool Tensor[N].
+        ``pts_seconds`` float64 Tensor[N], ``ok`` bool Tensor[N].
 
     Raises:
         IndexError: an index outside ``[0, num_frames)`` or a timestamp outside the stream's displayed span
@@ -300,18 +318,18 @@ def decode_video_frames(
         OSError: a path cannot be read.
         TypeError: an index that is no integer (a float, a bool), a timestamp that is no number, a
             ``stream`` that is no int.
-        ValueError: both or neither of ``indices`` / ``timestamps``, more than ``max_frames`` frames, an
+        ValueError: both or neither of ``indices`` / ``seconds``, more than ``max_frames`` frames, an
             output over ``max_output_bytes`` (the message starts with the path), an unknown ``seek_mode``,
-            ``threads < 0``, ``stream < -1``.
+            ``num_ffmpeg_threads < 0``, ``stream_index < -1``.
     """
     op = "decode_video_frames"
-    if (indices is None) == (timestamps is None):
-        raise ValueError(f"{op}: expected exactly one of indices= and timestamps=")
+    if (indices is None) == (seconds is None):
+        raise ValueError(f"{op}: expected exactly one of indices= and seconds=")
     if indices is not None:
         indices = frame_indices(op, indices)
-    if timestamps is not None:
-        timestamps = frame_timestamps(op, timestamps)
-    stream = stream_arg(op, stream)
+    timestamps = None if seconds is None else frame_timestamps(op, seconds)
+    stream = stream_arg(op, stream_index)
+    threads = num_ffmpeg_threads
     data, path = video_bytes(src, op)
     frames, pts, corrupt = call_video_op(
         torch.ops.spdl_torch.decode_video_frames, path, data, indices=indices, timestamps=timestamps,
@@ -319,4 +337,4 @@ def decode_video_frames(
         skip_nonref=skip_nonref, max_pixels=default_max_pixels() if max_pixels is None else max_pixels,
         max_frames=limit("max_frames", max_frames, default_max_frames()),
         max_output_bytes=limit("max_output_bytes", max_output_bytes, default_max_output_bytes()))
-    return VideoFrames(frames, pts, corrupt)
+    return VideoFrames(frames, pts, ~corrupt)

@@ -9,8 +9,10 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample
+from .._renamed import deprecated, renamed_kwargs
 from ..errors import DecodeError
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
+from ._results import VideoClips
 from ._video import (MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES, call_video_op, default_max_frames,
                      default_max_output_bytes, limit, video_bytes)
 
@@ -37,6 +39,7 @@ def _decode_video_clips_fake(data, *, clip_len, clips_per_video=1, stride=1, fra
             torch.empty((b, clips_per_video, clip_len), dtype=torch.int64, device=dev))
 
 
+@renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
 def decode_video_clips(
     srcs: Sequence,
     *,
@@ -57,18 +60,18 @@ def decode_video_clips(
     dtype: torch.dtype = torch.uint8,
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
-    layout: str = "NTCHW",
+    dimension_order: str = "NTCHW",
     pin_memory: bool = False,
     strict: bool = True,
     seek_mode: str = "exact",
-    threads: int = 1,
+    num_ffmpeg_threads: int = 1,
     apply_rotation: bool = True,
     skip_nonref: bool = True,
     max_pixels: int | None = None,
     max_frames: int | None = None,
     max_output_bytes: int | None = None,
-    return_indices: bool = False,
-):
+    return_indices: bool | None = None,
+) -> VideoClips:
     """Decodes ``clips_per_video`` clips of ``clip_len`` frames from each of B videos into one batch, in one
     native call without the GIL (the videos spread over the shared native pool, largest frames x pixels
     first).
@@ -99,21 +102,24 @@ def decode_video_clips(
         geometry, resize_shorter, scale, ratio, hflip_prob, interpolation, dtype, mean, std: as
             :func:`spdl_torch.io.decode_images`, per clip.
         seeds: int64 per video (tensor [B] or ints); required for random sampling, ``"train"`` or flips.
-        layout: ``"NTCHW"`` (Tensor[B, N, T, 3, H, W]) or ``"NCTHW"`` (Tensor[B, N, 3, T, H, W]).
+        dimension_order: ``"NTCHW"`` (Tensor[B, N, T, 3, H, W]) or ``"NCTHW"`` (Tensor[B, N, 3, T, H, W]).
         pin_memory: allocate the batch in pinned memory (needs a CUDA runtime).
         strict: raise for the first bad video (True), or zero-fill it and report it in ``ok`` (False).
-        seek_mode, threads, apply_rotation, skip_nonref: as :func:`decode_video_frames`.
+        seek_mode, num_ffmpeg_threads, apply_rotation, skip_nonref: as :func:`decode_video_frames`.
         max_pixels: per-frame pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`).
         max_frames: the most frames per video, N * T (``None``: :data:`spdl_torch.io.MAX_VIDEO_FRAMES`).
         max_output_bytes: the most bytes of the batch, B x N x T x 3 x H x W x the element size, checked
             before anything is read or allocated (``None``: :data:`spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`,
             16 GiB; <= 0: none).
-        return_indices: also return the frame indices of every clip.
+        return_indices: deprecated, without effect (``DeprecationWarning``): the result always carries
+            ``indices``.
+        layout, threads: deprecated names of ``dimension_order``, ``num_ffmpeg_threads``.
 
     Returns:
-        ``clips``: Tensor[B, N, T, 3, H, W] (or [B, N, 3, T, H, W]) of ``dtype`` (uint8 0..255; float x / 255,
-        then normalized); with ``strict=False`` the tuple ``(clips, ok)`` (``ok`` bool Tensor[B]); with
-        ``return_indices=True`` also ``indices``, int64 Tensor[B, N, T] (-1 for a failed video) last.
+        :class:`VideoClips` ``(data, ok, indices)`` whatever ``strict`` is: ``data`` Tensor[B, N, T, 3, H, W]
+        (or [B, N, 3, T, H, W]) of ``dtype`` (uint8 0..255; float x / 255, then normalized); ``ok`` bool
+        Tensor[B] (False only with ``strict=False``, for a zero-filled video); ``indices`` int64
+        Tensor[B, N, T], each clip frame's index (-1 for a failed video).
 
     Raises:
         spdl_torch.DecodeError: ``strict=True`` and a video is unreadable, truncated or corrupt; the message
@@ -123,6 +129,12 @@ def decode_video_clips(
         ValueError: invalid arguments (sizes, modes, missing seeds, more than ``max_frames`` frames per video,
             a batch over ``max_output_bytes``).
     """
+    if return_indices is not None:
+        deprecated("decode_video_clips: return_indices= is deprecated and has no effect: the result is always a "
+                   "VideoClips(data, ok, indices)", stacklevel=4)
+    layout, threads = dimension_order, num_ffmpeg_threads
+    if layout not in ("NTCHW", "NCTHW"):
+        raise ValueError(f"decode_video_clips: expected dimension_order 'NTCHW' or 'NCTHW', got {dimension_order=}")
     if isinstance(srcs, (str, bytes, bytearray, memoryview, torch.Tensor)) or hasattr(srcs, "__fspath__"):
         raise TypeError(f"decode_video_clips: expected a sequence of videos, got a single {type(srcs).__name__}; "
                         "pass [src] for one video")
@@ -149,7 +161,4 @@ def decode_video_clips(
             max_output_bytes=limit("max_output_bytes", max_output_bytes, default_max_output_bytes()))
     except DecodeError as e:
         raise name_sample(e, paths) from None
-    out = (clips,) if strict else (clips, ok)
-    if return_indices:
-        out += (indices,)
-    return out[0] if len(out) == 1 else out
+    return VideoClips(clips, ok, indices)

@@ -7,15 +7,15 @@ from its start and maps this prefix onto the op:
 =================================================================  ======================================
 torchvision (v2 or v1 class of the same name)                      decode_images
 =================================================================  ======================================
-``Resize(S)`` + ``CenterCrop((H, W))`` (any crop size; larger:     ``mode="eval", resize_shorter=S``
+``Resize(S)`` + ``CenterCrop((H, W))`` (any crop size; larger:     ``geometry="eval", resize_shorter=S``
 zero padding, as CenterCrop)
-``CenterCrop((H, W))``                                             ``mode="eval", resize_shorter=0``
-``Resize(S)`` + ``RandomCrop((H, W), padding, pad_if_needed)``     ``mode="random_crop", resize_shorter=S,
+``CenterCrop((H, W))``                                             ``geometry="eval", resize_shorter=0``
+``Resize(S)`` + ``RandomCrop((H, W), padding, pad_if_needed)``     ``geometry="random_crop", resize_shorter=S,
 (zero padding only: ``fill=0``, ``padding_mode="constant"``)       padding, pad_if_needed``
-``RandomCrop((H, W), ...)``                                        ``mode="random_crop", resize_shorter=0``
+``RandomCrop((H, W), ...)``                                        ``geometry="random_crop", resize_shorter=0``
 ``Resize(S, max_size=M)`` / ``Resize(None, max_size=M)`` + a crop  ``max_size=M``
-``Resize((H, W))``                                                 ``mode="resize"``
-``RandomResizedCrop((H, W), scale, ratio)``                        ``mode="train", scale, ratio``
+``Resize((H, W))``                                                 ``geometry="resize"``
+``RandomResizedCrop((H, W), scale, ratio)``                        ``geometry="train", scale, ratio``
 ``RandomHorizontalFlip(p)`` (anywhere after the geometry)          ``hflip_prob=p``
 ``RandomVerticalFlip(p)`` (anywhere after the geometry)            ``vflip_prob=p``
 ``RandomApply([RandomHorizontalFlip(q)], p)`` (or Vertical)        ``hflip_prob=p * q`` (``vflip_prob``)

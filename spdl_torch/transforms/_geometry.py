@@ -100,11 +100,11 @@ def _crop(t: Any, resize: dict[str, Any]) -> tuple[dict[str, Any], bool, str]:
     rest = dict(resize)
     first = dict(resize_shorter=rest.pop("resize_shorter"), height=h, width=w)
     if type(t) in _CROPS:
-        return dict(mode="eval", **first, **rest), False, ""
+        return dict(geometry="eval", **first, **rest), False, ""
     pads, why = _crop_padding(t)
     if pads is None:
         return {}, False, why
-    kw = dict(mode="random_crop", **first, **rest)
+    kw = dict(geometry="random_crop", **first, **rest)
     if any(pads):
         kw["padding"] = tuple(pads)
     if t.pad_if_needed:
@@ -126,7 +126,7 @@ def match_geometry(ts: list[Any], k: int, pil: bool) -> tuple[dict[str, Any], in
         if size is not None and len(size) == 2:
             if t.max_size is not None:
                 return {}, k, False, "Resize((h, w)) with max_size (torchvision refuses it)"
-            return dict(mode="resize", height=size[0], width=size[1], interpolation=interp), k + 1, False, ""
+            return dict(geometry="resize", height=size[0], width=size[1], interpolation=interp), k + 1, False, ""
         if size is None and t.max_size is None:
             return {}, k, False, "Resize(None) without max_size"
         nxt = ts[k + 1] if k + 1 < len(ts) else None
@@ -146,6 +146,6 @@ def match_geometry(ts: list[Any], k: int, pil: bool) -> tuple[dict[str, Any], in
         if interp is None:
             return {}, k, False, why
         h, w = pair(t.size)
-        return dict(mode="train", height=h, width=w, scale=tuple(float(s) for s in t.scale),
+        return dict(geometry="train", height=h, width=w, scale=tuple(float(s) for s in t.scale),
                     ratio=tuple(float(r) for r in t.ratio), interpolation=interp), k + 1, True, ""
     return {}, k, False, "not a fusable geometry transform"

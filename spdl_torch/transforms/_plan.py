@@ -46,7 +46,7 @@ class FusedPlan:
     """The op arguments of a fused prefix, plus the transforms left to run after it.
 
     Attributes:
-        op_kwargs: keyword arguments of :func:`spdl_torch.io.decode_images` (height, width, mode, ...).
+        op_kwargs: keyword arguments of :func:`spdl_torch.io.decode_images` (height, width, geometry, ...).
         fused: the torchvision transforms the op replaces, in order.
         rest: the remaining transforms (a ``Compose``), or ``None`` when everything was fused.
         random: whether the fused part draws random numbers (needs seeds).
@@ -105,9 +105,8 @@ class FusedPlan:
         if seeds is None and self.random:
             seeds = torch.randint(-(2**63), 2**63 - 1, (len(srcs),), dtype=torch.int64)
         kwargs = dict(self.op_kwargs)
-        kwargs["geometry"] = kwargs.pop("mode")  # op_kwargs keeps the name of its documented contents
         if self.rest_input == "pil":
-            kwargs["channels_last"] = True
+            kwargs["dimension_order"] = "NHWC"  # the rows PIL images are made from, without a copy
         if self.augment is not None:
             kwargs.update({k: v for k, v in self.augment.build(seeds).items() if v is not None})
         if isinstance(kwargs.get("interpolation"), tuple):  # a filter drawn per sample (timm's "random")
@@ -115,7 +114,9 @@ class FusedPlan:
         else:
             result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
                                    **kwargs)
-        batch, ok = (result, None) if strict else result
+        batch, ok = result
+        if self.rest_input == "pil":
+            batch = batch.permute(0, 3, 1, 2)
         if self.batched is not None:
             batch = run_head(self.batched, batch)
         if self.per_sample is not None:
@@ -152,8 +153,8 @@ class FusedPlan:
 def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor, kwargs: dict[str, Any], *,
                        strict: bool, max_pixels: int | None) -> Any:
     """``decode_images`` with ``kwargs["interpolation"]`` a tuple of filters, one drawn per sample from its seed
-    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one batch; a bad sample's
-    ``DecodeError`` names its index in ``srcs``."""
+    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one ``(batch, ok)``; a bad
+    sample's ``DecodeError`` names its index in ``srcs``."""
     from ..errors import DecodeError
     from ._augment_program import interpolation_choice
 
@@ -175,14 +176,12 @@ def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor,
             i = idx[e.sample_index]
             where = e.path if e.path is not None else f"sample {i}"
             raise DecodeError(f"{where}: {e.reason}", path=e.path, sample_index=i, reason=e.reason) from None
-        part, part_ok = (result, None) if strict else result
+        part, part_ok = result
         if batch is None:
-            fmt = torch.channels_last if kwargs.get("channels_last") else torch.contiguous_format
-            batch = torch.empty((n, *part.shape[1:]), dtype=part.dtype, memory_format=fmt)
+            batch = torch.empty((n, *part.shape[1:]), dtype=part.dtype)
         batch[idx] = part
-        if part_ok is not None:
-            ok[idx] = part_ok
-    return batch if strict else (batch, ok)
+        ok[idx] = part_ok
+    return batch, ok
 
 
 def _parts(t: Any) -> list[Any]:

@@ -34,7 +34,7 @@ def _psnr(a, b):
 
 
 def test_decode_images_pin_memory_is_pinned_and_the_loader_keeps_that_storage(image_folder, tmp_path):
-    batch = spdl_torch.io.decode_images(_jpegs(2), height=16, width=16, pin_memory=True)
+    batch = spdl_torch.io.decode_images(_jpegs(2), height=16, width=16, pin_memory=True).data
     assert batch.is_pinned()
     image_folder(["a"], 8, lambda rng, c, k: images.upsampled_noise(30, 40, seed=rng))
     ds = spdl_torch.datasets.ImageFolder(str(tmp_path), transform=v2.Compose([v2.Resize(16), v2.CenterCrop(16)]))
@@ -92,8 +92,8 @@ def test_nvjpeg_path_against_the_cpu_path(geometry):
     seeds = torch.arange(100, 106)
     kw = dict(height=64, width=64, geometry=geometry, resize_shorter=72 if geometry == "eval" else 0,
               hflip_prob=0.5, seeds=seeds)
-    cpu = spdl_torch.io.decode_images(data, dct_min_ratio=0, **kw)
-    gpu = spdl_torch.io.decode_images(data, device="cuda", **kw)
+    cpu = spdl_torch.io.decode_images(data, dct_min_ratio=0, **kw).data
+    gpu = spdl_torch.io.decode_images(data, device="cuda", **kw).data
     assert gpu.is_cuda and gpu.shape == cpu.shape and gpu.dtype == torch.uint8
     for i in range(len(data)):
         assert _psnr(gpu[i].cpu(), cpu[i]) >= 38.0, i
@@ -103,9 +103,9 @@ def test_nvjpeg_path_against_the_cpu_path(geometry):
 def test_nvjpeg_normalised_output_and_bad_samples():
     data = _jpegs(3)
     out = spdl_torch.io.decode_images(data, height=32, width=32, resize_shorter=40, dtype=torch.float32, mean=MEAN,
-                                      std=STD, device="cuda")
+                                      std=STD, device="cuda").data
     ref = spdl_torch.io.decode_images(data, height=32, width=32, resize_shorter=40, dtype=torch.float32, mean=MEAN,
-                                      std=STD, dct_min_ratio=0)
+                                      std=STD, dct_min_ratio=0).data
     assert (out.cpu() - ref).abs().mean().item() < 0.02
     bad = data[:1] + [images.encode_tensor(images.noise((8, 8, 3)), "PNG")]
     with pytest.raises(spdl_torch.DecodeError, match="JPEG only") as e:

@@ -66,7 +66,7 @@ def test_random_crops_seeded_by_seed_epoch_index(files):
     b = [ds[i].waveform for i in (0, 2, 5)]  # one at a time: the same crops
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     for k, i in enumerate((0, 2, 5)):  # each crop is a slice of the whole decode
-        whole = decode_audio(files[i], sample_rate=16000, num_channels=1)
+        whole = decode_audio(files[i], sample_rate=16000, num_channels=1).data
         n = a[k].shape[1]
         assert n == min(4000, whole.shape[1])
         assert any(torch.equal(a[k], whole[:, s:s + n]) for s in range(whole.shape[1] - n + 1))
@@ -89,7 +89,7 @@ def test_torch_dataloader_with_audio_collate(files):
     samples, lengths, labels = next(iter(loader))
     assert samples.shape == (4, 1, 4000)
     for k in range(4):
-        whole = decode_audio(files[k], sample_rate=8000, num_channels=1)
+        whole = decode_audio(files[k], sample_rate=8000, num_channels=1).data
         assert lengths[k] == min(4000, whole.shape[1])
         assert torch.equal(samples[k, :, : lengths[k]], whole[:, : lengths[k]])
         assert torch.count_nonzero(samples[k, :, lengths[k]:]) == 0
@@ -125,7 +125,7 @@ def test_pipeline_engine_batches_equal_the_loaders(files):
     for (s, n, y), (rs, rn, ry) in zip(got, ref):
         assert torch.equal(s, rs) and torch.equal(n, rn) and torch.equal(y, ry)
     for k in range(3):  # and each crop is a slice of the whole decode
-        whole = decode_audio(files[k], sample_rate=16000, num_channels=1)
+        whole = decode_audio(files[k], sample_rate=16000, num_channels=1).data
         n = int(got[0][1][k])
         assert n == min(6400, whole.shape[1])
         crop = got[0][0][k, :, :n]

@@ -70,7 +70,7 @@ def test_reference_train_presets_fuse_whole(native, T, backend, policy):
     assert plan is not None and plan.rest is None, plan
     assert plan.augment.names() == [POLICY_CLASS[policy], "RandomErasing"]
     kw = plan.op_kwargs
-    assert (kw["mode"], kw["height"], kw["width"], kw["hflip_prob"]) == ("train", 176, 176, 0.5)
+    assert (kw["geometry"], kw["height"], kw["width"], kw["hflip_prob"]) == ("train", 176, 176, 0.5)
     assert kw["dtype"] == torch.float32 and kw["mean"] == MEAN and kw["std"] == STD
     assert plan.random and "augment programs" in plan.describe()
 
@@ -83,10 +83,10 @@ def test_reference_presets_without_native_augment(T, backend):
     if native_augment():
         pytest.skip("decode_images has augment rows: covered by test_reference_train_presets_fuse_whole")
     a = analyse(train_preset(T, backend, "ta_wide"))
-    assert a.plan is not None and a.plan.op_kwargs["mode"] == "train" and a.plan.augment is None
+    assert a.plan is not None and a.plan.op_kwargs["geometry"] == "train" and a.plan.augment is None
     assert type(a.unfused).__name__ == "TrivialAugmentWide" and "no augment argument" in a.reason
     plan = fuse(eval_preset(T, backend))
-    assert plan.rest is None and plan.op_kwargs["mode"] == "eval" and plan.op_kwargs["dtype"] == torch.float32
+    assert plan.rest is None and plan.op_kwargs["geometry"] == "eval" and plan.op_kwargs["dtype"] == torch.float32
 
 
 def test_augmix_and_other_unfusables_say_why(native):
@@ -171,7 +171,6 @@ def test_fused_preset_equals_torchvision_ops_end_to_end(native, paths, policy):
     plan = ds.plan
     seeds = sample_seeds(11, 0, range(len(paths)))
     geometry = {k: v for k, v in plan.op_kwargs.items() if k not in ("dtype", "mean", "std")}
-    geometry["geometry"] = geometry.pop("mode")
     crops = _real_decode(paths, seeds, geometry)  # the same crops and flips, uint8
     t = preset.transforms[3]
     erased = 0
@@ -193,7 +192,7 @@ def test_fused_preset_equals_torchvision_ops_end_to_end(native, paths, policy):
 def _real_decode(paths, seeds, geometry):
     from spdl_torch.io._batch import decode_images  # the op itself (the fixture replaces spdl_torch.io's name)
 
-    return decode_images(paths, seeds=seeds, **geometry)
+    return decode_images(paths, seeds=seeds, **geometry).data
 
 
 def test_programs_do_not_depend_on_the_thread_count(native, paths):

@@ -37,7 +37,7 @@ def test_timm_classes_recognised_by_name(native):
     a = analyse(t)
     assert a.input == "pil" and a.plan.rest is None, a
     kw = a.plan.op_kwargs
-    assert (kw["mode"], kw["height"], kw["width"], kw["interpolation"]) == ("train", 64, 48, "bicubic")
+    assert (kw["geometry"], kw["height"], kw["width"], kw["interpolation"]) == ("train", 64, 48, "bicubic")
     assert kw["scale"] == (0.2, 1.0) and kw["dtype"] == torch.float32 and kw["mean"] == (0.5,) * 3
     assert a.plan.fused[0] is rrc and a.plan.augment.names() == ["RandomErasing"]
     (op,) = [op for s in range(200) for op in a.plan.sample_augmentation(s)][:1]
@@ -74,7 +74,7 @@ def test_timm_create_transform(native, paths):
     assert type(a.unfused).__name__ == "RandAugment"
     train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)
     a = analyse(train)
-    assert a.plan.op_kwargs["mode"] == "train" and a.plan.op_kwargs["hflip_prob"] == 0.5
+    assert a.plan.op_kwargs["geometry"] == "train" and a.plan.op_kwargs["hflip_prob"] == 0.5
     assert type(a.unfused).__name__ == "RandAugment" and "img_mean" in a.reason
     plain = timm_data.create_transform(96, is_training=True, re_prob=0.25, re_mode="pixel", interpolation="bicubic",
                                        color_jitter=None)
@@ -149,11 +149,12 @@ def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
     srcs = paths * 4
     seeds = sample_seeds(3, 0, range(len(srcs)))
     got = plan(srcs, seeds)
-    kw = {k: v for k, v in plan.op_kwargs.items() if k not in ("mode", "interpolation")}
+    kw = {k: v for k, v in plan.op_kwargs.items() if k not in ("geometry", "interpolation")}
     picks = [interpolation_choice(s, 2) for s in seeds.tolist()]
     assert 0 < sum(picks) < len(srcs)
     for c, name in enumerate(("bilinear", "bicubic")):
-        whole = decode_images(srcs, seeds=seeds, geometry="train", interpolation=name, channels_last=True, **kw)
+        whole = decode_images(srcs, seeds=seeds, geometry="train", interpolation=name, dimension_order="NHWC",
+                              **kw).data.permute(0, 3, 1, 2)
         for k in range(len(srcs)):
             if picks[k] == c:
                 assert torch.equal(got[k], whole[k])

@@ -86,7 +86,7 @@ def test_repr_shows_the_plan_and_the_remainder(root):
         warnings.simplefilter("ignore")
         text = repr(ImageFolder(root, transform=PARTLY_FUSED, seed=0))
     assert text.startswith(f"ImageFolder(root={str(root)!r}, num_classes=3, num_samples=9,")
-    assert "fused into decode_images(mode='train', height=24, width=24" in text and "RandomResizedCrop(size=(24, 24)" in text
+    assert "fused into decode_images(geometry='train', height=24, width=24" in text and "RandomResizedCrop(size=(24, 24)" in text
     assert "then per sample in Python (on tensors): [RandomPerspective(p=1.0, distortion_scale=0.5, interpolation=bilinear, fill=0), ToDtype(scale=True)]" in text
     text = repr(FileListDataset(_paths(root), transform=EVAL))
     assert "fused=True" in text and "Normalize(mean=" in text and "per sample" not in text

@@ -83,7 +83,7 @@ def test_v2_resize_random_crop(paths, name):
     t = v2.Compose([v2.Resize(40), crop, v2.RandomHorizontalFlip(0.5), v2.RandomVerticalFlip(0.5)])
     plan = fuse(t)
     assert plan is not None and plan.rest is None and plan.random, plan
-    assert plan.op_kwargs["mode"] == "random_crop" and plan.op_kwargs["resize_shorter"] == 40
+    assert plan.op_kwargs["geometry"] == "random_crop" and plan.op_kwargs["resize_shorter"] == 40
     seeds = seeds_for(paths)
     batch = plan([read_file(p) for p in paths], seeds)
     kw = {k: v for k, v in plan.op_kwargs.items() if k in ("resize_shorter", "padding", "pad_if_needed",
@@ -136,7 +136,7 @@ def test_random_crop_alone_and_v1(paths, monkeypatch):
     # RandomCrop with no resize before it
     crop = v2.RandomCrop(30)
     plan = fuse(v2.Compose([v2.ToImage(), crop]))
-    assert plan.op_kwargs == dict(mode="random_crop", resize_shorter=0, height=30, width=30)
+    assert plan.op_kwargs == dict(geometry="random_crop", resize_shorter=0, height=30, width=30)
     batch = plan([read_file(p) for p in paths], seeds)
     for out, p, s in zip(batch, paths, seeds.tolist()):
         img = decode_image(p)
@@ -244,7 +244,7 @@ def test_grayscale_then_rgb_and_v1_on_pil(paths):
     for out, p in zip(plan([read_file(p) for p in paths]), paths):
         exp = t(decode_image(p))
         assert out.shape == exp.shape == (3, 32, 32) and psnr(out, exp) >= MIN_PSNR
-    assert fuse(v2.Compose([v2.CenterCrop(8), v2.RGB()])).op_kwargs == dict(mode="eval", resize_shorter=0, height=8,
+    assert fuse(v2.Compose([v2.CenterCrop(8), v2.RGB()])).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8,
                                                                              width=8)
     # v1: Grayscale first, on PIL images (Pillow's convert("L")), as torchvision's ImageFolder feeds it.
     for channels in (1, 3):

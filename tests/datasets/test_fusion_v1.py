@@ -14,9 +14,9 @@ import torchvision.transforms.functional as F1
 from PIL import Image
 
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
-from spdl_torch.io import random_resized_crop_params
 from spdl_torch.transforms import fuse, input_kind, sample_seeds
 from tests import media
+from tests.images import train_box
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 MIN_PSNR = 38.0
@@ -80,11 +80,11 @@ def small_tree(tmp_path_factory):
 
 def test_classic_recipes_fuse_completely():
     plan = fuse(v1_eval())
-    assert plan.op_kwargs == dict(mode="eval", resize_shorter=256, height=224, width=224, interpolation="bilinear",
+    assert plan.op_kwargs == dict(geometry="eval", resize_shorter=256, height=224, width=224, interpolation="bilinear",
                                   dtype=torch.float32, mean=tuple(MEAN), std=tuple(STD))
     assert plan.rest is None and not plan.random
     plan = fuse(v1_train())
-    assert plan.op_kwargs == dict(mode="train", height=224, width=224, scale=(0.08, 1.0), ratio=(0.75, 4 / 3),
+    assert plan.op_kwargs == dict(geometry="train", height=224, width=224, scale=(0.08, 1.0), ratio=(0.75, 4 / 3),
                                   interpolation="bilinear", hflip_prob=0.5, dtype=torch.float32,
                                   mean=tuple(MEAN), std=tuple(STD))
     assert plan.rest is None and plan.random
@@ -106,17 +106,17 @@ def test_v1_variants_fuse():
     # PILToTensor + ConvertImageDtype instead of ToTensor; Resize((h, w)); bicubic; Resize([S]); flip after ToTensor.
     t = T.Compose([T.Resize((30, 40), interpolation=BICUBIC), T.PILToTensor(), T.ConvertImageDtype(torch.float32),
                    T.RandomHorizontalFlip(0.3), T.Normalize(MEAN, STD)])
-    assert fuse(t).op_kwargs == dict(mode="resize", height=30, width=40, interpolation="bicubic", hflip_prob=0.3,
+    assert fuse(t).op_kwargs == dict(geometry="resize", height=30, width=40, interpolation="bicubic", hflip_prob=0.3,
                                      dtype=torch.float32, mean=tuple(MEAN), std=tuple(STD))
     assert fuse(T.Compose([T.Resize([20]), T.CenterCrop((10, 12)), T.PILToTensor()])).op_kwargs == dict(
-        mode="eval", resize_shorter=20, height=10, width=12, interpolation="bilinear")
+        geometry="eval", resize_shorter=20, height=10, width=12, interpolation="bilinear")
     # PIL images are always antialiased: antialias=False does not matter for a v1 pipeline of PIL images.
     assert fuse(T.Compose([T.Resize(20, antialias=False), T.CenterCrop(16)])).op_kwargs["resize_shorter"] == 20
     assert fuse(T.Compose([T.CenterCrop(8), T.ToTensor(), T.ConvertImageDtype(torch.bfloat16)])).op_kwargs == dict(
-        mode="eval", resize_shorter=0, height=8, width=8, dtype=torch.bfloat16)
+        geometry="eval", resize_shorter=0, height=8, width=8, dtype=torch.bfloat16)
     # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps (issue #16).
     assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(8)])).op_kwargs == \
-        dict(mode="eval", resize_shorter=20, height=8, width=8, interpolation="nearest_exact")
+        dict(geometry="eval", resize_shorter=20, height=8, width=8, interpolation="nearest_exact")
     assert fuse(T.Compose([T.Resize(20, max_size=40), T.CenterCrop(8)])).op_kwargs["max_size"] == 40
     # Not fused: Pillow-only filters (LANCZOS, BOX), Resize(S) alone, Normalize of a PIL image, ToTensor
     # after PILToTensor.
@@ -155,7 +155,7 @@ def test_train_geometry_follows_the_rrc_rule(photo_tree):
     worst = math.inf
     for k, (i, s) in enumerate(zip(idx, seeds)):
         img = ref[i][0]
-        top, left, h, w, flip = random_resized_crop_params(s, img.height, img.width, scale=(0.2, 1.0), hflip_prob=0.5)
+        top, left, h, w, flip = train_box(s, img.height, img.width, scale=(0.2, 1.0), hflip_prob=0.5)
         crop = F1.resized_crop(img, top, left, h, w, [224, 224])  # PIL: antialiased bilinear
         crop = F1.hflip(crop) if flip else crop
         worst = min(worst, psnr_normalized(F1.normalize(F1.to_tensor(crop), MEAN, STD), batch[k]))

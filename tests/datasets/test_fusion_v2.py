@@ -102,7 +102,7 @@ def test_resize_then_center_crop_of_any_size(paths, crop):
     # Larger than the resized image on one or both sides: zero padding, as CenterCrop.
     t = v2.Compose([v2.Resize(40), v2.CenterCrop(crop)])
     plan = fuse(t)
-    assert plan.op_kwargs == dict(mode="eval", resize_shorter=40, height=crop[0], width=crop[1],
+    assert plan.op_kwargs == dict(geometry="eval", resize_shorter=40, height=crop[0], width=crop[1],
                                   interpolation="bilinear")
     batch = plan(paths)
     for out, exp in zip(batch, reference(t, paths)):

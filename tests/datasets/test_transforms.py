@@ -38,7 +38,7 @@ def image_tree(tmp_path_factory):
 
 def test_fuse_eval_pipeline():
     plan = fuse(EVAL)
-    assert plan.op_kwargs == dict(mode="eval", resize_shorter=40, height=32, width=32, interpolation="bilinear",
+    assert plan.op_kwargs == dict(geometry="eval", resize_shorter=40, height=32, width=32, interpolation="bilinear",
                                   dtype=torch.float32, mean=tuple(MEAN), std=tuple(STD))
     assert plan.rest is None and not plan.random and len(plan.fused) == 4
 
@@ -47,15 +47,15 @@ def test_fuse_train_pipeline_with_rest():
     t = v2.Compose([v2.ToImage(), v2.RandomResizedCrop((20, 30), scale=(0.5, 1.0), interpolation=v2.InterpolationMode.BICUBIC),
                     v2.RandomHorizontalFlip(0.25), v2.RandomPerspective(p=1.0), v2.ToDtype(torch.float32, scale=True)])
     plan = fuse(t)
-    assert plan.op_kwargs == dict(mode="train", height=20, width=30, scale=(0.5, 1.0), ratio=(0.75, 4 / 3),
+    assert plan.op_kwargs == dict(geometry="train", height=20, width=30, scale=(0.5, 1.0), ratio=(0.75, 4 / 3),
                                   interpolation="bicubic", hflip_prob=0.25)
     assert plan.random
     assert [type(x) for x in plan.rest.transforms] == [v2.RandomPerspective, v2.ToDtype]
 
 
 def test_fuse_other_geometries_and_refusals():
-    assert fuse(v2.Resize((10, 12))).op_kwargs == dict(mode="resize", height=10, width=12, interpolation="bilinear")
-    assert fuse(v2.CenterCrop(8)).op_kwargs == dict(mode="eval", resize_shorter=0, height=8, width=8)
+    assert fuse(v2.Resize((10, 12))).op_kwargs == dict(geometry="resize", height=10, width=12, interpolation="bilinear")
+    assert fuse(v2.CenterCrop(8)).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8, width=8)
     assert fuse(v2.Resize(10)) is None  # no fixed size
     assert fuse(v2.Compose([v2.Resize(10, antialias=False), v2.CenterCrop(8)])) is None
     # max_size and NEAREST map since issue #16 (their pixels: tests/datasets/test_fusion_geometry.py).
@@ -142,7 +142,8 @@ def test_random_transforms_repeatable_with_seed_and_epoch(image_tree):
 def test_unfused_dataset_keeps_per_sample_path(image_tree):
     _, paths = image_tree
     t = v2.Compose([v2.Resize(20)])  # variable size: not fused
-    ds = FileListDataset(paths, transform=t)
+    with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\]"):
+        ds = FileListDataset(paths, transform=t)
     assert ds.plan is None
     items = ds.__getitems__([0, 1])
     assert torch.equal(items[0][0], t(decode_image(paths[0]))) and items[1][1] == 1

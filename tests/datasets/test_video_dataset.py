@@ -31,11 +31,11 @@ def test_eval_transform_is_fused_and_matches_the_op(paths):
     assert batch.shape == (2, 2, 4, 3, 28, 28) and labels.tolist() == [4, 3]
     assert batch.data_ptr() == items[0][0].data_ptr()  # collated without a copy
     ref = decode_video_clips([paths[2], paths[0]], clip_len=4, stride=2, clips_per_video=2, height=28, width=28,
-                             resize_shorter=32)
+                             resize_shorter=32).data
     assert torch.equal(batch, ref)
     clips, label = ds[1]
     assert torch.equal(clips, decode_video_clips([paths[1]], clip_len=4, stride=2, clips_per_video=2, height=28,
-                                                 width=28, resize_shorter=32)[0]) and label == 1
+                                                 width=28, resize_shorter=32).data[0]) and label == 1
 
 
 def test_train_transform_draws_from_the_sample_seeds(paths):
@@ -44,7 +44,7 @@ def test_train_transform_draws_from_the_sample_seeds(paths):
     assert ds.plan.random and ds.sampling == "random"
     (a, _), (b, _) = ds.__getitems__([1, 3])
     ref = decode_video_clips([paths[1], paths[3]], clip_len=3, clips_per_video=2, height=24, width=24,
-                             geometry="train", hflip_prob=0.5, sampling="random", seeds=sample_seeds(11, 0, [1, 3]))
+                             geometry="train", hflip_prob=0.5, sampling="random", seeds=sample_seeds(11, 0, [1, 3])).data
     assert torch.equal(a, ref[0]) and torch.equal(b, ref[1])
     ds.set_epoch(1)
     assert not torch.equal(ds[1][0], a)
@@ -55,7 +55,7 @@ def test_unfused_transform_runs_per_clip(paths):
     with pytest.warns(UserWarning, match="partly fused"):
         ds = VideoClipDataset(paths, clip_len=2, transform=t)
     clips, _ = ds[0]
-    fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32)[0]
+    fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32).data[0]
     assert torch.equal(clips, torch.stack([v2.Grayscale(num_output_channels=3)(c) for c in fused]))
     plain = VideoClipDataset(paths, clip_len=2)  # no transform: each video at its own size
     (c0, _), (c1, _) = plain.__getitems__([0, 1])
@@ -101,7 +101,7 @@ def test_image_only_fusions_run_per_clip(paths, extra):
         ds = VideoClipDataset(paths, clip_len=2, transform=t)
     assert ds.plan is not None and ds.plan.op_kwargs["resize_shorter"] == 32
     clips, _ = ds[0]
-    fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32)[0]
+    fused = decode_video_clips([paths[0]], clip_len=2, height=28, width=28, resize_shorter=32).data[0]
     assert torch.equal(clips, torch.stack([extra(c) for c in fused]))
 
 

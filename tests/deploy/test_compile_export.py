@@ -175,12 +175,55 @@ def test_python_wrapper_is_not_the_scriptable_path():
         torch.jit.script(__import__("spdl_torch").io.decode_image)
 
 
+class DecodeUnchanged(torch.nn.Module):
+    """The op in UNCHANGED mode with dtype=None, as float64 Tensor[1, C * H * W] (what the C++ program prints)."""
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.ops.spdl_torch.decode_image(data, mode="UNCHANGED").to(torch.float64).reshape(1, -1)
+
+
+def gray16_png() -> tuple[np.ndarray, torch.Tensor]:
+    """A 16-bit grey PNG with values that uint8 cannot hold (1000, 65535, ...) and its pixels."""
+    import io
+
+    from PIL import Image
+
+    gray = (np.arange(6 * 9, dtype=np.uint32).reshape(6, 9) * 1543 % 65536).astype(np.uint16)
+    gray[0, 0], gray[5, 8] = 1000, 65535
+    buf = io.BytesIO()
+    Image.fromarray(gray).save(buf, "PNG")
+    return gray, torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:FutureWarning")
+def test_script_unchanged_keeps_the_files_depth():
+    # the op's dtype=None rule in TorchScript is the wrapper's: the file's 16 bits, not uint8 scaled down
+    gray, data = gray16_png()
+    scripted = torch.jit.script(DecodeUnchanged())
+    np.testing.assert_array_equal(scripted(data).reshape(6, 9).numpy(), gray.astype(np.float64))
+    image = torch.jit.script(_OpOnly())(data)
+    assert image.dtype == torch.uint16 and int(image[0, 0, 0]) == 1000
+
+
+class _OpOnly(torch.nn.Module):
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.ops.spdl_torch.decode_image(data, mode="UNCHANGED")
+
+
 @pytest.mark.parametrize("bad", [dict(height=0), dict(mean=(0.5,)), dict(std=(1.0, 0.0, 1.0))])
 def test_decode_resize_rejects_bad_arguments(bad):
     with pytest.raises(ValueError, match="DecodeResize: expected"):
         DecodeResize(**{"height": 8, "width": 8, **bad})
 
 
-def test_batch_decode_rejects_bad_mode():
-    with pytest.raises(ValueError, match="mode='train' is not supported"):
-        BatchDecode(8, 8, mode="train")
+def test_batch_decode_rejects_bad_geometry():
+    with pytest.raises(ValueError, match="geometry='train' is not supported"):
+        BatchDecode(8, 8, geometry="train")
+
+
+def test_batch_decode_deprecated_mode():
+    with pytest.warns(DeprecationWarning, match="BatchDecode: mode= is deprecated, use geometry="):
+        module = BatchDecode(8, 8, mode="eval", resize_shorter=8)
+    assert module.geometry == "eval"
+    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
+        BatchDecode(8, 8, mode="eval", geometry="eval")

@@ -10,7 +10,10 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 import torch
@@ -19,7 +22,7 @@ import torchvision
 import spdl_torch
 from spdl_torch.deploy import Classifier, DecodeResize
 
-from .test_compile_export import _encoded, tiny_cnn
+from .test_compile_export import DecodeUnchanged, _encoded, gray16_png, tiny_cnn
 
 pytestmark = pytest.mark.slow
 
@@ -159,3 +162,22 @@ def test_cpp_program_reports_errors(spdl_infer, deployed, tmp_path):
     bad.write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
     result = _run(spdl_infer, "--script", deployed["script"], str(bad))
     assert result.returncode == 1 and "decode_image" in result.stderr
+
+
+def test_cpp_program_unchanged_keeps_the_files_depth(spdl_infer, tmp_path):
+    # the C++ program runs the op with dtype=None in UNCHANGED mode: the 16-bit PNG's own values (1000, 65535),
+    # printed as the module's top-k "probabilities", not uint8 scaled down
+    gray, data = gray16_png()
+    png = tmp_path / "gray16.png"
+    png.write_bytes(data.numpy().tobytes())
+    module = tmp_path / "unchanged.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        torch.jit.script(DecodeUnchanged()).save(str(module))
+    result = _run(spdl_infer, "--script", str(module), "--top-k", "4", str(png))
+    assert result.returncode == 0, result.stderr
+    got = _parse(result.stdout)["script"][str(png)]
+    flat = gray.reshape(-1).astype(np.float64)
+    want = np.argsort(-flat, kind="stable")[:4]
+    assert [v for _, v in got] == flat[want].tolist() and got[0][1] == 65535.0
+    assert sorted(c for c, _ in got) == sorted(want.tolist())

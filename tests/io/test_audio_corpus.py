@@ -45,11 +45,11 @@ def test_real_file_equals_cli(path):
             decode_audio(path)
         assert e.stderr, "the CLI failed without saying why"
         return
-    out = decode_audio(path)
+    out = decode_audio(path).data
     assert out.shape == ref.shape
     assert torch.equal(out, ref)
     ref16 = A.cli_samples(path, sample_rate=16000, num_channels=1)
-    out16 = decode_audio(path, sample_rate=16000, num_channels=1)
+    out16 = decode_audio(path, sample_rate=16000, num_channels=1).data
     assert torch.equal(out16, ref16)
     meta = audio_metadata(path)
     assert meta.num_channels == ref.shape[0] and meta.sample_rate > 0
@@ -61,7 +61,7 @@ def test_real_files_in_one_batch():
         pytest.skip("no media corpus")
     b = decode_audio_batch(files, sample_rate=16000, num_channels=1, duration=1.0, seeds=list(range(len(files))))
     for i, p in enumerate(files):
-        whole = decode_audio(p, sample_rate=16000, num_channels=1)
+        whole = decode_audio(p, sample_rate=16000, num_channels=1).data
         lo, k = int(b.offsets[i]), int(b.lengths[i])
         assert k == min(16000, whole.shape[1] - lo)
-        assert torch.equal(b.samples[i, :, :k], whole[:, lo:lo + k]), p
+        assert torch.equal(b.data[i, :, :k], whole[:, lo:lo + k]), p

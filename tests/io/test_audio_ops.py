@@ -63,4 +63,4 @@ def test_compile_fullgraph_batch(files):
     got, lengths = compiled(data, seeds)
     want = decode_audio_batch(files, sample_rate=16000, num_channels=1, duration=0.25, seeds=seeds)
     assert got.shape == (2, 1, 4000)
-    assert torch.equal(got, want.samples * 2.0) and torch.equal(lengths, want.lengths)
+    assert torch.equal(got, want.data * 2.0) and torch.equal(lengths, want.lengths)

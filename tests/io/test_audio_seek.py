@@ -54,7 +54,7 @@ def _windows(key, rate):
 @pytest.mark.parametrize("rate,channels", OUTPUTS, ids=["native", "16k-mono"])
 def test_late_windows_equal_slices_of_the_whole(files, key, rate, channels):
     path = files[key]
-    whole = decode_audio(path, sample_rate=rate, num_channels=channels)
+    whole = decode_audio(path, sample_rate=rate, num_channels=channels).data
     assert torch.equal(whole, A.cli_samples(path, sample_rate=rate, num_channels=channels))
     r = rate or FILES[key][2]
     data = torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8)
@@ -62,7 +62,7 @@ def test_late_windows_equal_slices_of_the_whole(files, key, rate, channels):
         lo = window_samples(a, r)
         hi = whole.shape[1] if b is None else window_samples(b, r)
         for src in (path, data):  # the file, and the same bytes in memory
-            part = decode_audio(src, sample_rate=rate, num_channels=channels, start=a, stop=b)
+            part = decode_audio(src, sample_rate=rate, num_channels=channels, start_seconds=a, stop_seconds=b).data
             assert torch.equal(part, whole[:, lo:hi]), (key, a, b, type(src).__name__)
 
 
@@ -70,12 +70,12 @@ def test_late_windows_equal_slices_of_the_whole(files, key, rate, channels):
 def test_random_crops_late_in_the_file_equal_slices(files, key):
     paths = [files[key]] * 6
     b = decode_audio_batch(paths, sample_rate=16000, num_channels=1, duration=0.75, seeds=list(range(6)))
-    whole = decode_audio(files[key], sample_rate=16000, num_channels=1)
+    whole = decode_audio(files[key], sample_rate=16000, num_channels=1).data
     offsets = [int(o) for o in b.offsets]
     assert max(offsets) > 16000 * 2, offsets  # some crops start late enough to seek
     for i, lo in enumerate(offsets):
         assert int(b.lengths[i]) == 12000
-        assert torch.equal(b.samples[i, :, :12000], whole[:, lo:lo + 12000])
+        assert torch.equal(b.data[i, :, :12000], whole[:, lo:lo + 12000])
 
 
 def test_chained_ogg_decodes_from_the_start(files, tmp_path):
@@ -84,12 +84,12 @@ def test_chained_ogg_decodes_from_the_start(files, tmp_path):
     other = A.make_audio(tmp_path / "other.opus", rate=48000, channels=2, codec="opus", seconds=4.0)
     chained = tmp_path / "chained.opus"
     chained.write_bytes(files["opus_stereo"].read_bytes() + other.read_bytes())
-    whole = decode_audio(chained)
+    whole = decode_audio(chained).data
     assert torch.equal(whole, A.cli_samples(chained))
     assert whole.shape[1] > window_samples(SECONDS + 3.0, 48000)  # both chains are decoded
     for a in (SECONDS + 1.0, SECONDS - 2.0, 5.0):
         lo = window_samples(a, 48000)
-        part = decode_audio(chained, start=a, stop=a + 0.5)
+        part = decode_audio(chained, start_seconds=a, stop_seconds=a + 0.5).data
         assert torch.equal(part, whole[:, lo:lo + 24000]), a
 
 
@@ -110,21 +110,21 @@ def test_streamed_wav_windows_equal_the_whole_in_strict_mode(files, tmp_path):
     # A read from the start ends exactly at the end of the data; a seek elsewhere must keep the same packet
     # boundaries, or its last read comes up short and is flagged corrupt.
     path = _streamed_wav(files["wav_s16"], tmp_path / "streamed.wav", whole_packets=True)
-    whole = decode_audio(path)
+    whole = decode_audio(path).data
     for a in (2.0, 8.0, 11.5):
         lo = window_samples(a, 44100)
-        assert torch.equal(decode_audio(path, start=a), whole[:, lo:]), a
+        assert torch.equal(decode_audio(path, start_seconds=a).data, whole[:, lo:]), a
 
 
 def test_streamed_wav_ending_inside_a_read_fails_alike(files, tmp_path):
     path = _streamed_wav(files["wav_s16"], tmp_path / "streamed.wav", whole_packets=False)
     for start in (0.0, 8.0):  # strict: the short last read is a truncation, from the start or after a seek
         with pytest.raises(DecodeError, match="truncated"):
-            decode_audio(path, start=start)
-    whole = decode_audio(path, strict=False)
+            decode_audio(path, start_seconds=start)
+    whole = decode_audio(path, strict=False).data
     for a in (2.0, 8.0):
         lo = window_samples(a, 44100)
-        assert torch.equal(decode_audio(path, start=a, strict=False), whole[:, lo:])
+        assert torch.equal(decode_audio(path, start_seconds=a, strict=False).data, whole[:, lo:])
 
 
 def test_truncated_flac_late_window(files, tmp_path):
@@ -132,18 +132,18 @@ def test_truncated_flac_late_window(files, tmp_path):
     raw = files["flac"].read_bytes()
     cut.write_bytes(raw[: len(raw) // 2])
     with pytest.raises(DecodeError, match="truncated"):
-        decode_audio(cut, start=9.0)  # past the data: the same error as a decode from the start
-    lenient = decode_audio(cut, strict=False)
+        decode_audio(cut, start_seconds=9.0)  # past the data: the same error as a decode from the start
+    lenient = decode_audio(cut, strict=False).data
     lo = window_samples(3.0, 22050)
-    assert torch.equal(decode_audio(cut, start=3.0, stop=4.0, strict=False), lenient[:, lo:lo + 22050])
+    assert torch.equal(decode_audio(cut, start_seconds=3.0, stop_seconds=4.0, strict=False).data, lenient[:, lo:lo + 22050])
 
 
 @pytest.mark.skipif(shutil.which("ffprobe") is None, reason="ffprobe is not installed")
 def test_window_past_the_end_of_a_long_file(files):
     with pytest.raises(IndexError, match="has only"):
-        decode_audio(files["opus_mono"], start=SECONDS + 5.0)
+        decode_audio(files["opus_mono"], start_seconds=SECONDS + 5.0)
     with pytest.raises(IndexError, match="has only"):
-        decode_audio(files["wav_s16"], start=SECONDS + 5.0)
+        decode_audio(files["wav_s16"], start_seconds=SECONDS + 5.0)
 
 
 # Random crops of a truncated file: the header states the whole length, the data holds half of it.
@@ -171,11 +171,11 @@ def test_random_crops_of_a_truncated_file_come_from_its_decoded_length(tmp_path,
     offsets = b.offsets.tolist()
     for i, lo in enumerate(offsets):
         assert lo + n <= ref.shape[1], (i, lo)
-        assert torch.count_nonzero(b.samples[i]) > 0, i  # noise: never a silent crop
-        assert torch.equal(b.samples[i], ref[:, lo:lo + n]), (i, lo)
+        assert torch.count_nonzero(b.data[i]) > 0, i  # noise: never a silent crop
+        assert torch.equal(b.data[i], ref[:, lo:lo + n]), (i, lo)
     # reproducible: the same seeds, the same crops (any thread count: the pool is shared)
     again = decode_audio_batch([cut] * count, **kwargs)
-    assert torch.equal(again.offsets, b.offsets) and torch.equal(again.samples, b.samples)
+    assert torch.equal(again.offsets, b.offsets) and torch.equal(again.data, b.data)
     if key == "opus":  # Ogg's length is the last remaining page's: the header of the half file is not stale
         return
     # the header states the full length: the crops it gives that fit in the decoded half are kept, the
@@ -202,11 +202,11 @@ def test_opus_windows_reached_by_seeking_equal_the_whole_decode_exactly(tmp_path
     path = tmp_path / f"{kind}.opus"
     subprocess.run([A.FFMPEG, "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", f"aevalsrc='{expr}':s=48000:d=20",
                     "-ac", "1", "-c:a", "libopus", *options, str(path)], check=True, capture_output=True)
-    whole = decode_audio(path)
+    whole = decode_audio(path).data
     assert torch.equal(whole, A.cli_samples(path))
     rng = random.Random(kind)
     starts = [rng.uniform(1.2, 19.5) for _ in range(60)]
     for a in starts:
         lo = window_samples(a, 48000)
-        part = decode_audio(path, start=a, stop=a + 0.02)
+        part = decode_audio(path, start_seconds=a, stop_seconds=a + 0.02).data
         assert part.shape[1] == 960 and torch.equal(part, whole[:, lo:lo + 960]), a

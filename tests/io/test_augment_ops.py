@@ -1,4 +1,4 @@
-"""decode_images(augment=..., erase=...): each native op against torchvision.transforms.v2.functional on the
+"""decode_images(augment=..., erase=...).data: each native op against torchvision.transforms.v2.functional on the
 same uint8 image, the erase rows against v2.functional.erase, the codes table against the C++ one, and the
 argument checks.
 
@@ -50,7 +50,7 @@ def _program(*rows) -> torch.Tensor:
 def _run(img: torch.Tensor, augment: torch.Tensor | None, **kwargs) -> torch.Tensor:
     h, w = img.shape[-2:]
     return spdl_torch.io.decode_images([_png(img)], height=h, width=w, geometry="resize", interpolation="nearest",
-                                       augment=augment, **kwargs)[0]
+                                       augment=augment, **kwargs).data[0]
 
 
 def _assert_close(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
@@ -194,18 +194,18 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
              for i, fmt in enumerate(["PNG", "JPEG", "JPEG", "PNG"])]
     kw = dict(height=24, width=20, geometry="train", seeds=[5, 6, 7, 8], hflip_prob=0.5, dtype=torch.float32,
               mean=[0.5], std=[0.25])
-    plain = spdl_torch.io.decode_images(files, **kw)
+    plain = spdl_torch.io.decode_images(files, **kw).data
     zeros = torch.zeros(4, 3, codes.AUGMENT_COLUMNS)
-    assert torch.equal(spdl_torch.io.decode_images(files, augment=zeros, **kw), plain)
+    assert torch.equal(spdl_torch.io.decode_images(files, augment=zeros, **kw).data, plain)
     off = torch.zeros(4, codes.ERASE_COLUMNS)
-    assert torch.equal(spdl_torch.io.decode_images(files, erase=off, **kw), plain)
+    assert torch.equal(spdl_torch.io.decode_images(files, erase=off, **kw).data, plain)
     # A program on sample 1 only: the others unchanged, sample 1 = the op on its plain uint8 crop.
     one = zeros.clone()
     one[1, 2, 0] = codes.INVERT
-    got = spdl_torch.io.decode_images(files, augment=one, **kw)
+    got = spdl_torch.io.decode_images(files, augment=one, **kw).data
     for i in (0, 2, 3):
         assert torch.equal(got[i], plain[i])
-    u8 = spdl_torch.io.decode_images(files, **{**kw, "dtype": torch.uint8, "mean": None, "std": None})
+    u8 = spdl_torch.io.decode_images(files, **{**kw, "dtype": torch.uint8, "mean": None, "std": None}).data
     want1 = F.normalize(F.to_dtype(F.invert(u8[1]), torch.float32, scale=True), [0.5], [0.25])
     torch.testing.assert_close(got[1], want1, atol=1e-6, rtol=1e-6)
 
@@ -215,12 +215,14 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
 def test_erase_value_is_exact(dtype, channels_last):
     files = [_png(_photo(30, 34, seed=i)) for i in range(3)]
     norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
-    kw = dict(height=30, width=34, geometry="resize", dtype=dtype, channels_last=channels_last, **norm)
-    plain = spdl_torch.io.decode_images(files, **kw)
+    kw = dict(height=30, width=34, geometry="resize", dtype=dtype, dimension_order="NHWC" if channels_last else "NCHW",
+              **norm)
+    nchw = (lambda b: b.permute(0, 3, 1, 2)) if channels_last else (lambda b: b)
+    plain = nchw(spdl_torch.io.decode_images(files, **kw).data)
     erase = torch.tensor([[1, 3, 4, 10, 12, 7.25, -1.5, 0.0],   # inside
                           [0, 0, 0, 30, 34, 9, 9, 9],            # off
                           [1, 25, 30, 20, 20, 200.9, 3.0, 0.5]])  # clipped at the corner, like a slice
-    got = spdl_torch.io.decode_images(files, erase=erase, **kw)
+    got = nchw(spdl_torch.io.decode_images(files, erase=erase, **kw).data)
     for i in range(3):
         a, top, left, h, w, *v = erase[i].tolist()
         want = plain[i]
@@ -235,10 +237,10 @@ def test_erase_random_is_seeded_and_normal():
     files = [_png(_photo(64, 64, seed=i)) for i in range(2)]
     kw = dict(height=64, width=64, geometry="resize", dtype=torch.float32, mean=[0.5], std=[0.5])
     erase = torch.tensor([[2, 8, 4, 40, 50, 0, 0, 0]] * 2, dtype=torch.float32)
-    plain = spdl_torch.io.decode_images(files, **kw)
-    a = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw)
-    b = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw)
-    c = spdl_torch.io.decode_images(files, erase=erase, seeds=[3, 2], **kw)
+    plain = spdl_torch.io.decode_images(files, **kw).data
+    a = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw).data
+    b = spdl_torch.io.decode_images(files, erase=erase, seeds=[1, 2], **kw).data
+    c = spdl_torch.io.decode_images(files, erase=erase, seeds=[3, 2], **kw).data
     assert torch.equal(a, b)
     assert not torch.equal(a[0], c[0]) and torch.equal(a[1], c[1])
     box = a[:, :, 8:48, 4:54]

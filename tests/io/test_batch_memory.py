@@ -39,7 +39,7 @@ DATAS = [jpeg(i) for i in range(8)]
 
 
 def batch(n: int = 8, size: int = SIZE, **kw) -> torch.Tensor:
-    return decode_images(DATAS[:n], height=size, width=size, resize_shorter=size, dtype=torch.float32, **kw)
+    return decode_images(DATAS[:n], height=size, width=size, resize_shorter=size, dtype=torch.float32, **kw).data
 
 
 def mapped_bytes(n: int = 8, size: int = SIZE) -> int:
@@ -163,7 +163,8 @@ def test_recycled_buffer_holds_no_stale_pixels(capacity):
 
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_layout_dtype_and_storage_behave_like_at_empty(capacity, channels_last):
-    b = batch(channels_last=channels_last)
+    b = batch(dimension_order="NHWC") if channels_last else batch()
+    b = b.permute(0, 3, 1, 2) if channels_last else b  # NHWC rows: the NCHW batch in channels_last format
     assert b.device.type == "cpu" and not b.is_pinned() and b.dtype == torch.float32
     assert b.is_contiguous(memory_format=torch.channels_last if channels_last else torch.contiguous_format)
     assert b.untyped_storage().nbytes() == 8 * 3 * SIZE * SIZE * 4
@@ -241,8 +242,8 @@ def test_batch_alive_at_interpreter_exit_is_harmless(tmp_path):
         "from spdl_torch.io import decode_images, set_batch_memory_capacity\n"
         f"data = [torch.frombuffer(bytearray({bytes(jpeg(0).numpy())!r}), dtype=torch.uint8)] * 8\n"
         "set_batch_memory_capacity(1 << 24)\n"
-        f"kept = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32)\n"
-        f"freed = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32)\n"
+        f"kept = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32).data\n"
+        f"freed = decode_images(data, height={SIZE}, width={SIZE}, dtype=torch.float32).data\n"
         "del freed  # one pooled, one alive at exit\n"
     )
     env = dict(os.environ, PYTHONPATH=str(Path(spdl_torch.__file__).parent.parent))

@@ -38,8 +38,8 @@ BATCHES = [[jpeg(100 * k + i, 150 + 17 * i, 200 - 9 * i) for i in range(n)] for 
 
 def call(k: int, **kw) -> torch.Tensor:
     seeds = torch.arange(len(BATCHES[k]), dtype=torch.int64) + 1000 * k
-    return decode_images(BATCHES[k], height=SIZE, width=SIZE, mode="train", seeds=seeds, hflip_prob=0.5,
-                         dtype=torch.float32, mean=[0.5], std=[0.25], **kw)
+    return decode_images(BATCHES[k], height=SIZE, width=SIZE, geometry="train", seeds=seeds, hflip_prob=0.5,
+                         dtype=torch.float32, mean=[0.5], std=[0.25], **kw).data
 
 
 def run_threads(targets) -> None:
@@ -90,7 +90,7 @@ def test_concurrent_calls_equal_serial_calls(pool_threads):
 
 def test_uint8_and_channels_last_concurrent_calls_equal_serial_calls():
     def one(k):
-        return decode_images(BATCHES[k], height=96, width=80, resize_shorter=100, channels_last=True)
+        return decode_images(BATCHES[k], height=96, width=80, resize_shorter=100, dimension_order="NHWC").data
 
     serial = [one(k) for k in range(len(BATCHES))]
     got = []
@@ -117,7 +117,7 @@ def test_failing_calls_pass_the_turn_on(pool_threads):
             out, ok = decode_images(bad_last, height=SIZE, width=SIZE, dtype=torch.float32, strict=False)
             assert ok.tolist() == lenient_ok and out[7].eq(0).all()
             with pytest.raises(ValueError, match="seeds"):  # refused before taking a turn
-                decode_images(BATCHES[0], height=SIZE, width=SIZE, mode="train")
+                decode_images(BATCHES[0], height=SIZE, width=SIZE, geometry="train")
             assert torch.equal(call(3), expected)
 
     run_threads([worker for _ in range(3)])

@@ -1,6 +1,7 @@
-"""decode_image's dtype: knowable from the arguments (opcheck, torch.compile with fullgraph=True), the eager
-default that keeps a 16-bit file's 16 bits in UNCHANGED mode, and uint16 output in every mode, against
-Pillow's 16-bit reads."""
+"""decode_image's dtype: knowable from the arguments (opcheck, torch.compile with fullgraph=True), the default
+(``dtype=None``) that keeps a 16-bit file's 16 bits in UNCHANGED mode -- one rule for the wrapper and the op,
+eager, and an error naming ``dtype=`` where the depth cannot be known (tracing) -- and uint16 output in every
+mode, against Pillow's 16-bit reads. TorchScript and the C++ program: tests/deploy."""
 
 import io
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from spdl_torch.io import decode_image
 
@@ -33,9 +35,39 @@ def _png8() -> bytes:
 def test_opcheck_decode_image_dtype(bits, dtype, mode):
     data = images.as_tensor(_png16() if bits == 16 else _png8())
     kwargs = {"mode": mode} if dtype is None else {"mode": mode, "dtype": dtype}
-    torch.library.opcheck(torch.ops.spdl_torch.decode_image.default, (data,), kwargs)
     out = torch.ops.spdl_torch.decode_image(data, **kwargs)
+    if dtype is None and mode == "UNCHANGED":  # the file's depth: the fake kernel cannot know it
+        assert out.dtype == (torch.uint16 if bits == 16 else torch.uint8)
+        with FakeTensorMode() as fake, pytest.raises(ValueError, match=r"dtype=None .* pass dtype=torch.uint8"):
+            torch.ops.spdl_torch.decode_image(fake.from_tensor(data), **kwargs)
+        return
+    torch.library.opcheck(torch.ops.spdl_torch.decode_image.default, (data,), kwargs)
     assert out.dtype == (torch.uint8 if dtype is None else dtype)
+
+
+def test_op_and_wrapper_agree_on_a_16bit_png():
+    # the values Pillow reads (1000 stays 1000), from the op as from the wrapper, with dtype=None
+    gray = _gray16()
+    gray[0, 0] = 1000
+    data = images.encode(Image.fromarray(gray), "PNG")
+    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(data))), gray)
+    op = torch.ops.spdl_torch.decode_image(images.as_tensor(data), mode="UNCHANGED")
+    wrapper = decode_image(data, mode="UNCHANGED")
+    assert op.dtype == wrapper.dtype == torch.uint16
+    np.testing.assert_array_equal(op[0].numpy(), gray)
+    np.testing.assert_array_equal(wrapper[0].numpy(), gray)
+    assert int(op[0, 0, 0]) == 1000
+
+
+def test_op_under_compile_without_dtype_names_dtype():
+    torch._dynamo.reset()
+
+    @torch.compile(fullgraph=True)
+    def decode(x):
+        return torch.ops.spdl_torch.decode_image(x, mode="UNCHANGED")
+
+    with pytest.raises(Exception, match=r"pass dtype=torch.uint8 or dtype=torch.uint16"):
+        decode(images.as_tensor(_png16()))
 
 
 @pytest.mark.parametrize("bits,dtype", [(8, torch.uint8), (16, torch.uint16), (16, torch.uint8), (8, torch.uint16)])
@@ -61,7 +93,7 @@ def test_unchanged_without_dtype_under_compile_is_a_clear_error():
     def decode(x):
         return decode_image(x, mode="UNCHANGED")
 
-    with pytest.raises(Exception, match="UNCHANGED under torch.compile needs dtype="):
+    with pytest.raises(Exception, match=r"mode=UNCHANGED with dtype=None .* pass dtype=torch.uint8"):
         decode(images.as_tensor(_png16()))
 
 

@@ -15,9 +15,10 @@ from torchvision.transforms.v2 import _geometry
 
 import spdl_torch
 from spdl_torch import DecodeError
-from spdl_torch.io import decode_image, decode_images, get_num_threads, random_resized_crop_params, set_num_threads
+from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
 
 from .. import images
+from ..images import train_box
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -95,28 +96,28 @@ def _torchvision_box(seed: int, height: int, width: int, scale, ratio):
 def test_crop_box_equals_torchvision_given_same_draws(size, scale, ratio):
     h, w = size
     for seed in range(200):
-        ours = random_resized_crop_params(seed * 1_000_003, h, w, scale=scale, ratio=ratio)[:4]
+        ours = train_box(seed * 1_000_003, h, w, scale=scale, ratio=ratio)[:4]
         assert ours == _torchvision_box(seed * 1_000_003, h, w, scale, ratio), (seed, size)
 
 
 def test_crop_box_rule_bounds_and_fallback():
     for seed in range(500):
-        top, left, h, w, _ = random_resized_crop_params(seed, 300, 400)
+        top, left, h, w, _ = train_box(seed, 300, 400)
         assert 0 <= top and top + h <= 300 and 0 <= left and left + w <= 400 and h > 0 and w > 0
     # No attempt can fit a 0.9..1 area crop with ratio 1 into a 10 x 1000 strip: central fallback,
     # the whole height and round(10 * max_ratio) wide.
-    assert random_resized_crop_params(7, 10, 1000, scale=(0.9, 1.0), ratio=(1.0, 1.0))[:4] == (0, 495, 10, 10)
-    assert random_resized_crop_params(7, 1000, 10, scale=(0.9, 1.0), ratio=(1.0, 1.0))[:4] == (495, 0, 10, 10)
+    assert train_box(7, 10, 1000, scale=(0.9, 1.0), ratio=(1.0, 1.0))[:4] == (0, 495, 10, 10)
+    assert train_box(7, 1000, 10, scale=(0.9, 1.0), ratio=(1.0, 1.0))[:4] == (495, 0, 10, 10)
     # ratio range containing the image's: the whole image.
-    assert random_resized_crop_params(3, 10, 1000, scale=(0.9, 1.0), ratio=(0.01, 200.0))[:4] == (0, 0, 10, 1000)
+    assert train_box(3, 10, 1000, scale=(0.9, 1.0), ratio=(0.01, 200.0))[:4] == (0, 0, 10, 1000)
 
 
 def test_flip_probability_and_dependence_on_seed_only():
-    flips = [random_resized_crop_params(s, 100, 100, hflip_prob=0.3)[4] for s in range(4000)]
+    flips = [train_box(s, 100, 100, hflip_prob=0.3)[4] for s in range(4000)]
     assert 0.27 < sum(flips) / len(flips) < 0.33
-    assert not any(random_resized_crop_params(s, 100, 100, hflip_prob=0.0)[4] for s in range(100))
-    assert all(random_resized_crop_params(s, 100, 100, hflip_prob=1.0)[4] for s in range(100))
-    assert random_resized_crop_params(5, 100, 120) == random_resized_crop_params(5, 100, 120)
+    assert not any(train_box(s, 100, 100, hflip_prob=0.0)[4] for s in range(100))
+    assert all(train_box(s, 100, 100, hflip_prob=1.0)[4] for s in range(100))
+    assert train_box(5, 100, 120) == train_box(5, 100, 120)
 
 
 # --- pixels against torchvision --------------------------------------------------------------------
@@ -126,7 +127,7 @@ def test_flip_probability_and_dependence_on_seed_only():
 @pytest.mark.parametrize("interp", ["bilinear", "bicubic"])
 def test_eval_psnr_real_photos(interp):
     paths = PHOTOS[::8]
-    out = decode_images(paths, height=224, width=224, resize_shorter=256, interpolation=interp)
+    out = decode_images(paths, height=224, width=224, resize_shorter=256, interpolation=interp).data
     worst = min(psnr(eval_reference(decode_image(p), 256, (224, 224), interp), o) for p, o in zip(paths, out))
     assert worst >= MIN_PSNR, f"worst PSNR {worst:.1f} dB over {len(paths)} photos"
 
@@ -135,11 +136,11 @@ def test_eval_psnr_real_photos(interp):
 def test_train_psnr_real_photos():
     paths = PHOTOS[3::16]
     seeds = torch.arange(len(paths), dtype=torch.int64) * 7919 + 11
-    out = decode_images(paths, height=160, width=192, mode="train", seeds=seeds, hflip_prob=0.5)
+    out = decode_images(paths, height=160, width=192, geometry="train", seeds=seeds, hflip_prob=0.5).data
     worst = math.inf
     for p, s, o in zip(paths, seeds.tolist(), out):
         img = decode_image(p)
-        top, left, h, w, flip = random_resized_crop_params(s, img.shape[1], img.shape[2], hflip_prob=0.5)
+        top, left, h, w, flip = train_box(s, img.shape[1], img.shape[2], hflip_prob=0.5)
         ref = F.resized_crop(img, top, left, h, w, [160, 192], antialias=True)
         worst = min(worst, psnr(F.horizontal_flip(ref) if flip else ref, o))
     assert worst >= MIN_PSNR
@@ -152,7 +153,7 @@ def test_train_psnr_real_photos():
 def test_eval_synthetic_lossless(shape, resize, crop):
     arr = smooth_image(*shape, seed=sum(shape))
     data = encode(arr, "PNG")
-    out = decode_images([data], height=crop[0], width=crop[1], resize_shorter=resize)[0]
+    out = decode_images([data], height=crop[0], width=crop[1], resize_shorter=resize).data[0]
     img = torch.from_numpy(arr).permute(2, 0, 1)
     ref = F.center_crop(F.resize(img, resize, antialias=True) if resize else img, list(crop))
     assert psnr(ref, out) >= 50
@@ -160,7 +161,7 @@ def test_eval_synthetic_lossless(shape, resize, crop):
 
 def test_padding_when_crop_exceeds_image():
     arr = smooth_image(20, 30, seed=1)
-    out = decode_images([encode(arr)], height=40, width=25)[0]
+    out = decode_images([encode(arr)], height=40, width=25).data[0]
     ref = F.center_crop(torch.from_numpy(arr).permute(2, 0, 1), [40, 25])
     assert torch.equal(out, ref)
 
@@ -169,9 +170,9 @@ def test_resize_mode_and_large_jpeg_dct_scaling():
     arr = smooth_image(1200, 1600, seed=3)
     data = encode(arr, "JPEG", quality=95)
     full = decode_image(data)
-    out = decode_images([data], height=150, width=200, mode="resize")[0]
+    out = decode_images([data], height=150, width=200, geometry="resize").data[0]
     assert psnr(F.resize(full, [150, 200], antialias=True), out) >= MIN_PSNR
-    fast = decode_images([data], height=150, width=200, mode="resize", dct_min_ratio=1.0)[0]
+    fast = decode_images([data], height=150, width=200, geometry="resize", dct_min_ratio=1.0).data[0]
     assert psnr(F.resize(full, [150, 200], antialias=True), fast) >= 30  # 1/8 scale: fastest, not exact
 
 
@@ -183,7 +184,7 @@ def test_exif_orientation_applied():
     data = images.encode_tensor(im, "JPEG", quality=95, exif=exif)
     full = decode_image(data)  # applies the orientation: 90 x 60
     assert full.shape == (3, 90, 60)
-    out = decode_images([data], height=40, width=30, mode="resize")[0]
+    out = decode_images([data], height=40, width=30, geometry="resize").data[0]
     assert psnr(F.resize(full, [40, 30], antialias=True), out) >= MIN_PSNR
 
 
@@ -203,13 +204,13 @@ def test_same_seeds_same_bytes_for_1_2_4_threads():
         for n in (1, 2, 4):
             set_num_threads(n)
             assert get_num_threads() == n
-            results.append(decode_images(data, height=48, width=40, mode="train", seeds=seeds, hflip_prob=0.5,
-                                         dtype=torch.float32, mean=[0.5], std=[0.25]))
+            results.append(decode_images(data, height=48, width=40, geometry="train", seeds=seeds, hflip_prob=0.5,
+                                         dtype=torch.float32, mean=[0.5], std=[0.25]).data)
     finally:
         set_num_threads(before)
     assert all(torch.equal(results[0], r) for r in results[1:])
-    other = decode_images(data, height=48, width=40, mode="train", seeds=seeds + 1, hflip_prob=0.5,
-                          dtype=torch.float32, mean=[0.5], std=[0.25])
+    other = decode_images(data, height=48, width=40, geometry="train", seeds=seeds + 1, hflip_prob=0.5,
+                          dtype=torch.float32, mean=[0.5], std=[0.25]).data
     assert not torch.equal(results[0], other)
 
 
@@ -226,7 +227,7 @@ def test_strict_raises_naming_the_sample():
 
 def test_lenient_returns_mask_and_zero_fills():
     data = _batch_inputs(5)
-    good = decode_images(data, height=32, width=32)
+    good = decode_images(data, height=32, width=32).data
     data[1] = _truncated(data[1])
     data[3] = torch.frombuffer(bytearray(b"not an image at all"), dtype=torch.uint8)
     batch, ok = decode_images(data, height=32, width=32, strict=False)
@@ -238,9 +239,9 @@ def test_lenient_returns_mask_and_zero_fills():
 def test_argument_errors():
     data = _batch_inputs(2)
     with pytest.raises(ValueError, match="seeds"):
-        decode_images(data, height=8, width=8, mode="train")
+        decode_images(data, height=8, width=8, geometry="train")
     with pytest.raises(ValueError, match='mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
-        decode_images(data, height=8, width=8, mode="bad")
+        decode_images(data, height=8, width=8, geometry="bad")
     with pytest.raises(ValueError, match="needs dtype float32 or bfloat16, got uint8"):
         decode_images(data, height=8, width=8, mean=[0.5], std=[0.5])
     with pytest.raises(ValueError, match="expected height and width >= 1, got 0x8"):
@@ -263,7 +264,7 @@ def test_pin_memory_without_cuda():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA runtime")
 def test_pin_memory_with_cuda():
-    assert decode_images(_batch_inputs(2), height=8, width=8, pin_memory=True).is_pinned()
+    assert decode_images(_batch_inputs(2), height=8, width=8, pin_memory=True).data.is_pinned()
 
 
 # --- dtypes, layout, normalization --------------------------------------------------------------------
@@ -276,17 +277,19 @@ MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_dtype_layout_normalization(dtype, channels_last):
     data = _batch_inputs(3)
-    u8 = decode_images(data, height=30, width=20, resize_shorter=32)
+    u8 = decode_images(data, height=30, width=20, resize_shorter=32).data
     out = decode_images(data, height=30, width=20, resize_shorter=32, dtype=dtype, mean=MEAN, std=STD,
-                        channels_last=channels_last)
+                        dimension_order="NHWC" if channels_last else "NCHW").data
+    out = out.permute(0, 3, 1, 2) if channels_last else out  # NHWC: the NCHW batch in channels_last format
     assert out.shape == (3, 3, 30, 20) and out.dtype == dtype
     assert out.is_contiguous(memory_format=torch.channels_last if channels_last else torch.contiguous_format)
     ref = v2.Normalize(MEAN, STD)(v2.ToDtype(torch.float32, scale=True)(u8))
     tol = 1e-5 if dtype == torch.float32 else 2e-2
     torch.testing.assert_close(out.float(), ref.to(dtype).float(), atol=tol, rtol=tol)
-    scaled = decode_images(data, height=30, width=20, resize_shorter=32, dtype=torch.float32)
+    scaled = decode_images(data, height=30, width=20, resize_shorter=32, dtype=torch.float32).data
     torch.testing.assert_close(scaled, u8.float() / 255, atol=1e-6, rtol=1e-6)
-    assert torch.equal(decode_images(data, height=30, width=20, resize_shorter=32, channels_last=True), u8)
+    nhwc = decode_images(data, height=30, width=20, resize_shorter=32, dimension_order="NHWC").data
+    assert nhwc.shape == (3, 30, 20, 3) and torch.equal(nhwc.permute(0, 3, 1, 2), u8)
 
 
 # --- torch.library / torch.compile ---------------------------------------------------------------------
@@ -347,7 +350,7 @@ def test_num_threads_from_environment():
 def test_other_colour_layouts_and_formats(mode, fmt):
     im = Image.fromarray(smooth_image(60, 80, seed=9)).convert(mode)
     data = images.encode_tensor(im, fmt, **({"lossless": True} if fmt == "WEBP" else {}))
-    out = decode_images([data], height=30, width=40, mode="resize")[0]
+    out = decode_images([data], height=30, width=40, geometry="resize").data[0]
     ref = F.resize(decode_image(data), [30, 40], antialias=True)
     assert (out.int() - ref.int()).abs().max() <= 1
 
@@ -357,11 +360,11 @@ def test_concurrent_calls_share_the_pool():
 
     data = _batch_inputs(6)
     seeds = torch.arange(6, dtype=torch.int64)
-    expected = decode_images(data, height=24, width=24, mode="train", seeds=seeds)
+    expected = decode_images(data, height=24, width=24, geometry="train", seeds=seeds).data
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
-        futures = [ex.submit(decode_images, data, height=24, width=24, mode="train", seeds=seeds) for _ in range(8)]
+        futures = [ex.submit(decode_images, data, height=24, width=24, geometry="train", seeds=seeds) for _ in range(8)]
         resized = ex.submit(set_num_threads, 3)
-        results = [f.result() for f in futures]
+        results = [f.result().data for f in futures]
         resized.result()
     set_num_threads(0)
     assert all(torch.equal(r, expected) for r in results)
@@ -371,7 +374,7 @@ def test_concurrent_calls_share_the_pool():
 def test_center_crop_offsets_bit_exact(shape, crop):
     """Without a resize the op is a pure crop: torchvision's round-half-even offsets and centred padding."""
     arr = smooth_image(*shape, seed=2)
-    out = decode_images([encode(arr)], height=crop[0], width=crop[1])[0]
+    out = decode_images([encode(arr)], height=crop[0], width=crop[1]).data[0]
     assert torch.equal(out, F.center_crop(torch.from_numpy(arr).permute(2, 0, 1), list(crop)))
 
 
@@ -380,9 +383,9 @@ def test_train_crop_bit_exact_at_scale_one():
     arr = smooth_image(40, 50, seed=5)
     img = torch.from_numpy(arr).permute(2, 0, 1)
     for seed in range(20):
-        top, left, h, w, _ = random_resized_crop_params(seed, 40, 50, scale=(0.3, 0.3), ratio=(1.0, 1.0))
-        out = decode_images([encode(arr)], height=h, width=w, mode="train", seeds=[seed], scale=(0.3, 0.3),
-                            ratio=(1.0, 1.0))[0]
+        top, left, h, w, _ = train_box(seed, 40, 50, scale=(0.3, 0.3), ratio=(1.0, 1.0))
+        out = decode_images([encode(arr)], height=h, width=w, geometry="train", seeds=[seed], scale=(0.3, 0.3),
+                            ratio=(1.0, 1.0)).data[0]
         assert torch.equal(out, img[:, top : top + h, left : left + w]), seed
 
 
@@ -393,9 +396,9 @@ def test_errors_name_the_path_and_reject_a_single_image(tmp_path):
     ok_path = tmp_path / "ok.jpg"
     ok_path.write_bytes(bytes(good.numpy()))
     with pytest.raises(DecodeError, match=rf"^{bad}: JPEG"):  # the path, not "sample 1:"
-        decode_images([str(ok_path), bad], height=16, width=16, mode="resize")
+        decode_images([str(ok_path), bad], height=16, width=16, geometry="resize")
     with pytest.raises(DecodeError, match=r"^sample 1: JPEG"):  # bytes: the index
-        decode_images([good, bad.read_bytes()], height=16, width=16, mode="resize")
+        decode_images([good, bad.read_bytes()], height=16, width=16, geometry="resize")
     missing = str(tmp_path / "missing.jpg")
     with pytest.raises(FileNotFoundError) as info:
         decode_images([missing], height=16, width=16)
@@ -405,7 +408,7 @@ def test_errors_name_the_path_and_reject_a_single_image(tmp_path):
             decode_images(single, height=16, width=16)
     with pytest.raises(TypeError, match="expected an int height, got 8.5"):
         decode_images([good], height=8.5, width=16)
-    assert decode_images([good], height=np.int64(8), width=16, mode="resize").shape == (1, 3, 8, 16)
+    assert decode_images([good], height=np.int64(8), width=16, geometry="resize").data.shape == (1, 3, 8, 16)
 
 
 @pytest.mark.slow
@@ -417,7 +420,7 @@ def test_bytes_input_warns_nothing(tmp_path):
     path = tmp_path / "a.jpg"
     path.write_bytes(bytes(encode(smooth_image(20, 30, 2), "JPEG").numpy()))
     code = ("import sys, spdl_torch.io as io; data = open(sys.argv[1], 'rb').read(); "
-            "print(tuple(io.decode_images([data], height=8, width=8, geometry='resize').shape))")
+            "print(tuple(io.decode_images([data], height=8, width=8, geometry='resize').data.shape))")
     run = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "(1, 3, 8, 8)"

@@ -21,7 +21,7 @@ def _files(tmp_path, n=3):
 
 def test_unreadable_paths_are_bad_samples_with_strict_false(tmp_path):
     paths = _files(tmp_path)
-    good = decode_images(paths, height=16, width=16, resize_shorter=16)
+    good = decode_images(paths, height=16, width=16, resize_shorter=16).data
     srcs = [paths[0], tmp_path / "missing.png", paths[1], tmp_path, paths[2]]  # a missing file, a directory
     batch, ok = decode_images(srcs, height=16, width=16, resize_shorter=16, strict=False)
     assert ok.tolist() == [True, False, True, False, True]
@@ -29,7 +29,7 @@ def test_unreadable_paths_are_bad_samples_with_strict_false(tmp_path):
     assert torch.equal(batch[ok], good)
     # each good slot equals the sample decoded on its own
     for i, p in zip((0, 2, 4), paths):
-        assert torch.equal(batch[i], decode_images([p], height=16, width=16, resize_shorter=16)[0])
+        assert torch.equal(batch[i], decode_images([p], height=16, width=16, resize_shorter=16).data[0])
 
 
 def test_unreadable_paths_still_raise_with_strict_true(tmp_path):

@@ -183,13 +183,13 @@ def test_geometry_keyword_and_deprecated_mode():
     seeds = torch.tensor([1, 2, 3])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new keyword warns nothing
-        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds)
+        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
     with pytest.warns(DeprecationWarning, match="mode= is deprecated, use geometry="):
-        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds)
+        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds).data
     assert torch.equal(new, old)
-    assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize"))
-    assert torch.equal(decode_images(data, height=16, width=12), decode_images(data, height=16, width=12,
-                                                                             geometry="eval"))
+    assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize").data)
+    assert torch.equal(decode_images(data, height=16, width=12).data, decode_images(data, height=16, width=12,
+                                                                             geometry="eval").data)
     with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
         decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
     with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
@@ -212,7 +212,7 @@ def _encoded(fmt: str, h: int = 10, w: int = 12) -> bytes:
 def test_pixel_limit_at_the_limit(fmt):
     data = _encoded(fmt, 3, 64)  # 64 x 3 = 192 pixels
     assert decode_image(data, max_pixels=192).shape == (3, 3, 64)
-    assert decode_images([data], height=4, width=4, geometry="resize", max_pixels=192).shape == (1, 3, 4, 4)
+    assert decode_images([data], height=4, width=4, geometry="resize", max_pixels=192).data.shape == (1, 3, 4, 4)
     message = f"{fmt}: image of 64x3 = 192 pixels exceeds the limit of 191 pixels (max_pixels)"
     with pytest.raises(DecodeError, match=rf"^<bytes>: {re.escape(message)}$"):
         decode_image(data, max_pixels=191)

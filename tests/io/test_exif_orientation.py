@@ -88,9 +88,10 @@ def test_batch_op_applies_the_orientation(fmt):
         np.testing.assert_allclose(decode_image(oriented[2]).permute(1, 2, 0).numpy().astype(int),
                                    _transposed(oriented[2], "RGB").astype(int), atol=1)
     kw = {"height": 8, "width": 8, "resize_shorter": 8}
-    np.testing.assert_array_equal(decode_images(oriented, **kw).numpy(), decode_images(references, **kw).numpy())
+    np.testing.assert_array_equal(decode_images(oriented, **kw).data.numpy(),
+                                  decode_images(references, **kw).data.numpy())
     # and with apply_exif_orientation=False, the stored image
     stored = [images.encode(np.asarray(Image.open(io.BytesIO(d)).convert("RGB")), "PNG") for d in oriented]
     if fmt != "JPEG":
-        np.testing.assert_array_equal(decode_images(oriented, apply_exif_orientation=False, **kw).numpy(),
-                                      decode_images(stored, **kw).numpy())
+        np.testing.assert_array_equal(decode_images(oriented, apply_exif_orientation=False, **kw).data.numpy(),
+                                      decode_images(stored, **kw).data.numpy())

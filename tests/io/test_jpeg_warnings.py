@@ -39,8 +39,8 @@ def test_harmless_warning_decodes_to_the_clean_pixels():
     warned = _with_junk_before_second_scan(clean)
     assert torch.equal(decode_image(_tensor(warned)), decode_image(_tensor(clean)))
     for partial in (True, False):
-        kwargs = dict(height=64, width=64, mode="train", seeds=[5], partial_decode=partial)
-        assert torch.equal(decode_images([_tensor(warned)], **kwargs), decode_images([_tensor(clean)], **kwargs))
+        kwargs = dict(height=64, width=64, geometry="train", seeds=[5], partial_decode=partial)
+        assert torch.equal(decode_images([_tensor(warned)], **kwargs).data, decode_images([_tensor(clean)], **kwargs).data)
 
 
 def test_fatal_error_after_a_harmless_warning_is_a_decode_error():

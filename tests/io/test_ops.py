@@ -17,7 +17,7 @@ def _encoded(fmt: str, mode: str = "RGB", size=(24, 16)) -> torch.Tensor:
     "fmt,mode,kwargs",
     [
         ("JPEG", "RGB", {}),
-        ("JPEG", "L", {"mode": "UNCHANGED"}),
+        ("JPEG", "L", {"mode": "UNCHANGED", "dtype": torch.uint8}),  # dtype=None: the file's depth, no fake
         ("PNG", "RGBA", {"mode": "RGBA"}),
         ("PNG", "RGB", {"mode": "GRAY", "apply_exif_orientation": False}),
         ("WEBP", "RGB", {"max_pixels": 10_000}),
@@ -123,7 +123,13 @@ def test_geometry_option_errors(kwargs, match):
 def test_sample_geometry_errors_and_train_equivalence():
     with pytest.raises(ValueError, match="RandomCrop: the crop 50x50 is larger than the image"):
         spdl_torch.io.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")
-    # geometry="train" draws what random_resized_crop_params draws (the same generator, the same order).
+    # geometry="train" draws what the random_resized_crop_params op draws (the same generator, the same order),
+    # and the deprecated Python alias returns those draws
     for s in range(20):
         g = spdl_torch.io.sample_geometry(s, 80, 60, out_size=(8, 8), hflip_prob=0.5)
-        assert tuple(g)[:5] == spdl_torch.io.random_resized_crop_params(s, 80, 60, hflip_prob=0.5)
+        op = torch.ops.spdl_torch.random_resized_crop_params(s, 80, 60, scale=[0.08, 1.0], ratio=[0.75, 4 / 3],
+                                                             hflip_prob=0.5)
+        assert tuple(g)[:5] == (*op[:4], bool(op[4]))
+        with pytest.warns(DeprecationWarning, match="random_resized_crop_params is deprecated, use "
+                                                    "spdl_torch.io.sample_geometry"):
+            assert spdl_torch.io.random_resized_crop_params(s, 80, 60, hflip_prob=0.5) == tuple(g)[:5]

@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from spdl_torch import DecodeError
-from spdl_torch.io import decode_images, random_resized_crop_params
+from spdl_torch.io import decode_images
 
 from .. import images
+from ..images import train_box
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -18,12 +19,12 @@ needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is abse
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
 CONFIGS = {
-    "eval-256-224-float": dict(mode="eval", resize_shorter=256, height=224, width=224, dtype=torch.float32, mean=MEAN, std=STD),
-    "eval-bicubic-uint8": dict(mode="eval", resize_shorter=160, height=128, width=144, interpolation="bicubic"),
-    "eval-crop-exceeds": dict(mode="eval", resize_shorter=0, height=700, width=300),
-    "train-flip": dict(mode="train", height=224, width=224, hflip_prob=0.5),
-    "train-small-dct": dict(mode="train", height=48, width=40, hflip_prob=0.5, scale=(0.02, 0.3), dct_min_ratio=1.0),
-    "resize": dict(mode="resize", height=100, width=300),
+    "eval-256-224-float": dict(geometry="eval", resize_shorter=256, height=224, width=224, dtype=torch.float32, mean=MEAN, std=STD),
+    "eval-bicubic-uint8": dict(geometry="eval", resize_shorter=160, height=128, width=144, interpolation="bicubic"),
+    "eval-crop-exceeds": dict(geometry="eval", resize_shorter=0, height=700, width=300),
+    "train-flip": dict(geometry="train", height=224, width=224, hflip_prob=0.5),
+    "train-small-dct": dict(geometry="train", height=48, width=40, hflip_prob=0.5, scale=(0.02, 0.3), dct_min_ratio=1.0),
+    "resize": dict(geometry="resize", height=100, width=300),
 }
 
 
@@ -40,8 +41,8 @@ def _photo_like(h: int, w: int, seed: int) -> np.ndarray:
 
 def _assert_partial_equals_full(data: list[torch.Tensor], cfg: dict, seed0: int = 0) -> None:
     seeds = torch.arange(seed0, seed0 + len(data)) * 7919
-    partial = decode_images(data, seeds=seeds, partial_decode=True, **cfg)
-    full = decode_images(data, seeds=seeds, partial_decode=False, **cfg)
+    partial = decode_images(data, seeds=seeds, partial_decode=True, **cfg).data
+    full = decode_images(data, seeds=seeds, partial_decode=False, **cfg).data
     differs = [i for i in range(len(data)) if not torch.equal(partial[i], full[i])]
     assert not differs, f"samples {differs} differ"
 
@@ -89,13 +90,13 @@ def test_tiny_images_use_one_dct_scale(subsampling):
             for h in range(1, 9) for w in range(1, 9)]
     for height, width in [(1, 1), (2, 2), (2, 3)]:
         for ratio in (2.0, 1.0, 0.5):
-            _assert_partial_equals_full(data, dict(mode="resize", height=height, width=width, dct_min_ratio=ratio))
+            _assert_partial_equals_full(data, dict(geometry="resize", height=height, width=width, dct_min_ratio=ratio))
 
 
 def _top_crop_seed(h: int, w: int, scale) -> int:
     """A train seed whose RandomResizedCrop box lies in the top 40% of an h x w image."""
     for seed in range(10_000):
-        top, _, ch, _, _ = random_resized_crop_params(seed, h, w, scale=scale)
+        top, _, ch, _, _ = train_box(seed, h, w, scale=scale)
         if top + ch < 0.4 * h:
             return seed
     raise AssertionError("no seed with a crop in the top 40%")
@@ -104,12 +105,12 @@ def _top_crop_seed(h: int, w: int, scale) -> int:
 def test_damage_below_the_crop_is_not_read():
     h, w = 1200, 320
     data = _jpeg(_photo_like(h, w, 9), quality=90)  # baseline: rows are stored top to bottom
-    cfg = dict(mode="train", height=64, width=64, scale=(0.02, 0.05))
+    cfg = dict(geometry="train", height=64, width=64, scale=(0.02, 0.05))
     seed = _top_crop_seed(h, w, cfg["scale"])
-    intact = decode_images([data], seeds=[seed], **cfg)
+    intact = decode_images([data], seeds=[seed], **cfg).data
     cut = data[: data.numel() * 3 // 4].clone()  # the bottom quarter of the rows is gone
     # The partial decode stops after the crop's rows: the same pixels as from the intact file.
-    assert torch.equal(decode_images([cut], seeds=[seed], **cfg), intact)
+    assert torch.equal(decode_images([cut], seeds=[seed], **cfg).data, intact)
     # The whole-image decode reads the missing rows and refuses the file.
     with pytest.raises(DecodeError, match=r"^sample 0: JPEG: .*[Pp]remature end"):
         decode_images([cut], seeds=[seed], partial_decode=False, **cfg)
@@ -157,7 +158,7 @@ def test_damage_inside_the_crop_is_found_at_the_next_restart_marker(trial):
     # so a sample it calls ok has the intact file's pixels, unless the whole decode accepts it as well.
     data, damaged = _restart_damage_case(trial)
     seeds = list(range(16))
-    cfg = dict(mode="train", height=32, width=32, scale=(0.02, 0.2), strict=False)
+    cfg = dict(geometry="train", height=32, width=32, scale=(0.02, 0.2), strict=False)
     intact, _ = decode_images([data] * len(seeds), seeds=seeds, **cfg)
     for k, d in enumerate(damaged):
         partial, ok_partial = decode_images([d] * len(seeds), seeds=seeds, **cfg)

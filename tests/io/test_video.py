@@ -34,7 +34,7 @@ def test_every_frame_by_index_equals_the_cli(name):
     assert out.data.shape == (len(ref), 3, ref.shape[1], ref.shape[2])
     assert out.data.dtype == torch.uint8
     np.testing.assert_array_equal(frames_hwc(out), ref)
-    assert not out.corrupt.any()
+    assert out.ok.all()
     # presentation timestamps as ffprobe's -show_frames gives them
     probed = np.asarray(vm.probe(path)["pts"])
     known = ~np.isnan(probed)  # ffprobe prints no pts for a frame drained without one (AVI with B-frames)
@@ -63,7 +63,7 @@ def test_timestamps_give_the_frame_displayed_then(name):
     # exactly at each pts, and just before the next one: pts_i <= t < pts_{i+1}
     ts = list(pts) + [(a + b) / 2 for a, b in zip(pts, pts[1:])] + [b - 1e-6 for b in pts[1:]]
     want = list(range(len(pts))) + list(range(len(pts) - 1)) + list(range(len(pts) - 1))
-    out = decode_video_frames(path, timestamps=ts)
+    out = decode_video_frames(path, seconds=ts)
     np.testing.assert_array_equal(frames_hwc(out), ref[want])
     np.testing.assert_array_equal(out.pts_seconds.numpy(), np.asarray(pts)[want])
 
@@ -93,7 +93,7 @@ def test_skipping_nonref_frames_and_threads_give_identical_frames(name):
     n = video_metadata(path, count_frames=True).num_frames
     indices = list(range(0, n, 3)) + [n - 2, 1]
     base = decode_video_frames(path, indices=indices, skip_nonref=False).data
-    for kwargs in ({"skip_nonref": True}, {"threads": 2}, {"threads": 0}):
+    for kwargs in ({"skip_nonref": True}, {"num_ffmpeg_threads": 2}, {"num_ffmpeg_threads": 0}):
         torch.testing.assert_close(decode_video_frames(path, indices=indices, **kwargs).data, base, rtol=0, atol=0)
 
 
@@ -143,9 +143,9 @@ def test_index_past_the_end_raises_index_error_with_the_range():
     with pytest.raises(IndexError, match="out of range"):
         decode_video_frames(path, indices=[-1])
     with pytest.raises(IndexError, match=r"timestamp 5\.000000 s is outside the stream's \[0\.000000 s, 1\.200000 s\)"):
-        decode_video_frames(path, timestamps=[5.0])
+        decode_video_frames(path, seconds=[5.0])
     with pytest.raises(IndexError, match="outside"):
-        decode_video_frames(path, timestamps=[-0.5])
+        decode_video_frames(path, seconds=[-0.5])
 
 
 def test_bad_inputs_raise_decode_error_naming_the_file(tmp_path):
@@ -181,7 +181,7 @@ def test_truncated_file_gives_the_cli_frames_or_decode_error(tmp_path):
             assert f"{cut.name}: corrupt video stream" in str(e)
             out = decode_video_frames(cut, indices=range(n), strict=False)
         ref = vm.cli_frames(cut)
-        good = ~out.corrupt
+        good = out.ok
         np.testing.assert_array_equal(frames_hwc(out)[good.numpy()], ref[: n][good.numpy()])
         full = decode_video_frames(whole, indices=range(n - 1)).data
         torch.testing.assert_close(out.data[: n - 1][good[: n - 1]], full[good[: n - 1]], rtol=0, atol=0)
@@ -224,12 +224,12 @@ def test_odd_files_give_every_cli_frame_in_its_order(name):
     assert video_metadata(path, count_frames=True).num_frames == n
     out = decode_video_frames(path, indices=range(n))
     np.testing.assert_array_equal(frames_hwc(out), ref)
-    assert not out.corrupt.any()
+    assert out.ok.all()
     probed = np.asarray(vm.probe(path)["pts"])  # each frame's own timestamp, in the CLI's order
     np.testing.assert_allclose(out.pts_seconds.numpy(), probed, atol=1e-3)
     rng = random.Random(3)
     order = [n - 1, 0, n - 1, n // 2, 1, n // 2 + 1] + [rng.randrange(n) for _ in range(10)] + list(range(n - 1, -1, -4))
-    for kwargs in ({}, {"skip_nonref": False}, {"threads": 2}):
+    for kwargs in ({}, {"skip_nonref": False}, {"num_ffmpeg_threads": 2}):
         np.testing.assert_array_equal(frames_hwc(decode_video_frames(path, indices=order, **kwargs)), ref[order])
     with pytest.raises(IndexError, match=f"the stream has {n} frames"):
         decode_video_frames(path, indices=[n])
@@ -243,12 +243,12 @@ def test_discarded_packets_are_no_frames_of_the_header_count_or_the_timestamps()
         pts = decode_video_frames(path, indices=range(n)).pts_seconds.tolist()
         assert pts[0] == 0.0
         with pytest.raises(IndexError, match=r"outside the stream's \[0\.000000 s, "):
-            decode_video_frames(path, timestamps=[-0.001])
-        out = decode_video_frames(path, timestamps=[0.0, pts[-1], pts[-1] + 0.039])
+            decode_video_frames(path, seconds=[-0.001])
+        out = decode_video_frames(path, seconds=[0.0, pts[-1], pts[-1] + 0.039])
         np.testing.assert_array_equal(frames_hwc(out), vm.cli_frames(path)[[0, n - 1, n - 1]])
     # the discarded last frame's time, 29 x 40 ms, is past the end
     with pytest.raises(IndexError, match=r"timestamp 1\.160000 s is outside the stream's \[0\.000000 s, 1\.160000 s\)"):
-        decode_video_frames(vm.make_mp4_short_edit(), timestamps=[1.16])
+        decode_video_frames(vm.make_mp4_short_edit(), seconds=[1.16])
 
 
 def test_restarting_timestamps_address_frames_in_decode_order():
@@ -263,11 +263,11 @@ def test_restarting_timestamps_address_frames_in_decode_order():
     assert not np.array_equal(frames_hwc(out)[0], frames_hwc(out)[1])
     with pytest.raises(spdl_torch.DecodeError, match=r"joined\.ts: the stream's timestamps do not increase "
                                                      r"\(frame 30 at .* follows frame 29 at .*request the frames by index"):
-        decode_video_frames(path, timestamps=[1.6])
+        decode_video_frames(path, seconds=[1.6])
     from spdl_torch.io import decode_video_clips
 
-    clips, indices = decode_video_clips([path], clip_len=2, clips_per_video=3, height=48, width=64,
-                                        geometry="resize", return_indices=True)
+    clips, _, indices = decode_video_clips([path], clip_len=2, clips_per_video=3, height=48, width=64,
+                                        geometry="resize")
     assert indices.tolist() == [[[0, 1], [29, 30], [58, 59]]]
 
 
@@ -286,23 +286,25 @@ def test_indices_must_be_integers_in_int64():
         torch.testing.assert_close(decode_video_frames(path, indices=good).data, ref, rtol=0, atol=0)
     for bad in ([True], ["0.5"]):
         with pytest.raises(TypeError, match="expected timestamps in seconds"):
-            decode_video_frames(path, timestamps=bad)
-    torch.testing.assert_close(decode_video_frames(path, timestamps=[np.float32(0.0), 0]).data,
+            decode_video_frames(path, seconds=bad)
+    torch.testing.assert_close(decode_video_frames(path, seconds=[np.float32(0.0), 0]).data,
                                decode_video_frames(path, indices=[0, 0]).data, rtol=0, atol=0)
 
 
 def test_stream_minus_one_or_none_is_the_best_stream_and_nothing_below():
     path = vm.make_video("h264_bframes")
-    for call in (lambda s: decode_video_frames(path, indices=[0], stream=s), lambda s: video_metadata(path, stream=s)):
+    for call in (lambda s: decode_video_frames(path, indices=[0], stream_index=s),
+                 lambda s: video_metadata(path, stream_index=s)):
         for bad in (-2, -(2 ** 40), 2 ** 40):
-            with pytest.raises(ValueError, match="expected stream >= 0, or -1 / None"):
+            with pytest.raises(ValueError, match="expected stream_index >= 0, or -1 / None"):
                 call(bad)
         for bad in (True, 0.0):
-            with pytest.raises(TypeError, match="expected an int stream"):
+            with pytest.raises(TypeError, match="expected an int stream_index"):
                 call(bad)
-    assert video_metadata(path, stream=None) == video_metadata(path, stream=-1) == video_metadata(path, stream=0)
-    torch.testing.assert_close(decode_video_frames(path, indices=[2], stream=None).data,
-                               decode_video_frames(path, indices=[2], stream=0).data, rtol=0, atol=0)
+    assert (video_metadata(path, stream_index=None) == video_metadata(path, stream_index=-1)
+            == video_metadata(path, stream_index=0))
+    torch.testing.assert_close(decode_video_frames(path, indices=[2], stream_index=None).data,
+                               decode_video_frames(path, indices=[2], stream_index=0).data, rtol=0, atol=0)
     with pytest.raises(ValueError, match="expected stream >= 0"):  # the op itself, as TorchScript calls it
         torch.ops.spdl_torch.video_metadata(torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8),
                                             stream=-2)
@@ -337,7 +339,7 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
                                          r"26388279066624 bytes \(24576\.0 GiB\), over max_output_bytes = 17179869184"):
         decode_video_clips([path] * 4, clip_len=16, clips_per_video=8, height=65536, width=65536, dtype=torch.float32,
                            max_output_bytes=1 << 34)
-    clips = decode_video_clips([path], clip_len=1, height=120, width=160, geometry="resize", max_output_bytes=57600)
+    clips = decode_video_clips([path], clip_len=1, height=120, width=160, geometry="resize", max_output_bytes=57600).data
     assert clips.shape == (1, 1, 1, 3, 120, 160)
 
 

@@ -11,8 +11,9 @@ import torchvision.transforms.v2.functional as F
 
 import spdl_torch
 from spdl_torch._seeds import splitmix64
-from spdl_torch.io import decode_video_clips, decode_video_frames, random_resized_crop_params, video_metadata
+from spdl_torch.io import decode_video_clips, decode_video_frames, video_metadata
 from tests import video_media as vm
+from tests.images import train_box
 
 _MASK = (1 << 64) - 1
 
@@ -54,8 +55,8 @@ def test_uniform_eval_clips_match_cli_plus_torchvision(name):
     path = vm.make_video(name)
     ref_frames = cli_tensor(name)
     n = len(ref_frames)
-    clips, idx = decode_video_clips([path, path], clip_len=4, clips_per_video=3, stride=2, height=28, width=24,
-                                    resize_shorter=32, return_indices=True)
+    clips, _, idx = decode_video_clips([path, path], clip_len=4, clips_per_video=3, stride=2, height=28, width=24,
+                                    resize_shorter=32)
     assert clips.shape == (2, 3, 4, 3, 28, 24) and clips.dtype == torch.uint8
     span = 3 * 2 + 1
     starts = [round(c * (n - span) / 2) for c in range(3)]
@@ -72,16 +73,15 @@ def test_train_clips_share_one_box_and_flip_per_clip():
     ref_frames = cli_tensor(name)
     n, h, w = ref_frames.shape[0], ref_frames.shape[2], ref_frames.shape[3]
     seed = 1234567
-    clips, idx = decode_video_clips([path], clip_len=3, clips_per_video=4, stride=3, height=20, width=20,
-                                    sampling="random", geometry="train", hflip_prob=0.5, seeds=[seed],
-                                    return_indices=True)
+    clips, _, idx = decode_video_clips([path], clip_len=3, clips_per_video=4, stride=3, height=20, width=20,
+                                    sampling="random", geometry="train", hflip_prob=0.5, seeds=[seed])
     rng = SplitMix(seed)
     span = 2 * 3 + 1
     starts = [rng.randint(n - span + 1) for _ in range(4)]
     assert idx[0, :, 0].tolist() == starts
     flips = 0
     for c in range(4):
-        top, left, bh, bw, flip = random_resized_crop_params(signed(rng.next()), h, w, hflip_prob=0.5)
+        top, left, bh, bw, flip = train_box(signed(rng.next()), h, w, hflip_prob=0.5)
         ref = F.resized_crop(ref_frames[idx[0, c]], top, left, bh, bw, [20, 20], antialias=True)
         if flip:
             ref = F.horizontal_flip(ref)
@@ -92,13 +92,13 @@ def test_train_clips_share_one_box_and_flip_per_clip():
 def test_random_sampling_depends_on_the_seed_only():
     path = vm.make_video("h264_bframes")
     kwargs = dict(clip_len=2, clips_per_video=2, stride=1, height=16, width=16, sampling="random", geometry="train",
-                  seeds=[5, 6, 5], return_indices=True)
+                  seeds=[5, 6, 5])
     before = spdl_torch.io.get_num_threads()
     try:
         spdl_torch.io.set_num_threads(1)
-        a, ia = decode_video_clips([path] * 3, **kwargs)
+        a, ia, _ = decode_video_clips([path] * 3, **kwargs)
         spdl_torch.io.set_num_threads(2)
-        b, ib = decode_video_clips([path] * 3, **kwargs)
+        b, ib, _ = decode_video_clips([path] * 3, **kwargs)
     finally:
         spdl_torch.io.set_num_threads(before)
     assert torch.equal(a, b) and torch.equal(ia, ib)
@@ -107,13 +107,13 @@ def test_random_sampling_depends_on_the_seed_only():
 
 def test_layout_dtype_and_normalization():
     path = vm.make_video("h264_bframes")
-    base = decode_video_clips([path], clip_len=3, height=16, width=16, geometry="resize")
-    cthw = decode_video_clips([path], clip_len=3, height=16, width=16, geometry="resize", layout="NCTHW")
+    base = decode_video_clips([path], clip_len=3, height=16, width=16, geometry="resize").data
+    cthw = decode_video_clips([path], clip_len=3, height=16, width=16, geometry="resize", dimension_order="NCTHW").data
     assert cthw.shape == (1, 1, 3, 3, 16, 16)
     assert torch.equal(cthw, base.transpose(2, 3))
     mean, std = (0.4, 0.5, 0.6), (0.2, 0.25, 0.3)
     f = decode_video_clips([path], clip_len=3, height=16, width=16, geometry="resize", dtype=torch.float32,
-                           mean=mean, std=std)
+                           mean=mean, std=std).data
     ref = F.normalize(base[0, 0].float() / 255, mean, std)
     torch.testing.assert_close(f[0, 0], ref, atol=1e-5, rtol=1e-5)
 
@@ -121,24 +121,21 @@ def test_layout_dtype_and_normalization():
 def test_full_size_resize_is_the_cli_frame():
     path = vm.make_video("h264_10fps")
     ref = cli_tensor("h264_10fps")
-    clips, idx = decode_video_clips([path], clip_len=5, stride=4, height=48, width=64, geometry="resize",
-                                    return_indices=True)
+    clips, _, idx = decode_video_clips([path], clip_len=5, stride=4, height=48, width=64, geometry="resize")
     assert torch.equal(clips[0, 0], ref[idx[0, 0]])
 
 
 def test_by_time_and_short_videos():
     path = vm.make_video("h264_vfr")
     pts = vm.probe(path)["pts"]
-    clips, idx = decode_video_clips([path], clip_len=4, frame_interval=0.1, height=16, width=16, geometry="resize",
-                                    return_indices=True)
+    clips, _, idx = decode_video_clips([path], clip_len=4, frame_interval=0.1, height=16, width=16, geometry="resize")
     end = pts[-1] + 0.04
     t0 = pts[0] + ((end - pts[0]) - 0.3) / 2
     want = [max(i for i, p in enumerate(pts) if p <= t0 + 0.1 * t + 1e-9) for t in range(4)]
     assert idx[0, 0].tolist() == want
     # a clip longer than the video repeats the last frame
     short = vm.make_video("mjpeg")  # 10 frames
-    _, idx = decode_video_clips([short], clip_len=6, stride=3, height=8, width=8, geometry="resize",
-                                return_indices=True)
+    _, _, idx = decode_video_clips([short], clip_len=6, stride=3, height=8, width=8, geometry="resize")
     assert idx[0, 0].tolist() == [0, 3, 6, 9, 9, 9]
 
 
@@ -148,7 +145,7 @@ def test_bad_video_strict_and_lenient(tmp_path):
     with pytest.raises(spdl_torch.DecodeError, match=r"audio_only\.m4a: no video stream") as e:
         decode_video_clips([good, audio], clip_len=2, height=8, width=8)
     assert e.value.sample_index == 1 and e.value.path == str(audio)
-    clips, ok = decode_video_clips([good, audio, b"not a video"], clip_len=2, height=8, width=8, strict=False)
+    clips, ok, _ = decode_video_clips([good, audio, b"not a video"], clip_len=2, height=8, width=8, strict=False)
     assert ok.tolist() == [True, False, False]
     assert (clips[1:] == 0).all() and clips[0].any()
     with pytest.raises(ValueError, match="expected seeds"):
@@ -183,8 +180,8 @@ def test_real_corpus_subsample_clips_match_frames_plus_torchvision():
     files = [p for p in media.files("video") if p.suffix.lower() in (".mp4", ".mkv", ".webm")][:3]
     if not files:
         pytest.skip("no media corpus video files")
-    clips, idx = decode_video_clips(files, clip_len=4, stride=2, clips_per_video=2, height=32, width=32,
-                                    resize_shorter=40, return_indices=True)
+    clips, _, idx = decode_video_clips(files, clip_len=4, stride=2, clips_per_video=2, height=32, width=32,
+                                    resize_shorter=40)
     for b, path in enumerate(files):
         for c in range(2):
             frames = decode_video_frames(path, indices=idx[b, c].tolist()).data

@@ -16,7 +16,7 @@ def _jpeg(seed: int) -> torch.Tensor:
 
 
 def _decode_batch() -> torch.Tensor:
-    return spdl_torch.io.decode_images([_jpeg(i) for i in range(4)], height=16, width=16)
+    return spdl_torch.io.decode_images([_jpeg(i) for i in range(4)], height=16, width=16).data
 
 
 def _child(queue) -> None:
@@ -85,7 +85,7 @@ class _Images(torch.utils.data.Dataset):
         return 8
 
     def __getitem__(self, i):
-        return spdl_torch.io.decode_images([_jpeg(i)], height=8, width=8)[0]
+        return spdl_torch.io.decode_images([_jpeg(i)], height=8, width=8).data[0]
 
 
 def test_torch_dataloader_workers_decode_after_the_parent_did():

@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from ..._renamed import renamed_kwargs
+
 __all__ = ["AudioBatchDecoder", "BatchDecoder", "VideoClipBatchDecoder"]
 
 
@@ -78,25 +80,29 @@ class VideoClipBatchDecoder(BatchDecoder):
     as :class:`spdl_torch.datasets.VideoClipDataset` decodes files (its arguments, fused transform prefix and
     per-clip remainder).
 
-    Each value is a Tensor[N, T, 3, H, W] (``layout="NCTHW"``: [N, 3, T, H, W]) of ``clips_per_video`` clips of
+    Each value is a Tensor[N, T, 3, H, W] (``dimension_order="NCTHW"``: [N, 3, T, H, W]) of ``clips_per_video`` clips of
     ``clip_len`` frames; with a fully fused transform they are the rows of one batch tensor, which
     :func:`spdl_torch.datasets.collate` returns without a copy. Random clip starts and geometry are drawn from
     the sample's seed. Without a transform whose first step fuses, each video is decoded at its own size.
 
     Args:
-        clip_len, stride, clips_per_video, transform, sampling, frame_interval, layout, seek_mode, threads,
-        max_pixels, max_frames, warn_unfused: as :class:`spdl_torch.datasets.VideoClipDataset`.
+        clip_len, stride, clips_per_video, transform, sampling, frame_interval, dimension_order, seek_mode,
+        num_ffmpeg_threads, max_pixels, max_frames, warn_unfused: as :class:`spdl_torch.datasets.VideoClipDataset`
+        (``layout=``, ``threads=``: deprecated names).
     """
 
+    @renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
     def __init__(self, clip_len: int = 16, stride: int = 1, clips_per_video: int = 1,
                  transform: Callable | None = None, *, sampling: str | None = None, frame_interval: float = 0.0,
-                 layout: str = "NTCHW", seek_mode: str = "exact", threads: int = 1, max_pixels: int | None = None,
+                 dimension_order: str = "NTCHW", seek_mode: str = "exact", num_ffmpeg_threads: int = 1,
+                 max_pixels: int | None = None,
                  max_frames: int | None = None, warn_unfused: bool = True) -> None:
         from ..video import VideoClipDataset
 
         self._decoder = VideoClipDataset([], clip_len=clip_len, stride=stride, clips_per_video=clips_per_video,
                                          transform=transform, sampling=sampling, frame_interval=frame_interval,
-                                         layout=layout, seed=0, seek_mode=seek_mode, threads=threads,
+                                         dimension_order=dimension_order, seed=0, seek_mode=seek_mode,
+                                         num_ffmpeg_threads=num_ffmpeg_threads,
                                          max_pixels=max_pixels, max_frames=max_frames, warn_unfused=warn_unfused)
 
     @property

@@ -332,4 +332,4 @@ def test_repr_shows_the_shards_the_order_and_what_decodes(shard_dir):
     text = repr(TarShardDataset(index_of(d), decoders={**DEFAULT_DECODERS, "flac": AudioBatchDecoder(num_channels=2)}))
     assert "flac: AudioBatchDecoder(sample_rate=16000, num_channels=2" in text
     text = repr(TarShardDataset(index_of(d), transform=v2.Compose([v2.Resize(32), v2.CenterCrop(28)])))
-    assert "fused into decode_images(mode='eval', resize_shorter=32, height=28, width=28" in text
+    assert "fused into decode_images(geometry='eval', resize_shorter=32, height=28, width=28" in text
