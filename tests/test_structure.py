@@ -9,8 +9,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "spdl_torch"
 MAX_LINES = 420  # "about 400": one concern per file
 EXEMPT: set[str] = set()
-# Cycles closed only by an import inside a function (none).
-KNOWN_LAZY_CYCLES: list[list[str]] = []
+# Cycles closed only by an import inside a function. Pipeline.as_dataset() imports PipelineDataset (a torch
+# IterableDataset, which checks that it wraps a Pipeline) on call, so that the engine imports no torch.
+KNOWN_LAZY_CYCLES: list[list[str]] = [["spdl_torch.datasets._pipeline", "spdl_torch.pipeline._pipeline"]]
 
 
 def _module_name(path: Path, root: Path) -> str:
