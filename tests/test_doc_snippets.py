@@ -80,7 +80,9 @@ def world(tmp_path_factory):
     shutil.copy(root / "cat.jpg", root / "dog.jpg")
     Image.open(root / "cat.jpg").save(root / "a.png")
     if FFMPEG:
-        run = lambda *a: subprocess.run([FFMPEG, "-nostdin", "-v", "error", "-y", *a], check=True, capture_output=True)
+        def run(*a):
+            subprocess.run([FFMPEG, "-nostdin", "-v", "error", "-y", *a], check=True, capture_output=True)
+
         run("-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-c:v", "libx264", "-preset",
             "ultrafast", "-g", "12", "-pix_fmt", "yuv420p", str(root / "clip.mp4"))
         for name in ("speech.flac", "speech.mp3", "a.ogg"):

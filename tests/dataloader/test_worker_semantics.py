@@ -16,7 +16,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import OURS, ThreadLoader, both, collect
+from .parity import ThreadLoader, both, collect
 
 # -- item 1: type identity ---------------------------------------------------------------------------------
 

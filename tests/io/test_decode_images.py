@@ -13,7 +13,6 @@ from PIL import Image
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import _geometry
 
-import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images, get_num_threads, random_resized_crop_params, set_num_threads
 
