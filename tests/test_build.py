@@ -1,4 +1,5 @@
-"""The build's diagnostics: a missing library names the Debian package to install."""
+"""The build: a missing library names the Debian package to install; the ops library links no Python; the
+package metadata (pyproject.toml) is the package's own."""
 
 import os
 import subprocess
@@ -24,3 +25,19 @@ def test_library_does_not_link_libpython_or_torch_python():
     needed = subprocess.run(["readelf", "-d", lib.library_path], capture_output=True, text=True, check=True).stdout
     assert "libtorch_python" not in needed and "libpython" not in needed
     assert "libturbojpeg" in needed and "libavcodec" in needed
+
+
+def test_package_metadata_is_the_packages():
+    import tomllib
+
+    import spdl_torch
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "spdl_torch" and project["version"] == spdl_torch.__version__
+    assert project["license"] == "BSD-3-Clause" and (REPO / project["license-files"][0]).exists()
+    assert project["requires-python"] == ">=3.10"
+    assert {"torch", "torchvision"} <= set(project["dependencies"])
+    assert any(r.startswith("aiohttp") for r in project["optional-dependencies"]["remote"])  # HttpFetch
+    # setup.py adds only the extension: no metadata of its own to drift from pyproject.toml's
+    setup_py = (REPO / "setup.py").read_text()
+    assert "version=" not in setup_py and "name=" not in setup_py.replace('name="spdl_torch._C"', "")
