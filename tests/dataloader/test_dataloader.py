@@ -259,7 +259,7 @@ def test_timeout():
     assert threads_left(baseline) == []
 
 
-@pytest.mark.parametrize("num_workers", [1, 3])
+@pytest.mark.parametrize("num_workers", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_early_break_and_consumer_exception_leave_no_threads(num_workers):
     baseline = baseline_threads()
     loader = DataLoader(RangeDataset(200), batch_size=2, num_workers=num_workers)
