@@ -594,7 +594,7 @@ class Sleepy(tud.Dataset):
         return i
 
 
-@both()
+@both(torch_slow=True)
 def test_timeout(DL):
     it = iter(DL(Sleepy(), batch_size=None, num_workers=1, timeout=0.5))
     with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.5 seconds"):
@@ -605,7 +605,7 @@ def test_timeout(DL):
 # -- partial iteration and several loaders (test_partial_workers, test_multiple_dataloaders) --------------------
 
 
-@both()
+@both(torch_slow=True)
 def test_partial_iteration_then_a_full_epoch(DL):
     loader = DL(TENSORS, batch_size=2, num_workers=2)
     for i, _ in enumerate(loader):

@@ -46,8 +46,13 @@ def _assert_partial_equals_full(data: list[torch.Tensor], cfg: dict, seed0: int 
     assert not differs, f"samples {differs} differ"
 
 
+# The synthetic layouts run every configuration fast; on the real photos (~2-5 s a configuration on 2 cores)
+# two run in the fast tier, the rest in the slow one.
+FAST_ON_PHOTOS = ("eval-bicubic-uint8", "train-small-dct")
+
+
 @needs_photos
-@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("name", [n if n in FAST_ON_PHOTOS else pytest.param(n, marks=pytest.mark.slow) for n in CONFIGS])
 def test_real_photos_partial_equals_full(name):
     data = [torch.from_file(str(p), size=p.stat().st_size, dtype=torch.uint8) for p in PHOTOS[::7]]
     for start in range(0, len(data), 64):
