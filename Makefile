@@ -2,6 +2,7 @@
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
 #   make test   - the fast test tier (slow tests excluded; make test-all runs every tier, see CONTRIBUTING.md)
 #   make test-frameworks - the DataLoader's tests with PyTorch Lightning and Accelerate (2-process torchrun, ~2 min)
+#   make lint   - ruff over the Python code (the rules are in pyproject.toml)
 # Every step is stamped, so a second run does not redo finished work.
 
 SHELL       := /bin/bash
@@ -17,14 +18,16 @@ FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
 # nvidia-nvjpeg (header + libnvjpeg, ~3 MB): the CUDA variant's nvJPEG op compiles against it (setup.py finds it
 # under site-packages/nvidia/cu13); CUDA 13.0 like torch 2.14.1's wheels.
 NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
-# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in setup.py).
+# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
+# Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
+DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(NVJPEG_PKG) $(FRAMEWORK_PKGS)
+               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build test test-slow test-all test-frameworks test-torchrun test-audio-corpus test-no-ffmpeg demo bench \
-        clean gpu-check gpu-check-dry
+.PHONY: all deps build lint test test-slow test-all test-frameworks test-torchrun test-audio-corpus test-no-ffmpeg demo \
+        bench clean gpu-check gpu-check-dry
 
 all: build
 
@@ -45,7 +48,7 @@ $(STAMPS)/venv: Makefile
 deps: $(STAMPS)/apt $(STAMPS)/venv
 
 # The package is installed editable once; the extension is then built in place by ninja, incrementally.
-$(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py
+$(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py pyproject.toml
 	@echo "pip install --no-build-isolation -e . (log: $(STAMPS)/install.log)"
 	@SPDL_TORCH_NO_EXTENSION=1 $(PY) -m pip install --no-build-isolation --no-deps -e . > $(STAMPS)/install.log 2>&1 \
 	  || { cat $(STAMPS)/install.log; exit 1; }
@@ -61,6 +64,10 @@ $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
 	@touch $@
 
 build: $(STAMPS)/build
+
+# ruff's rule set and exclusions are in pyproject.toml; it needs only .venv, not the extension.
+lint: $(STAMPS)/venv
+	$(VENV)/bin/ruff check .
 
 # Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
 # those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).

@@ -1,7 +1,8 @@
 """Builds spdl_torch: one C++ extension (the ops library ``spdl_torch/_C*.so``) plus the Python package.
 
 Libraries are found with pkg-config; a missing one stops the build with the Debian ``-dev`` package to
-install. Build with ``pip install --no-build-isolation -e .`` so the installed torch is used.
+install. Build with ``pip install --no-build-isolation .`` (or ``-e .``) so the installed torch is used; the
+package metadata is in pyproject.toml.
 """
 
 import glob
@@ -10,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import find_packages, setup
+from setuptools import setup
 
 # torch.utils.cpp_extension reads CUDA_HOME when imported: point it at the toolkit, not at a wrapper's folder
 # (/usr/local/bin/nvcc is a script that execs /usr/local/cuda-13.0/bin/nvcc).
@@ -210,14 +211,8 @@ def _extension():
     return ext
 
 
+# The package's metadata (name, version, dependencies, extras) is in pyproject.toml; this file adds the extension.
 setup(
-    name="spdl_torch",
-    version="0.2.0",
-    description="Thread-based data loading for PyTorch with GIL-free native decode ops",
-    packages=find_packages(include=["spdl_torch", "spdl_torch.*"]),
-    python_requires=">=3.10",
-    # remote tar shards (spdl_torch.datasets.TarShardDataset with http(s):// sources and the default fetch)
-    extras_require={"remote": ["aiohttp>=3.9"]},
     # SPDL_TORCH_NO_EXTENSION=1 installs only the Python package (the Makefile then builds the extension
     # in place with `setup.py build_ext --inplace`, which keeps ninja's incremental build directory).
     ext_modules=[] if os.environ.get("SPDL_TORCH_NO_EXTENSION") == "1" else [_extension()],

@@ -27,7 +27,7 @@ import torch
 from PIL import Image
 from torchvision.transforms import v2
 
-import spdl_torch
+import spdl_torch  # noqa: F401  (loads the ops)
 from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]

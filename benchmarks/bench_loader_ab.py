@@ -10,13 +10,19 @@ RNG on 640 images: spdl_torch.DataLoader with worker_rng="shared" / "per_worker"
 Batch 32, 2 workers. Run the contenders interleaved, several repetitions, and compare medians
 (benchmarks/results/history.md, "DataLoader package: side by side").
 """
-import json, resource, sys, time
+import json
+import resource
+import sys
+import time
+
 repo, mode, root = sys.argv[1:4]
-sys.path.insert(0, repo)
-import torch
-from torchvision.transforms import v2
-import spdl_torch
-from spdl_torch.datasets import ImageFolder
+sys.path.insert(0, repo)  # the checkout under test, before spdl_torch is imported
+import torch  # noqa: E402
+from torchvision.transforms import v2  # noqa: E402
+
+import spdl_torch  # noqa: E402
+from spdl_torch.datasets import ImageFolder  # noqa: E402
+
 torch.manual_seed(0)
 if mode.startswith("eval"):
     tf = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
@@ -33,11 +39,11 @@ if mode.endswith("per_worker"):
     kw["worker_rng"] = "per_worker"
 DL = torch.utils.data.DataLoader if mode.endswith("torch") else spdl_torch.DataLoader
 loader = DL(ds, batch_size=32, num_workers=2, **kw)
-r0 = resource.getrusage(resource.RUSAGE_SELF); c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-t0 = time.perf_counter(); n = 0
+r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+t0, n = time.perf_counter(), 0
 for x, y in loader:
     n += len(y)
 dt = time.perf_counter() - t0
-r1 = resource.getrusage(resource.RUSAGE_SELF); c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) + (c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime)
 print(json.dumps({"repo": repo, "mode": mode, "images": n, "images_per_s": n / dt, "cpu_ms_per_image": 1000 * cpu / n}))

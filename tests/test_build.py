@@ -1,4 +1,5 @@
-"""The build's diagnostics: a missing library names the Debian package to install."""
+"""The build: a missing library names the Debian package to install; the ops library links no Python; the
+package metadata (pyproject.toml) is the package's own."""
 
 import os
 import subprocess
@@ -46,3 +47,19 @@ def test_build_without_ffmpeg_needs_only_libjpeg_turbo(tmp_path):
     assert "ffmpeg         no (SPDL_TORCH_FFMPEG=0" in lean.stdout and "-DSPDL_TORCH_NO_FFMPEG=1" in lean.stdout
     assert _setup_name({"SPDL_TORCH_FFMPEG": "no"}, tmp_path).stderr.strip().endswith(
         "SPDL_TORCH_FFMPEG should be 0, 1 or unset, got 'no'")
+
+
+def test_package_metadata_is_the_packages():
+    import tomllib
+
+    import spdl_torch
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "spdl_torch" and project["version"] == spdl_torch.__version__
+    assert project["license"] == "BSD-3-Clause" and (REPO / project["license-files"][0]).exists()
+    assert project["requires-python"] == ">=3.10"
+    assert {"torch", "torchvision"} <= set(project["dependencies"])
+    assert any(r.startswith("aiohttp") for r in project["optional-dependencies"]["remote"])  # HttpFetch
+    # setup.py adds only the extension: no metadata of its own to drift from pyproject.toml's
+    setup_py = (REPO / "setup.py").read_text()
+    assert "version=" not in setup_py and "name=" not in setup_py.replace('name="spdl_torch._C"', "")

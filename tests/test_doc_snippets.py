@@ -1,105 +1,86 @@
-"""Every Python snippet of README.md and docs/*.md runs as written, on tiny inputs made here: photos named as the
-snippets name them (``cat.jpg``, ``a.png``, ``data/imagenet_like/train/<class>/*.JPEG``), a short video and audio
-files made with the ffmpeg CLI. Names a snippet leaves to the reader (``paths``, ``labels``, ...) are bound by a
-per-snippet preamble; the few snippets that need what a test cannot have (a GPU, a remote host, a minute of g++)
-are listed in SKIP with the reason, and the shapes the snippets' comments promise are checked after them."""
+"""Every Python snippet of README.md and docs/*.md is part of a runnable example in examples/ (the README's in
+``quickstart.py``, a page's in ``docs_<page>.py``), and every example runs, on the tiny inputs
+``examples/_inputs.py`` makes (photos named as the snippets name them, a short video and audio files made with
+the ffmpeg CLI). An example binds the names a snippet leaves to the reader before it and asserts what the
+snippet's comments promise after it, so running the examples runs the documentation as written."""
 
 import re
-import shutil
-import subprocess
+import runpy
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 REPO = Path(__file__).resolve().parent.parent
-FFMPEG = shutil.which("ffmpeg")
+EXAMPLES = REPO / "examples"
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+sys.path.insert(0, str(EXAMPLES))
+import _inputs  # noqa: E402  (examples/_inputs.py)
 
-
-def _snippets():
-    for page in PAGES:
-        blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-        for i, code in enumerate(blocks):
-            yield pytest.param(page.name, i, code, id=f"{page.stem}-{i}")
-
-
-# (page, block) -> why it is not run here.
-SKIP = {
-    ("cuda.md", 0): "needs a CUDA device (tests/cuda/test_gpu.py runs these calls on one)",
-    ("errors.md", 1): "the pattern around a user's own preprocess() call",
-    ("shards.md", 1): "needs shards with audio and video members (tests/datasets/shards/test_media_members.py)",
-    ("deploy.md", 1): "torch.export + AOTInductor take about a minute of g++ (tests/deploy/test_compile_export.py)",
+# (page, block) -> the example holding it, where it is not the page's own (quickstart.py, docs_<page>.py).
+HOME = {
+    ("shards.md", 1): "docs_shards_media.py",
+    ("deploy.md", 1): "docs_deploy_export.py",
 }
-# (page, block) -> lines dropped before running: they name a host or a file the snippet only illustrates.
+# (page, block) -> lines the example leaves out: they name a host the snippet only illustrates.
 DROP = {
     ("shards.md", 0): ("https://host/",),
 }
-# (page, block) -> code run before the snippet (the names it leaves to the reader).
-_LOADER = (
-    "import spdl_torch\nfrom torchvision.transforms import v2\n"
-    "dataset = spdl_torch.datasets.ImageFolder('data/imagenet_like/train', transform=v2.Compose(["
-    "v2.Resize(64), v2.CenterCrop(48)]))\n"
-    "loader = spdl_torch.DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)\n")
-PREAMBLE = {
-    ("dataloader.md", 1): _LOADER,
-    ("video.md", 0): "paths, labels = ['clip.mp4', 'clip.mp4'], [0, 1]",
-    ("audio.md", 0): "paths, labels, seeds = ['speech.flac', 'speech.mp3', 'a.ogg'], [0, 1, 2], [1, 2, 3]",
-    ("dataloader.md", 2): (
-        "import spdl_torch\nfrom torchvision.transforms import v2\n"
-        "dataset = spdl_torch.datasets.ImageFolder('data/imagenet_like/train', transform=v2.Compose(["
-        "v2.Resize(64), v2.CenterCrop(48)]))\n"
-        "loader = spdl_torch.DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)\n"
-        "_it = iter(loader); next(_it)"),
-}
-# (page, block) -> code run after the snippet: what its comments promise.
-CHECK = {
-    ("README.md", 0): "assert images.shape == (32, 3, 224, 224) and images.dtype == torch.float32 and labels.shape == (32,)",
-    ("dataloader.md", 1): "assert loader.resolved_worker_mode == 'thread' and MyDataset().spdl_native_loading()",
-    ("dataloader.md", 0): "assert images.shape == (16, 3, 224, 224) and labels.dtype == torch.int64",
-    ("images.md", 0): "assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.data.shape == (2, 3, 224, 224)",
-    ("video.md", 0): "assert f.data.shape[0] == 1 and clips.data.shape == (2, 8, 16, 3, 112, 112)",
-    ("audio.md", 0): "assert wav.data.shape[0] == 1 and wav.sample_rate == 16000 and clip.pts_seconds == 1.0 "
-                    "and b.data.shape == (3, 1, 64000) and b.lengths.dtype == torch.int64",
-    ("shards.md", 0): "assert images.shape == (12, 3, 224, 224) and labels.shape == (12,)",  # 48 samples, 4 workers
-}
+# example -> why the fast tier does not run it (None: it runs), or what it needs.
+NEEDS_FFMPEG = {"docs_video.py", "docs_audio.py", "docs_shards_media.py"}
+SLOW = {"docs_deploy_export.py": "torch.export + AOTInductor: about a minute of g++"}
+
+
+def _blocks():
+    for page in PAGES:
+        for i, code in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
+            yield page.name, i, code
+
+
+def _home(page: str, block: int) -> str:
+    return HOME.get((page, block), "quickstart.py" if page == "README.md" else f"docs_{page[:-3]}.py")
+
+
+def _lines(code: str) -> list[str]:
+    return [ln.strip() for ln in code.splitlines() if ln.strip()]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    return any(haystack[i:i + len(needle)] == needle for i in range(len(haystack) - len(needle) + 1))
+
+
+@pytest.mark.parametrize(("page", "block", "code"), [pytest.param(*b, id=f"{b[0][:-3]}-{b[1]}") for b in _blocks()])
+def test_every_snippet_is_in_its_example(page, block, code):
+    example = EXAMPLES / _home(page, block)
+    assert example.exists(), f"{page}'s snippet {block} has no example: write {example.relative_to(REPO)}"
+    wanted = [ln for ln in _lines(code) if not any(d in ln for d in DROP.get((page, block), ()))]
+    assert _contains(_lines(example.read_text()), wanted), (
+        f"{example.relative_to(REPO)} does not hold {page}'s snippet {block} as written (indentation aside)")
+
+
+def test_every_example_holds_a_snippet_and_the_check_can_fail():
+    homes = {_home(page, block) for page, block, _ in _blocks()}
+    assert {p.name for p in EXAMPLES.glob("docs_*.py")} | {"quickstart.py"} == homes
+    assert not _contains(["a", "b", "c"], ["a", "c"]) and _contains(["a", "b", "c"], ["b", "c"])
+
+
+EXAMPLE_FILES = sorted({_home(page, block) for page, block, _ in _blocks()})
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A folder holding every input the snippets name."""
-    root = tmp_path_factory.mktemp("snippets")
-    rng = np.random.default_rng(0)
-    for c in ("cat", "dog"):
-        (root / "data/imagenet_like/train" / c).mkdir(parents=True)
-        for i in range(24):  # 48 images: a batch of 32 and one of 16
-            Image.fromarray(rng.integers(0, 255, (260 + i, 300, 3), dtype=np.uint8)).save(
-                root / "data/imagenet_like/train" / c / f"{i}.JPEG")
-    Image.fromarray(rng.integers(0, 255, (300, 400, 3), dtype=np.uint8)).save(root / "cat.jpg")
-    shutil.copy(root / "cat.jpg", root / "dog.jpg")
-    Image.open(root / "cat.jpg").save(root / "a.png")
-    if FFMPEG:
-        run = lambda *a: subprocess.run([FFMPEG, "-nostdin", "-v", "error", "-y", *a], check=True, capture_output=True)
-        run("-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-c:v", "libx264", "-preset",
-            "ultrafast", "-g", "12", "-pix_fmt", "yuv420p", str(root / "clip.mp4"))
-        for name in ("speech.flac", "speech.mp3", "a.ogg"):
-            run("-f", "lavfi", "-i", "sine=frequency=440:sample_rate=22050:duration=5", str(root / name))
-    return root
+    return _inputs.make_inputs(tmp_path_factory.mktemp("snippets"))
 
 
 @pytest.mark.filterwarnings("ignore:This DataLoader will create:UserWarning")  # num_workers=4 on 2 cores
-@pytest.mark.parametrize(("page", "block", "code"), list(_snippets()))
-def test_snippet_runs(page, block, code, world, monkeypatch):
-    key = (page, block)
-    if key in SKIP:
-        pytest.skip(SKIP[key])
-    if page in ("video.md", "audio.md") and not FFMPEG:
-        pytest.skip("the ffmpeg CLI makes this snippet's inputs (apt-get install ffmpeg)")
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in EXAMPLE_FILES])
+def test_example_runs(name, world, monkeypatch):
+    if name == "docs_cuda.py" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device (tests/cuda/test_gpu.py runs these calls on one)")
+    if name in NEEDS_FFMPEG and not _inputs.FFMPEG:
+        pytest.skip("the ffmpeg CLI makes this example's inputs (apt-get install ffmpeg)")
     monkeypatch.chdir(world)
-    lines = [ln for ln in code.splitlines() if not any(d in ln for d in DROP.get(key, ()))]
-    namespace = {"torch": torch}
-    exec(compile(PREAMBLE.get(key, ""), f"<preamble {page}>", "exec"), namespace)
-    exec(compile("\n".join(lines), f"<{page} snippet {block}>", "exec"), namespace)
-    exec(compile(CHECK.get(key, ""), f"<check {page}>", "exec"), namespace)
+    monkeypatch.setattr(sys, "argv", [name, "--in", str(world)])
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")  # the example asserts what its snippets promise

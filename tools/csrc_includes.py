@@ -79,7 +79,7 @@ def _sort_runs(text):
         if line is not None and INCLUDE.match(line):
             run.append(line)
             continue
-        out += sorted(run, key=lambda l: INCLUDE.match(l).group(2))
+        out += sorted(run, key=lambda ln: INCLUDE.match(ln).group(2))
         run = []
         if line is not None:
             out.append(line)

@@ -79,7 +79,7 @@ def _run(data: bytes, work: str, shards, errors) -> None:
             rows = shards._table.MemberTable(table, format="spdl_torch.shards/1", num_samples=num)
         except ValueError:
             return
-        cursor = shards._tar.TableCursor("s.tar", tar_path, rows)
+        cursor = shards._table.TableCursor("s.tar", tar_path, rows)
         try:
             for _ in cursor.read(0, num):
                 pass

@@ -158,7 +158,7 @@ def _caller_module() -> str:
 
 def _initial_seed_body():  # pragma: no cover - runs as torch.random.initial_seed
     info = getattr(_spdl_torch_local, "worker_info", None)  # noqa: F821
-    if info is not None and info.worker_method == "thread" and not getattr(_spdl_torch_local, "rng_swapped", False):
+    if info is not None and info.worker_method == "thread" and not getattr(_spdl_torch_local, "rng_swapped", False):  # noqa: F821
         return info.seed  # a worker thread (a worker process has its own global RNG: torch's answer holds)
     return default_generator.initial_seed()  # noqa: F821
 

@@ -1,3 +1,5 @@
+"""``read_file``: a file's bytes as a uint8 tensor (op ``read_file``), and its fake kernel."""
+
 import os
 
 import torch

@@ -1,3 +1,6 @@
+"""``decode_image``: one image file's bytes to a tensor (op ``decode_image``), ``ImageReadMode``, the pixel limit,
+and the fake kernel."""
+
 import enum
 import os
 import sys

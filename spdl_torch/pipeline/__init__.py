@@ -22,11 +22,16 @@ Example::
         for batch in pipeline:
             ...
     print(pipeline.format_stats())
+
+The engine imports no torch. ``PipelineDataset`` (a pipeline as a torch ``IterableDataset``) is defined in
+``spdl_torch.datasets`` and imported from here on first use.
 """
+
+from typing import Any
 
 from ._builder import PipelineBuilder
 from ._failures import MIN_ITEMS_FOR_RATE, PipelineFailure
-from ._pipeline import Pipeline, PipelineDataset
+from ._pipeline import Pipeline
 from ._run import STOP_TIMEOUT_S
 from ._stats import format_stats
 
@@ -39,3 +44,12 @@ __all__ = [
     "STOP_TIMEOUT_S",
     "format_stats",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # PipelineDataset subclasses torch's IterableDataset: imported on first use, so the engine needs no torch
+    if name == "PipelineDataset":
+        from ..datasets._pipeline import PipelineDataset
+
+        return PipelineDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,6 @@
-"""The built pipeline: :class:`Pipeline` (user facing, re-runnable; each iteration is one :class:`~._run.Run`)
-and :class:`PipelineDataset`, which lets PyTorch use one as a dataset."""
+"""The built pipeline: :class:`Pipeline` (user facing, re-runnable; each iteration is one :class:`~._run.Run`).
+The engine imports no torch; ``PipelineDataset``, which lets PyTorch use a pipeline as a dataset, is in
+``spdl_torch/datasets/_pipeline.py``."""
 
 from __future__ import annotations
 
@@ -8,15 +9,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from torch.utils.data import IterableDataset
-
 from ._pool import ThreadPool
 from ._queues import EOF
 from ._run import PipelineSpec, Run, make_pool
 from ._stages import describe_stage
 from ._stats import format_stats
 
-__all__ = ["Pipeline", "PipelineDataset"]
+__all__ = ["Pipeline"]
 
 
 class Pipeline:
@@ -174,7 +173,10 @@ class Pipeline:
         return format_stats(self.stats()) if self._run is not None else "pipeline not started"
 
     def as_dataset(self) -> Any:
-        """Wraps the pipeline in a :class:`~spdl_torch.pipeline.PipelineDataset`."""
+        """Wraps the pipeline in a :class:`~spdl_torch.pipeline.PipelineDataset` (an ``IterableDataset``:
+        importing it imports torch, which the engine itself does not need)."""
+        from ..datasets._pipeline import PipelineDataset
+
         return PipelineDataset(self)
 
     def __reduce__(self) -> Any:
@@ -193,25 +195,3 @@ class Pipeline:
                 pool.shutdown()
         except Exception:  # pragma: no cover - interpreter shutdown
             pass
-
-
-
-class PipelineDataset(IterableDataset):
-    """An :class:`~torch.utils.data.IterableDataset` whose iteration is one run of ``pipeline``.
-
-    Use it with ``torch.utils.data.DataLoader(ds, batch_size=None)`` (the pipeline already does the
-    batching with ``aggregate``) and ``num_workers=0``: the pipeline runs its own threads; worker
-    processes would each run the whole pipeline (duplicated items) and need a picklable source and
-    stage functions.
-
-    Raises:
-        TypeError: ``pipeline`` is not a :class:`Pipeline`.
-    """
-
-    def __init__(self, pipeline: Pipeline) -> None:
-        if not isinstance(pipeline, Pipeline):
-            raise TypeError(f"expected a Pipeline, got {type(pipeline).__name__}")
-        self.pipeline = pipeline
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.pipeline)

@@ -33,7 +33,9 @@ from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
 from ._augment_codes import ERASE_RANDOM, ERASE_VALUE
 
-__all__ = ["AugmentOp", "AugmentProgram", "Rng", "affine_args", "interpolation_choice", "native_augment"]
+# The row constants are also this module's names (the policies and the tests' reference read them here).
+__all__ = ["AugmentOp", "AugmentProgram", "ERASE_NONE", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "Rng", "affine_args",
+           "interpolation_choice", "native_augment"]
 
 #: Op name -> code, as reported in :class:`AugmentOp`.
 CODES = {

@@ -38,7 +38,8 @@ CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abs
 OUR_THREAD_PREFIX = "spdl_torch-DataLoader-worker"
 
 
-def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool = False, threads: bool = False):
+def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool = False, threads: bool = False,
+         torch_slow: bool = False):
     """``pytest.mark.parametrize("DL", [torch's DataLoader, ours])``.
 
     Args:
@@ -48,10 +49,13 @@ def both(ours: str | None = None, torch_skip: str | None = None, ours_only: bool
         ours_only: same as ``torch_skip`` with a generic reason.
         threads: ours is :class:`ThreadLoader` (a case about thread workers), else ``spdl_torch.DataLoader`` as
             a user gets it (``worker_mode="auto"``).
+        torch_slow: the torch variant (the reference the case was written against) is marked ``slow``: its
+            worker processes cost seconds; ours stays in the fast tier.
     """
     if ours_only and torch_skip is None:
         torch_skip = "spdl_torch only: about threads or an spdl_torch extension"
     torch_marks = [pytest.mark.skip(reason=torch_skip)] if torch_skip else []
+    torch_marks += [pytest.mark.slow] if torch_slow else []
     our_marks = [pytest.mark.xfail(strict=True, reason=ours)] if ours else []
     return pytest.mark.parametrize("DL", [
         pytest.param(TORCH, id="torch", marks=torch_marks),

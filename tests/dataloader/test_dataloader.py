@@ -259,7 +259,7 @@ def test_timeout():
     assert threads_left(baseline) == []
 
 
-@pytest.mark.parametrize("num_workers", [1, 3])
+@pytest.mark.parametrize("num_workers", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_early_break_and_consumer_exception_leave_no_threads(num_workers):
     baseline = baseline_threads()
     loader = DataLoader(RangeDataset(200), batch_size=2, num_workers=num_workers)
@@ -268,13 +268,13 @@ def test_early_break_and_consumer_exception_leave_no_threads(num_workers):
             break
     assert threads_left(baseline) == []
 
-    def consume():
-        for i, _ in enumerate(loader):
+    def consume(batches):
+        for i, _ in enumerate(batches):
             if i == 2:
                 raise KeyError("consumer failed")
 
     with pytest.raises(KeyError):
-        consume()
+        consume(loader)
     assert threads_left(baseline) == []
 
     it = iter(loader)

@@ -52,6 +52,7 @@ def peak_rss_delta(ds, num_workers):
     return peak - base
 
 
+@pytest.mark.slow  # builds a list of millions of objects to measure RSS against
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_large_python_list_is_shared_by_threads():
     ds = Strings(1_000_000)

@@ -85,6 +85,7 @@ def test_resume_at_every_position_equals_uninterrupted(name):
             assert as_list(resumed) == ref[epoch + 1], (epoch, k)  # and the following epoch too
 
 
+@pytest.mark.slow  # every cut point of several epochs, each a fresh loader
 def test_resume_out_of_order_returns_each_remaining_batch_once():
     ds = list(range(40))
     loader = DataLoader(ds, batch_size=2, num_workers=3, in_order=False, shuffle=True,

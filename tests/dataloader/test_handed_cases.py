@@ -121,7 +121,7 @@ class SlowFirstItemOfWorker1(tud.IterableDataset):
             yield wid, i
 
 
-@both()
+@both(torch_slow=True)
 def test_out_of_order_iterable_slow_worker_does_not_stall_the_others(DL):
     arrivals = [(int(w), int(i)) for w, i in DL(SlowFirstItemOfWorker1(), batch_size=None, num_workers=2,
                                                 in_order=False)]

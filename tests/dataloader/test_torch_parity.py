@@ -572,12 +572,13 @@ def _first_error(loader):
 
 # torch's shutdown after a worker error waits ~5 s per worker process (its join timeout): one worker here.
 @both()
-@pytest.mark.parametrize("num_workers", [0, 1])
+@pytest.mark.parametrize("num_workers", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_error_in_iter(DL, num_workers):
     kind, msg = _first_error(DL(RaisingIter(), num_workers=num_workers))
     assert kind is RuntimeError and "Error in __iter__" in msg
 
 
+@pytest.mark.slow  # torch's ~5 s join of the failed worker process (test_dataloader.py checks the re-raise fast)
 @both()
 def test_error_in_worker_init_fn(DL):
     kind, msg = _first_error(DL(TENSORS, num_workers=1, worker_init_fn=_raising_init))
@@ -593,7 +594,7 @@ class Sleepy(tud.Dataset):
         return i
 
 
-@both()
+@both(torch_slow=True)
 def test_timeout(DL):
     it = iter(DL(Sleepy(), batch_size=None, num_workers=1, timeout=0.5))
     with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.5 seconds"):
@@ -604,7 +605,7 @@ def test_timeout(DL):
 # -- partial iteration and several loaders (test_partial_workers, test_multiple_dataloaders) --------------------
 
 
-@both()
+@both(torch_slow=True)
 def test_partial_iteration_then_a_full_epoch(DL):
     loader = DL(TENSORS, batch_size=2, num_workers=2)
     for i, _ in enumerate(loader):

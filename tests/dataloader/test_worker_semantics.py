@@ -16,7 +16,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import OURS, ThreadLoader, both, collect
+from .parity import ThreadLoader, both, collect
 
 # -- item 1: type identity ---------------------------------------------------------------------------------
 
@@ -208,7 +208,7 @@ def _epochs(DL, init):
                                                                   np.array_equal(np.random.get_state()[1], np_state[1]))
 
 
-@both()
+@both(torch_slow=True)
 def test_reseeding_worker_init_fn_has_no_effect_on_the_consumer(DL):
     """The consumer's RNGs after three shuffled epochs are the same with and without a worker_init_fn that
     re-seeds torch/random/numpy, and so are the shuffle orders (which differ from epoch to epoch)."""

@@ -108,7 +108,11 @@ POLICIES = {
 }
 
 
-@pytest.mark.parametrize("name", POLICIES)
+# A v2 policy and rand_v2 (which also checks the test's power) in the fast tier; the rest, ~3-7 s each, slow.
+FAST_POLICIES = ("trivial_v2", "rand_v2")
+
+
+@pytest.mark.parametrize("name", [n if n in FAST_POLICIES else pytest.param(n, marks=pytest.mark.slow) for n in POLICIES])
 def test_policy_distribution_matches_torchvision(name):
     # torchvision drops a sub-policy op whose probability test fails and records nothing for it; Identity
     # (TrivialAugmentWide / RandAugment) is recorded as an op of magnitude 0, as we report it.
@@ -243,8 +247,9 @@ def _close(a, b, max_frac=0.005):
     assert (d > 1).float().mean().item() <= max_frac, (d > 1).float().mean().item()
 
 
-@pytest.mark.parametrize("v1", [False, True])
-@pytest.mark.parametrize("interp, fill", [("nearest", 17), ("bilinear", None)])
+# ~3-6 s a case on 2 cores: v2 bilinear in the fast tier, v1 (PIL) and the nearest / fill case in the slow one
+@pytest.mark.parametrize("v1", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("interp, fill", [pytest.param("nearest", 17, marks=pytest.mark.slow), ("bilinear", None)])
 def test_policy_rows_equal_torchvision_ops(image, v1, interp, fill):
     # fill=None differs from fill=0 at bilinear edges (torchvision blends no fill mask then)
     mode = v2.InterpolationMode(interp)

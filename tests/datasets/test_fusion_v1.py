@@ -131,6 +131,7 @@ def test_v1_variants_fuse():
 # --- pixels against torchvision's ImageFolder + v1 on PIL -----------------------------------------
 
 
+@pytest.mark.slow  # torchvision's v1 on PIL over the photo tree is the cost (~10 s a case on 2 cores)
 @pytest.mark.parametrize("interp", [BILINEAR, BICUBIC], ids=["bilinear", "bicubic"])
 def test_eval_matches_torchvision_v1_on_pil(photo_tree, interp):
     t = v1_eval(interp)
@@ -145,6 +146,7 @@ def test_eval_matches_torchvision_v1_on_pil(photo_tree, interp):
     assert scores[worst] >= MIN_PSNR, f"worst {worst}: {scores[worst]:.1f} dB over {len(scores)} photos"
 
 
+@pytest.mark.slow  # the photo tree through torchvision's v1 pipeline
 def test_train_geometry_follows_the_rrc_rule(photo_tree):
     t = v1_train(scale=(0.2, 1.0))
     ours = ImageFolder(photo_tree, transform=t, seed=5, require_fused=True)

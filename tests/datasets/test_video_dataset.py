@@ -105,6 +105,7 @@ def test_image_only_fusions_run_per_clip(paths, extra):
     assert torch.equal(clips, torch.stack([extra(c) for c in fused]))
 
 
+@pytest.mark.slow  # every odd file decoded whole by the CLI and by the dataset
 def test_uniform_clips_of_odd_files_reach_their_last_frame():
     """Files the CLI plays with packets flagged discard (the first 8, the last) or timestamps that restart:
     two uniform clips start at frame 0 and end at the CLI's last frame, pixel for pixel."""

@@ -107,6 +107,7 @@ def test_compile_decode_image_fullgraph_without_flag(images):
     torch.testing.assert_close(actual, module(images[0]), rtol=0, atol=0)
 
 
+@pytest.mark.slow  # Inductor generates and compiles C++ for dynamic shapes
 @torch.no_grad()
 def test_compile_decode_image_with_flag_one_graph_equals_eager(images):
     module = _single()

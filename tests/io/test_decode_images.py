@@ -13,7 +13,6 @@ from PIL import Image
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import _geometry
 
-import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
 
@@ -124,6 +123,7 @@ def test_flip_probability_and_dependence_on_seed_only():
 
 
 @needs_photos
+@pytest.mark.slow  # every 8th photo of the set, twice (test_eval_synthetic_lossless is the fast check)
 @pytest.mark.parametrize("interp", ["bilinear", "bicubic"])
 def test_eval_psnr_real_photos(interp):
     paths = PHOTOS[::8]
@@ -133,6 +133,7 @@ def test_eval_psnr_real_photos(interp):
 
 
 @needs_photos
+@pytest.mark.slow  # real photos decoded twice; the fast tier checks the train geometry on synthetic images
 def test_train_psnr_real_photos():
     paths = PHOTOS[3::16]
     seeds = torch.arange(len(paths), dtype=torch.int64) * 7919 + 11
@@ -320,7 +321,8 @@ class _Preprocess(torch.nn.Module):
         return self.conv(batch)
 
 
-@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+# Inductor generates and compiles C++ (~10-20 s on 2 cores): the slow tier
+@pytest.mark.parametrize("backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.slow)])
 def test_torch_compile_fullgraph(backend):
     torch._dynamo.reset()
     model = _Preprocess()

@@ -1,6 +1,7 @@
 """The partial JPEG decode of decode_images (only the rows and columns the crop's resize reads, nothing
 below them) gives the same bytes as the whole-image decode; damage below the crop is not read."""
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +48,13 @@ def _assert_partial_equals_full(data: list[torch.Tensor], cfg: dict, seed0: int 
     assert not differs, f"samples {differs} differ"
 
 
+# The synthetic layouts run every configuration fast; on the real photos (~2-5 s a configuration on 2 cores)
+# two run in the fast tier, the rest in the slow one.
+FAST_ON_PHOTOS = ("eval-bicubic-uint8", "train-small-dct")
+
+
 @needs_photos
-@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("name", [n if n in FAST_ON_PHOTOS else pytest.param(n, marks=pytest.mark.slow) for n in CONFIGS])
 def test_real_photos_partial_equals_full(name):
     data = [torch.from_file(str(p), size=p.stat().st_size, dtype=torch.uint8) for p in PHOTOS[::7]]
     for start in range(0, len(data), 64):
@@ -65,13 +71,19 @@ SYNTHETIC = {
 }
 
 
+@functools.cache
+def _synthetic(variant: str) -> list[torch.Tensor]:
+    # Odd sizes (not multiples of the 16-pixel iMCU), so crops meet partial iMCUs at every edge.
+    sizes = [(333, 517), (517, 333), (97, 1203), (481, 640), (1201, 901)]
+    return [_jpeg(_photo_like(h, w, i), **{"quality": 90, **SYNTHETIC[variant]}) for i, (h, w) in enumerate(sizes)]
+
+
 @pytest.mark.parametrize("variant", list(SYNTHETIC))
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_synthetic_layouts_partial_equals_full(variant, name):
-    # Odd sizes (not multiples of the 16-pixel iMCU), so crops meet partial iMCUs at every edge.
-    sizes = [(333, 517), (517, 333), (97, 1203), (481, 640), (1201, 901)]
-    data = [_jpeg(_photo_like(h, w, i), **{"quality": 90, **SYNTHETIC[variant]}) for i, (h, w) in enumerate(sizes)]
-    for rep in range(4):  # different train crops, flips
+    data = _synthetic(variant)
+    # train: different crops and flips per repetition; eval and resize draw nothing, one pass says it all
+    for rep in range(4 if CONFIGS[name]["mode"] == "train" else 1):
         _assert_partial_equals_full(data, CONFIGS[name], seed0=100 * rep)
 
 

@@ -4,14 +4,13 @@ threads, lenient errors, opcheck and torch.compile."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 import torchvision.transforms.v2.functional as F
 
 import spdl_torch
 from spdl_torch._seeds import splitmix64
-from spdl_torch.io import decode_video_clips, decode_video_frames, video_metadata
+from spdl_torch.io import decode_video_clips, decode_video_frames
 from tests import video_media as vm
 from tests.images import train_box
 

@@ -226,7 +226,7 @@ def probe(tmp_path_factory):
         r = json.loads(line)
         results[r["name"]] = r
     if proc.returncode != 0:
-        started = [l[6:] for l in proc.stderr.splitlines() if l.startswith("START ")]
+        started = [line[6:] for line in proc.stderr.splitlines() if line.startswith("START ")]
         pytest.fail(f"the decode subprocess died (rc={proc.returncode}) on {started[-1] if started else '?'}:\n"
                     f"{proc.stderr[-3000:]}")
     return cases, results

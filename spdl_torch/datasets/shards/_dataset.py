@@ -137,7 +137,7 @@ class TarShardDataset(IterableDataset):
         self.skipped: list[str] = []
         cache = None
         if cache_dir is not None:
-            from ._cache import ShardCache
+            from ._remote import ShardCache
 
             cache = ShardCache(cache_dir, cache_bytes)
         self.shards = ShardSet(sources, fetch=fetch, policy=retry or RetryPolicy(), max_concurrency=max_concurrency,

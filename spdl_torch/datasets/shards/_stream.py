@@ -1,27 +1,36 @@
 """One unit's samples in global order: the sources (local files, URLs, an index), and the reader that walks a
-unit's part of the global order block by block, reading each block's stretch of shards once, sequentially."""
+unit's part of the global order block by block, reading each block's stretch of shards once, sequentially, the
+next block read ahead on a thread of its own (:class:`ReadAhead`).
+
+The read-ahead thread is one daemon thread running the calls submitted to it, in order. A one-thread
+``concurrent.futures.ThreadPoolExecutor`` refuses new calls once the main thread has returned (its exit hook runs
+before the interpreter waits for the user's non-daemon threads): a training thread still reading shards then
+failed with "cannot schedule new futures after interpreter shutdown". This thread keeps serving until the
+interpreter's own exit, where :mod:`spdl_torch._exit` ends it once idle and joins it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
+import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
+from ... import _exit
 from ...errors import DecodeError
 from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
-from ._readahead import ReadAhead
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
-from ._stream_table import StreamTableCursor
-from ._table import MemberTable
-from ._tar import Sample, ShardCursor, TableCursor, _error, count_samples, is_url, local_opener, more_samples_error
+from ._table import MemberTable, StreamTableCursor, TableCursor
+from ._tar import Sample, ShardCursor, _error, count_samples, is_url, local_opener, more_samples_error
 from ._write import INDEX_FORMAT
 
 __all__ = ["ShardSet", "unit_samples"]
-
 
 class ShardSet:
     """The shards of a dataset: names, sample counts (from ``index.json`` or counted once) and openers.
@@ -57,7 +66,7 @@ class ShardSet:
     @property
     def fetch(self) -> FetchFn:
         if self._fetch is None:
-            from ._http import HttpFetch
+            from ._remote import HttpFetch
 
             self._fetch = HttpFetch(limit=self.max_concurrency)
         return self._fetch
@@ -285,3 +294,72 @@ def _next_shard(layout: Layout, shard: int) -> int | None:
 
 def warn_skipped(error: BaseException) -> None:
     warnings.warn(f"TarShardDataset: skipped: {error}", RuntimeWarning, stacklevel=3)
+
+
+_live: weakref.WeakSet[ReadAhead] = weakref.WeakSet()
+
+
+@_exit.on_stop
+def _close_all() -> None:
+    for reader in list(_live):
+        reader.close()
+
+
+def _call(fut: Future, fn: Callable[..., Any], args: tuple) -> None:
+    if not fut.set_running_or_notify_cancel():  # cancelled before it started
+        return
+    try:
+        fut.set_result(fn(*args))
+    except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+        fut.set_exception(e)
+
+
+class ReadAhead:
+    """Runs submitted calls one at a time on one daemon thread (started on the first call), in order."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._cv = threading.Condition()
+        self._jobs: collections.deque = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        _live.add(self)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
+        """``fn(*args)`` on the thread (run in the caller once :meth:`close` was called); a future of its
+        result."""
+        fut: Future = Future()
+        with self._cv:
+            if not self._closed:
+                self._jobs.append((fut, fn, args))
+                if self._thread is None:
+                    self._thread = _exit.track(threading.Thread(target=self._work, name=self._name, daemon=True))
+                    self._thread.start()
+                self._cv.notify()
+                return fut
+        _call(fut, fn, args)
+        return fut
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                while not self._jobs and not self._closed:
+                    self._cv.wait()
+                if not self._jobs:
+                    return
+                fut, fn, args = self._jobs.popleft()
+            _call(fut, fn, args)
+            del fut, fn, args
+
+    def close(self) -> None:
+        """The thread ends once the calls already submitted are done (cancelled ones are skipped); never waits."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+
+    def shutdown(self) -> None:
+        """:meth:`close`, then waits for the thread to end."""
+        self.close()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()

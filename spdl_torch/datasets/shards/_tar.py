@@ -1,8 +1,7 @@
 """Reading WebDataset tar shards with Python's :mod:`tarfile`: members grouped into samples by key, each member's
 bytes read once into a uint8 tensor of its own (in bounded pieces: a forged header's size costs no memory the
-data does not fill); with a member table (:class:`TableCursor`), a sample's bytes are read once into one buffer,
-members views of it. Symbolic and hard link members are passed over, as WebDataset does, with one warning per
-shard that says how many.
+data does not fill); the reads by a member table are in ``_table.py``. Symbolic and hard link members are passed
+over, as WebDataset does, with one warning per shard that says how many.
 
 A sample is a run of consecutive file members with the same key: the member path up to the first dot of its
 base name (``dir/n0001.jpg`` and ``dir/n0001.cls`` are sample ``dir/n0001`` with members ``jpg`` and ``cls``), as
@@ -27,8 +26,8 @@ import torch
 
 from ...errors import DecodeError
 
-__all__ = ["Sample", "ShardCursor", "TableCursor", "count_samples", "more_samples_error", "sample_span", "split_name",
-           "split_sample"]
+__all__ = ["Sample", "ShardCursor", "count_samples", "is_url", "local_opener", "more_samples_error", "source_name",
+           "split_name"]
 
 # what damaged data raises (an OSError of reading the file or of a remote fetch is passed on as it is)
 _DATA_ERRORS = (tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError)
@@ -319,99 +318,3 @@ def is_url(source: Any) -> bool:
 
 def source_name(source: str | os.PathLike) -> str:
     return source if is_url(source) else os.fspath(source)
-
-
-class TableCursor:
-    """Reads the samples of a local plain tar by the member table ``write_shards`` wrote beside it: each sample
-    with one positioned read (``os.preadv``) of its headers and data into one buffer, each member's data a uint8
-    tensor view of it; no header is parsed, only checked against the table (name and size), so a table that
-    does not match its shard is an error, not silent garbage. Same interface as :class:`ShardCursor`."""
-
-    def __init__(self, name: str, path: str, table: list) -> None:
-        self.name, self._path, self._table = name, path, table
-        self._fd: int | None = None
-        self._file_size = 0
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def _read(self, key: str, exts: list, offsets: list, sizes: list) -> dict[str, torch.Tensor]:
-        """The sample's members with one positioned read (they are consecutive in the archive: from the first
-        header to the end of the last member's data) into one uninitialised buffer; members are views of it."""
-        first, end = sample_span(offsets, sizes)
-        if end > self._file_size or first < 0:
-            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (the shard ends at byte "
-                                                             f"{self._file_size}, the member at {end})")
-        buf = torch.empty(end - first, dtype=torch.uint8)
-        got = os.preadv(self._fd, [buf.numpy()], first)
-        if got != end - first:
-            raise _error(self.name, key, f"{key}.{exts[-1]}", f"truncated member (read {got} of {end - first} bytes)")
-        return split_sample(self.name, key, exts, offsets, sizes, buf, first)
-
-    def sample(self, index: int) -> Sample | None:
-        """Sample ``index`` read now (random access), or None past the table's end."""
-        if self._fd is None:
-            self._fd = os.open(self._path, os.O_RDONLY)
-            self._file_size = os.fstat(self._fd).st_size
-        if not 0 <= index < len(self._table):
-            return None
-        key, exts, offsets, sizes = self._table[index]
-        return Sample(key, index, self._read(key, exts, offsets, sizes))
-
-    def key_after(self, index: int) -> str | None:
-        """After the table's last sample: the name of the member whose header follows it in the shard, when
-        one does (the index and table under-count the shard), else None. Only the block after the last
-        member's data is read."""
-        if index != len(self._table) - 1 or self._fd is None:
-            return None
-        _, _, offsets, sizes = self._table[index]
-        at = offsets[-1] + -(-sizes[-1] // 512) * 512
-        block = os.pread(self._fd, 512, at) if at + 512 <= self._file_size else b""
-        if len(block) < 512 or not block.strip(b"\0"):
-            return None
-        return split_name(block[:100].split(b"\0", 1)[0].decode("utf-8", "replace"))[0]
-
-    def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
-        if self._fd is None:
-            self._fd = os.open(self._path, os.O_RDONLY)
-            self._file_size = os.fstat(self._fd).st_size
-        for index in range(start, min(stop, len(self._table))):
-            key, exts, offsets, sizes = self._table[index]
-            if want is not None and not want(index):
-                yield Sample(key, index, None)
-                continue
-            yield Sample(key, index, self._read(key, exts, offsets, sizes))
-
-
-def sample_span(offsets: list, sizes: list) -> tuple[int, int]:
-    """A table row's bytes in the shard: from its first member's header to the end of its last member's data."""
-    return offsets[0] - 512, offsets[-1] + sizes[-1]
-
-
-def split_sample(name: str, key: str, exts: list, offsets: list, sizes: list, buf: torch.Tensor,
-                 first: int) -> dict[str, torch.Tensor]:
-    """The members of a sample read into ``buf`` (its bytes from shard offset ``first`` on), as views of it,
-    after checking each member's header against the table (name and size): a table that does not match its
-    shard is a :class:`spdl_torch.DecodeError`, not silent garbage."""
-    raw = buf.numpy()
-    out = {}
-    for ext, offset, size in zip(exts, offsets, sizes):
-        member = f"{key}.{ext}"
-        h = offset - 512 - first
-        encoded = member.encode()
-        if h < 0 or len(encoded) < 100 and (raw[h:h + len(encoded)].tobytes() != encoded or raw[h + len(encoded)] != 0
-                                            or _octal(raw[h + 124:h + 136].tobytes()) != size):
-            raise _error(name, key, member, "the member table does not match the shard (rewrite it with "
-                                            "write_shards, or remove the index's 'members' entry)")
-        out[ext] = buf[h + 512:h + 512 + size]
-    return out
-
-
-def _octal(field: bytes) -> int:
-    text = bytes(field).split(b"\0", 1)[0].strip()
-    try:
-        return int(text or b"0", 8)
-    except ValueError:
-        return -1

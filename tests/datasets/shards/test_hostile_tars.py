@@ -125,7 +125,7 @@ def test_a_forged_1tib_member_streamed_is_a_decode_error(tmp_path):
     cursor.close()
     with pytest.raises(DecodeError, match=r"remote\.tar: sample 's1', member 's1.bin': truncated or damaged"):
         count_samples("remote.tar", _stream_opener(data))
-    index = write_shard(tmp_path / "s.tar", data, 2)
+    write_shard(tmp_path / "s.tar", data, 2)
     with RangeServer(str(tmp_path)) as srv:
         with pytest.raises(DecodeError, match=r"s\.tar: sample 's1', member 's1.bin': truncated member"):
             list(TarShardDataset(srv.url("index.json"), shuffle=False))

@@ -151,7 +151,7 @@ def test_truncated_shard_skip_policy_keeps_every_good_sample(shard_dir, tmp_path
     with tarfile.open(paths[0]) as tf:
         members = tf.getmembers()
     victim = next(m for m in members if m.name.endswith(".bin") and m.size > 1000)
-    bad = _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
+    _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
     # the index says how many samples the shard should have: the lost ones are reported
     index = json.load(open(index_of(d)))
     index["shards"] = [dict(index["shards"][0], name="bad.tar"),
