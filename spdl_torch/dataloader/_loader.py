@@ -122,17 +122,25 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         dataset_per_worker (bool, keyword-only, beyond torch): ``True`` (default): each worker has its own
             shallow copy of ``dataset``. ``False``: every worker uses ``dataset`` itself (for datasets that must
             be shared, or cannot be copied; threads only).
-        worker_mode (str, keyword-only, beyond torch): where the workers run. ``"auto"`` (default): on threads
-            when the dataset declares that spdl_torch's native ops produce its samples (its
-            ``spdl_native_loading()`` returns true: spdl_torch's datasets with a fully fused transform, also
-            through ``Subset`` / ``ConcatDataset``), or when ``on_error="skip"`` or ``dataset_per_worker=False``
-            asks for threads; otherwise in torch's worker processes, since Python code on threads shares one
-            GIL. ``"thread"``: always threads. ``"process"``: always torch's worker processes (a
-            ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply, each process has its own global
-            RNGs; ``device`` copies in the consumer; :meth:`state_dict` mid-epoch needs a map-style dataset with
-            ``in_order=True``; ``on_error="skip"`` and ``dataset_per_worker=False`` raise ``ValueError``).
-            ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
-            :attr:`resolved_worker_mode` (``"main"``, ``"thread"`` or ``"process"``) say which runs.
+        worker_mode (str, keyword-only, beyond torch): where each part of the loading runs. ``"auto"``
+            (default), one rule: native loading with no per-sample Python remainder runs on threads; native
+            loading with a Python remainder decodes on threads and runs that remainder in worker processes;
+            anything else runs in torch's worker processes (Python code on threads shares one GIL). A dataset
+            declares native loading with ``spdl_native_loading()`` (spdl_torch's datasets: a fully fused
+            transform) and a remainder with ``spdl_python_remainder()`` (spdl_torch's image datasets whose
+            transform fuses only partly, e.g. a ``v2.Lambda`` or ``v2.ElasticTransform`` after the fused
+            prefix), also through ``Subset`` / ``ConcatDataset``; ``on_error="skip"`` and
+            ``dataset_per_worker=False`` make the rule pick threads over torch's processes. ``"thread"``: always
+            threads (the remainder too). ``"hybrid"``: threads, and the fused datasets' per-sample remainder in
+            ``num_workers`` processes over shared memory, each sample's remainder with the global RNGs seeded
+            from the sample's own seed (the same tensors for any number of workers; ``multiprocessing_context``
+            is used; a remainder is inherited by forked processes, pickled with spawn). ``"process"``: always
+            torch's worker processes (a ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply,
+            each process has its own global RNGs; ``device`` copies in the consumer; :meth:`state_dict`
+            mid-epoch needs a map-style dataset with ``in_order=True``; ``on_error="skip"`` and
+            ``dataset_per_worker=False`` raise ``ValueError``). ``num_workers=0`` always loads in the calling
+            thread. ``repr(loader)`` and :attr:`resolved_worker_mode` (``"main"``, ``"thread"``, ``"hybrid"`` or
+            ``"process"``) say which runs.
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
@@ -241,11 +249,12 @@ class DataLoader(TORCH_DATALOADER[T_co]):
     def multiprocessing_context(self, multiprocessing_context) -> None:
         global _warned_mp_context
         TORCH_DATALOADER.multiprocessing_context.fset(self, multiprocessing_context)
-        if multiprocessing_context is not None and not _warned_mp_context and self._on_threads:
+        uses_processes = self.__dict__.get("resolved_worker_mode") in ("process", "hybrid")
+        if multiprocessing_context is not None and not _warned_mp_context and not uses_processes:
             _warned_mp_context = True
             warnings.warn(
                 "spdl_torch.DataLoader loads with threads of this process here, not worker processes: "
-                "multiprocessing_context is ignored (worker_mode='process' uses it).",
+                "multiprocessing_context is ignored (worker_mode='process' and 'hybrid' use it).",
                 UserWarning,
                 stacklevel=3,
             )
@@ -257,7 +266,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
     def __repr__(self) -> str:
         return (f"{type(self).__module__.split('.')[0]}.{type(self).__qualname__}(dataset={type(self.dataset).__name__}, "
                 f"batch_size={self.batch_size}, num_workers={self.num_workers}, "
-                f"{describe_mode(self.resolved_worker_mode, self.worker_mode)})")
+                f"{describe_mode(self.resolved_worker_mode, self.worker_mode, self.num_workers)})")
 
     def check_worker_number_rationality(self) -> None:
         """torch's warning when ``num_workers`` exceeds the CPUs this process may use (threads running native

@@ -78,12 +78,15 @@ class LoaderContext:
     """The iteration of a :class:`~spdl_torch.DataLoader` that is fetching on the calling thread.
     ``pin_memory``: the loader pins its batches (a fused batch is then allocated pinned by the op itself);
     ``device``: the CUDA device the batches go to when device transforms run there (fused datasets then
-    decode uint8 and leave ToDtype/Normalize to the device), else ``None``."""
+    decode uint8 and leave ToDtype/Normalize to the device), else ``None``; ``remainder``: with
+    ``worker_mode="hybrid"``, the pool of processes that runs the fused datasets' per-sample remainder
+    (``_remainder.RemainderPool``), else ``None``."""
 
     base_seed: int
     epoch: int
     pin_memory: bool = False
     device: torch.device | None = None
+    remainder: Any = None
 
 
 def get_worker_info() -> ThreadWorkerInfo | None:

@@ -1,0 +1,155 @@
+"""``worker_mode="hybrid"``: the per-sample Python remainder of a partly fused dataset in worker processes.
+
+The worker threads decode each batch natively (the fused ``decode_images`` call, no GIL); what the plan leaves
+to run per sample in Python (a ``v2.Lambda``, ``v2.ElasticTransform``, a user callable: code that holds the GIL)
+runs in a pool of ``num_workers`` processes, one batch per task, over shared memory: the decoded batch is moved
+to a shared-memory tensor (torch's multiprocessing reductions send its file descriptor, not its bytes) and the
+results come back the same way, stacked into one tensor when they have one shape and dtype (the loader's
+``collate`` then returns it without a copy).
+
+Each sample's remainder draws from the global RNGs of the process running it, seeded first from the sample's
+own seed (:func:`remainder_seed`: ``(base_seed, epoch, index)`` only), so its random draws do not depend on the
+number of workers, the batch, or which process ran it; a resumed epoch gives the same tensors.
+
+The pool starts with the epoch's iterator (forked like torch's worker processes, ``multiprocessing_context``
+when given) and is shut down with it: at the end of a non-persistent epoch, when the iterator or the loader is
+collected, and at interpreter exit (the iterators' exit hook, then ``concurrent.futures``' own join).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import random
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import torch
+
+from .._seeds import sample_seed, splitmix64
+from ._mode import leaves
+
+__all__ = ["RemainderPool", "remainder_seed", "run_remainder"]
+
+_MASK64 = (1 << 64) - 1
+_SALT = 0x52454D41494E4445  # keeps the remainder's stream apart from the fused op's draws of the same sample
+_REGISTRY: dict[int, tuple[Any, str]] = {}  # in a pool process: the remainders known when it was forked
+
+
+def remainder_seed(base_seed: int, epoch: int, index: int) -> int:
+    """The seed (in [0, 2**63)) of sample ``index``'s remainder: depends only on ``(base_seed, epoch, index)``."""
+    return splitmix64(sample_seed(base_seed, epoch, index) ^ _SALT) >> 1
+
+
+def _seed_globals(seed: int) -> None:
+    torch.manual_seed(seed & _MASK64)
+    random.seed(seed)
+    try:
+        import numpy as np
+
+        np.random.seed(seed & 0xFFFFFFFF)
+    except ImportError:  # pragma: no cover - numpy is optional
+        pass
+
+
+def run_remainder(fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int]) -> Any:
+    """``[fn(sample) for sample in batch]`` with the global RNGs seeded from each sample's seed first (rows as
+    PIL images for ``rest_input="pil"``); one stacked tensor when every result is a tensor of one shape and
+    dtype, else the list."""
+    from ..transforms._plan import _to_pil
+
+    out = []
+    for img, seed in zip(batch, seeds):
+        _seed_globals(seed)
+        out.append(fn(_to_pil(img) if rest_input == "pil" else img))
+    if out and all(isinstance(t, torch.Tensor) for t in out):
+        first = out[0]
+        if all(t.shape == first.shape and t.dtype == first.dtype for t in out):
+            return torch.stack(out)
+    return out
+
+
+def _init_process(registry: dict[int, tuple[Any, str]]) -> None:
+    torch.set_num_threads(1)  # as torch's worker processes: one intra-op thread each
+    _REGISTRY.update(registry)
+
+
+def _task(key: int, fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int]) -> Any:
+    if fn is None:
+        fn, rest_input = _REGISTRY[key]
+    return run_remainder(fn, rest_input, batch, seeds)
+
+
+def _ready() -> None:
+    return None
+
+
+def _remainders(dataset: Any) -> dict[int, tuple[Any, str]]:
+    """The per-sample remainders of the fused datasets in ``dataset`` (keyed by ``id`` of their plan)."""
+    out = {}
+    for d in leaves(dataset) or []:
+        plan = getattr(d, "plan", None)
+        if plan is not None and getattr(plan, "per_sample", None) is not None:
+            out[id(plan)] = (plan.per_sample, plan.rest_input)
+    return out
+
+
+class RemainderPool:
+    """``num_workers`` processes that run fused datasets' per-sample remainders for the worker threads.
+
+    The remainders of ``dataset`` are inherited by the processes when they are forked (nothing is pickled, so
+    a ``lambda`` works, as in torch's forked workers); any other remainder, and every one with a ``spawn`` or
+    ``forkserver`` context, is pickled with each batch.
+    """
+
+    def __init__(self, num_workers: int, dataset: Any, mp_context: Any = None) -> None:
+        ctx = mp_context if mp_context is not None else multiprocessing.get_context()
+        self.num_workers = num_workers
+        self._forked = ctx.get_start_method() == "fork"
+        registry = _remainders(dataset) if self._forked else {}
+        self._known = set(registry)
+        self._executor = ProcessPoolExecutor(max_workers=num_workers, mp_context=ctx, initializer=_init_process,
+                                             initargs=(registry,))
+        self._finalizer = weakref.finalize(self, self._executor.shutdown, wait=False, cancel_futures=True)
+        self._executor.submit(_ready)  # starts the processes now, from this thread (fork: all of them at once)
+
+    def pids(self) -> list[int]:
+        """The pool processes' ids."""
+        return [p.pid for p in list((self._executor._processes or {}).values())]
+
+    def run(self, plan: Any, datas: list, seeds: torch.Tensor | None, remainder_seeds: list[int], *,
+            max_pixels: int | None) -> Any:
+        """``plan(datas, seeds)``: its native part here, its per-sample remainder in a pool process (one stacked
+        tensor, or the list of results).
+
+        Raises:
+            whatever the plan's op or the remainder raises (the remainder's exception with its type, the pool
+            process's traceback as its cause); ``concurrent.futures.process.BrokenProcessPool`` when a pool
+            process died.
+        """
+        head = _head(plan)
+        batch = head(datas, seeds, max_pixels=max_pixels)
+        batch.share_memory_()  # one copy into shared memory; the task carries its file descriptor
+        key = id(plan)
+        fn = None if key in self._known else plan.per_sample
+        future = self._executor.submit(_task, key, fn, plan.rest_input, batch, remainder_seeds)
+        return future.result()
+
+    def close(self, wait: bool = True) -> None:
+        """Ends the processes (queued batches are dropped; ``wait``: until they have exited)."""
+        self._finalizer.detach()
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+
+# The native part of a plan (its per-sample remainder taken out), per plan, keyed by id(), dropped with the plan.
+_HEADS: dict[int, tuple[weakref.ref, Any]] = {}
+
+
+def _head(plan: Any) -> Any:
+    entry = _HEADS.get(id(plan))
+    if entry is None or entry[0]() is not plan:
+        key = id(plan)
+        entry = _HEADS[key] = (weakref.ref(plan, lambda _r, k=key: _HEADS.pop(k, None)),
+                               dataclasses.replace(plan, rest=None, per_sample=None))
+    return entry[1]
