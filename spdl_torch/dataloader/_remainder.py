@@ -53,21 +53,32 @@ def _seed_globals(seed: int) -> None:
         pass
 
 
-def run_remainder(fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int]) -> Any:
+def run_remainder(fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int], shared: bool = False) -> Any:
     """``[fn(sample) for sample in batch]`` with the global RNGs seeded from each sample's seed first (rows as
-    PIL images for ``rest_input="pil"``); one stacked tensor when every result is a tensor of one shape and
-    dtype, else the list."""
+    PIL images for ``rest_input="pil"``); one stacked Tensor[N, ...] when every result is a tensor of one shape
+    and dtype (``shared``: allocated in shared memory, so that sending it to another process copies nothing),
+    else the list."""
     from ..transforms._plan import _to_pil
 
-    out = []
-    for img, seed in zip(batch, seeds):
+    out: list[Any] = []
+    stacked = None
+    for k, (img, seed) in enumerate(zip(batch, seeds)):
         _seed_globals(seed)
-        out.append(fn(_to_pil(img) if rest_input == "pil" else img))
-    if out and all(isinstance(t, torch.Tensor) for t in out):
-        first = out[0]
-        if all(t.shape == first.shape and t.dtype == first.dtype for t in out):
-            return torch.stack(out)
-    return out
+        y = fn(_to_pil(img) if rest_input == "pil" else img)
+        if k == 0 and isinstance(y, torch.Tensor) and y.device.type == "cpu" and not y.requires_grad:
+            stacked = torch.empty((len(seeds), *y.shape), dtype=y.dtype)
+            if shared:
+                stacked.share_memory_()
+        if stacked is not None and isinstance(y, torch.Tensor) and y.shape == stacked.shape[1:] \
+                and y.dtype == stacked.dtype and y.device.type == "cpu":
+            stacked[k] = y
+            out.append(None)
+            continue
+        if stacked is not None:  # results of different shapes, types: the list, from the rows stacked so far
+            out = [stacked[i].clone() for i in range(k)]
+            stacked = None
+        out.append(y)
+    return out if stacked is None else stacked
 
 
 def _init_process(registry: dict[int, tuple[Any, str]]) -> None:
@@ -78,7 +89,7 @@ def _init_process(registry: dict[int, tuple[Any, str]]) -> None:
 def _task(key: int, fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int]) -> Any:
     if fn is None:
         fn, rest_input = _REGISTRY[key]
-    return run_remainder(fn, rest_input, batch, seeds)
+    return run_remainder(fn, rest_input, batch, seeds, shared=True)
 
 
 def _ready() -> None:
