@@ -3,6 +3,7 @@ native datasets and torch's worker processes for Python-bound ones (``worker_mod
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 import warnings
@@ -43,6 +44,20 @@ def _check_device(device: Any) -> torch.device | None:
         except RuntimeError as e:
             raise ValueError(str(e)) from None
     return dev
+
+
+def _record_own_arguments(loader: Any, ours: dict[str, Any]) -> None:
+    """PyTorch Lightning re-creates a loader from the keyword arguments that its wrapper of ``__init__`` recorded
+    (``__pl_saved_kwargs``). When our class was defined after Lightning wrapped the ``__init__`` methods (spdl_torch
+    imported inside a hook), only torch's ``__init__`` recorded them, without our own: add those that differ from
+    their defaults, so that the re-created loader keeps them (``worker_mode="process"`` included)."""
+    saved = loader.__dict__.get("__pl_saved_kwargs")
+    if not isinstance(saved, dict):
+        return
+    defaults = {k: p.default for k, p in inspect.signature(DataLoader.__init__).parameters.items()}
+    for name, value in ours.items():
+        if value is not defaults.get(name) and value != defaults.get(name):
+            saved.setdefault(name, value)
 
 
 class DataLoader(TORCH_DATALOADER[T_co]):
@@ -223,6 +238,9 @@ class DataLoader(TORCH_DATALOADER[T_co]):
             generator=generator, prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
             pin_memory_device=pin_memory_device, in_order=in_order,
         )
+        _record_own_arguments(self, dict(
+            device=device, transfer_depth=transfer_depth, device_transforms=device_transforms, on_error=on_error,
+            worker_rng=worker_rng, dataset_per_worker=dataset_per_worker, worker_mode=worker_mode))
         if collate_fn is None and self._auto_collation:
             self.collate_fn = _fused_collate
         if on_error == "skip" and (self._is_iterable or not self._auto_collation):
