@@ -261,3 +261,20 @@ def test_multiprocessing_context_is_used_without_a_warning_in_process_mode():
         warnings.simplefilter("error")
         loader = DataLoader(Squares(), batch_size=5, num_workers=2, multiprocessing_context="fork")
         assert [b.tolist() for b in loader] == [[0, 1, 4, 9, 16], [25, 36, 49, 64, 81]]
+
+
+@pytest.mark.parametrize("mode", ["thread", "hybrid", "process"])
+def test_device_cuda_in_every_mode(mode):
+    """``device="cuda"``: batches on the device equal to the CPU ones with CUDA; without it a ValueError that
+    says so, whatever the worker mode."""
+    data = [torch.full((2,), float(i)) for i in range(6)]
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            DataLoader(data, batch_size=2, num_workers=2, device="cuda", worker_mode=mode)
+        return
+    loader = DataLoader(data, batch_size=2, num_workers=2, device="cuda", worker_mode=mode)
+    assert loader.resolved_worker_mode == mode
+    out = list(loader)
+    assert all(b.is_cuda for b in out)
+    expected = list(DataLoader(data, batch_size=2))
+    assert len(out) == len(expected) == 3 and all(torch.equal(a.cpu(), b) for a, b in zip(out, expected))
