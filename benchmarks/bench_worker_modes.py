@@ -12,9 +12,9 @@ Workloads (batch 32, one epoch of ITEMS samples per pass, worker start-up includ
   py_iter    an IterableDataset split by worker doing the same Python work per item
   partial    spdl_torch.datasets.ImageFolder with a partly fused v2 train recipe: RandomResizedCrop(224) and
              RandomHorizontalFlip fused, RandomPerspective (never fused), ToDtype and Normalize per sample in
-             Python; also run with worker_mode="thread" (loader "spdl-thread": the remainder on threads)
+             Python; also run with worker_mode="hybrid" (loader "spdl-hybrid": the remainder in processes)
   partial_py the same prefix fused, then a user callable doing ~2 ms of pure-Python work per sample, then
-             ToDtype and Normalize per sample (also run as "spdl-thread")
+             ToDtype and Normalize per sample (also run as "spdl-hybrid")
   fused      spdl_torch.datasets.ImageFolder with the v2 train recipe, fully fused; also run by the
              ``--ab-repo`` checkout's spdl_torch.DataLoader (A/B: must be unchanged)
 Memory: the peak PSS of the pass's process tree (consumer + workers, ``/proc/<pid>/smaps_rollup``) above the
@@ -122,7 +122,7 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
     if workload not in ("py_map", "py_iter"):
         ds = tud.Subset(ds, range(ITEMS))
     DL = tud.DataLoader if loader_name == "torch" else spdl_torch.DataLoader
-    kw = {"worker_mode": "thread"} if loader_name == "spdl-thread" else {}
+    kw = {"worker_mode": loader_name.split("-")[1]} if loader_name in ("spdl-thread", "spdl-hybrid") else {}
     loader = DL(ds, batch_size=32, num_workers=workers, shuffle=workload != "py_iter", **kw)
     mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name != "torch" else "process")  # older: threads
     base_pss, peak = _tree_pss(), [0]
@@ -150,13 +150,13 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
             "max_rss_mb": r1.ru_maxrss / 1024, "max_child_rss_mb": c1.ru_maxrss / 1024}
 
 
-def contenders(this_repo: str, ab_repo: str | None) -> list[tuple[str, str, str]]:
+def contenders(this_repo: str, ab_repo: str | None, workloads: tuple[str, ...] = WORKLOADS) -> list[tuple[str, str, str]]:
     """(workload, loader, repo) of every pass."""
     out = []
-    for w in WORKLOADS:
+    for w in workloads:
         out += [(w, "torch", this_repo), (w, "spdl", this_repo)]
         if w in ("partial", "partial_py"):
-            out.append((w, "spdl-thread", this_repo))
+            out.append((w, "spdl-hybrid", this_repo))
         if w == "fused" and ab_repo:
             out.append((w, "spdl-A", ab_repo))
     return out
@@ -181,6 +181,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--ab-repo")
     ap.add_argument("--json")
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     args = ap.parse_args()
     if args.one:
         repo, workload, loader, workers, root = args.one
@@ -190,7 +191,7 @@ def main() -> None:
     results = []
     for rep in range(args.reps):
         for workers in args.workers:
-            runs = contenders(this_repo, args.ab_repo)
+            runs = contenders(this_repo, args.ab_repo, tuple(args.workloads))
             for workload, loader, repo in runs[rep % len(runs):] + runs[:rep % len(runs)]:  # rotate the order
                 r = run_pass(repo, workload, loader, workers, args.root)
                 results.append(r)
@@ -216,7 +217,7 @@ def table(results: list[dict], workers_list: list[int]) -> str:
                 continue
             mode = next(r["mode"] for r in results if (r["workload"], r["workers"], r["loader"]) == (workload, workers, "spdl"))
             other = ""
-            for name in ("spdl-A", "spdl-thread"):
+            for name in ("spdl-A", "spdl-thread", "spdl-hybrid"):
                 o = med(name)
                 if o is not None:
                     other = f"{name}: {o:.0f} items/s, {o / t:.2f}x (this / it {s / o:.2f}x)"

@@ -138,24 +138,24 @@ class DataLoader(TORCH_DATALOADER[T_co]):
             shallow copy of ``dataset``. ``False``: every worker uses ``dataset`` itself (for datasets that must
             be shared, or cannot be copied; threads only).
         worker_mode (str, keyword-only, beyond torch): where each part of the loading runs. ``"auto"``
-            (default), one rule: native loading with no per-sample Python remainder runs on threads; native
-            loading with a Python remainder decodes on threads and runs that remainder in worker processes;
-            anything else runs in torch's worker processes (Python code on threads shares one GIL). A dataset
-            declares native loading with ``spdl_native_loading()`` (spdl_torch's datasets: a fully fused
-            transform) and a remainder with ``spdl_python_remainder()`` (spdl_torch's image datasets whose
-            transform fuses only partly, e.g. a ``v2.Lambda`` or ``v2.ElasticTransform`` after the fused
-            prefix), also through ``Subset`` / ``ConcatDataset``; ``on_error="skip"`` and
-            ``dataset_per_worker=False`` make the rule pick threads over torch's processes. ``"thread"``: always
-            threads (the remainder too). ``"hybrid"``: threads, and the fused datasets' per-sample remainder in
+            (default), one rule: datasets whose samples spdl_torch's native ops produce run on threads, a
+            per-sample Python remainder of their transform included; any other dataset runs in torch's worker
+            processes (Python code on threads shares one GIL). A dataset declares native loading with
+            ``spdl_native_loading()`` (spdl_torch's datasets: a fully fused transform) and a remainder with
+            ``spdl_python_remainder()`` (spdl_torch's image datasets whose transform fuses only partly, e.g. a
+            ``v2.Lambda`` or ``v2.ElasticTransform`` after the fused prefix), also through ``Subset`` /
+            ``ConcatDataset``; ``on_error="skip"`` and ``dataset_per_worker=False`` make the rule pick threads.
+            ``"thread"``: always threads. ``"hybrid"``: threads, and the fused datasets' per-sample remainder in
             ``num_workers`` processes over shared memory, each sample's remainder with the global RNGs seeded
             from the sample's own seed (the same tensors for any number of workers; ``multiprocessing_context``
-            is used; a remainder is inherited by forked processes, pickled with spawn). ``"process"``: always
-            torch's worker processes (a ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply,
-            each process has its own global RNGs; ``device`` copies in the consumer; :meth:`state_dict`
-            mid-epoch needs a map-style dataset with ``in_order=True``; ``on_error="skip"`` and
-            ``dataset_per_worker=False`` raise ``ValueError``). ``num_workers=0`` always loads in the calling
-            thread. ``repr(loader)`` and :attr:`resolved_worker_mode` (``"main"``, ``"thread"``, ``"hybrid"`` or
-            ``"process"``) say which runs.
+            is used; a remainder is inherited by forked processes, pickled with spawn); for a remainder whose
+            Python work outweighs the native decode on many cores. ``"process"``: always torch's worker
+            processes (a ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply, each process has
+            its own global RNGs; ``device`` copies in the consumer; :meth:`state_dict` mid-epoch needs a
+            map-style dataset with ``in_order=True``; ``on_error="skip"`` and ``dataset_per_worker=False`` raise
+            ``ValueError``). ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
+            :attr:`resolved_worker_mode` (``"main"``, ``"thread"``, ``"hybrid"`` or ``"process"``) say which
+            runs where.
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine

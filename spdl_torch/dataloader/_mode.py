@@ -1,14 +1,17 @@
 """Where a :class:`~spdl_torch.DataLoader`'s workers run: threads of this process, threads plus a process pool for
 the Python remainder, or torch's worker processes.
 
-The rule of ``worker_mode="auto"``: native loading with no per-sample Python remainder runs on threads; native
-loading with a Python remainder decodes on threads and runs that remainder in worker processes (``"hybrid"``);
-anything else runs in torch's own worker processes, whose Python code does not share one GIL. The declarations
-are methods of the dataset instance: ``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native
-ops, which run without the GIL) and ``spdl_python_remainder() -> bool`` (they do, except a per-sample Python
-remainder that can run elsewhere); spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` /
-``ChainDataset`` answer for the datasets inside. Two options exist only on threads and make ``"auto"`` choose
-them: ``on_error="skip"`` and ``dataset_per_worker=False`` (``"hybrid"`` runs on threads: it keeps both).
+The rule of ``worker_mode="auto"``: datasets whose samples spdl_torch's native ops produce run on threads, a
+per-sample Python remainder of their transform included; any other dataset runs in torch's own worker processes,
+whose Python code does not share one GIL. The declarations are methods of the dataset instance:
+``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the GIL) and
+``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder that can run elsewhere);
+spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` answer for the
+datasets inside. Why the remainder stays on threads: measured (``benchmarks/bench_worker_modes.py``), the GIL-bound
+remainder on one thread overlaps with the native decode on the others, and threads gave 1.6-2.6x torch's
+DataLoader where sending the remainder to processes (``"hybrid"``, the explicit choice) gave 0.6-1.2x. Two options
+exist only on threads and make ``"auto"`` choose them: ``on_error="skip"`` and ``dataset_per_worker=False``
+(``"hybrid"`` runs on threads: it keeps both).
 """
 
 from __future__ import annotations
@@ -89,9 +92,7 @@ def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_err
         return "process"
     if worker_mode in ("thread", "hybrid"):
         return worker_mode
-    if declares_remainder(dataset):
-        return "hybrid"
-    if thread_only or declares_native(dataset):
+    if thread_only or declares_native(dataset) or declares_remainder(dataset):
         return "thread"
     return "process"
 

@@ -64,8 +64,8 @@ class FusedBatchMixin:
 
     def spdl_python_remainder(self) -> bool:
         """Whether the samples come from spdl_torch's native ops except a per-sample Python remainder of the
-        transform (part fused, the rest per sample): :class:`spdl_torch.DataLoader` (``worker_mode="auto"``)
-        then decodes on threads and runs that remainder in worker processes."""
+        transform (part fused, the rest per sample): :class:`spdl_torch.DataLoader` then loads on threads
+        (``worker_mode="auto"``), or runs that remainder in worker processes (``worker_mode="hybrid"``)."""
         if type(self).__getitems__ is not FusedBatchMixin.__getitems__:  # a subclass with its own batch path
             return False
         plan = self.plan if getattr(self, "_fusable", True) else None

@@ -1,6 +1,6 @@
 """Where the workers run (``worker_mode``): the ``"auto"`` rule (threads for datasets that declare native loading,
-threads plus remainder processes for a Python remainder -- see ``test_hybrid_mode.py`` --, torch's worker
-processes for any other), what process mode keeps of our loader, and patching torch's name."""
+a per-sample Python remainder included -- ``worker_mode="hybrid"`` sends it to processes: ``test_hybrid_mode.py``
+--, torch's worker processes for any other), what process mode keeps of our loader, and patching torch's name."""
 
 import json
 import os
@@ -130,7 +130,8 @@ def test_auto_runs_python_datasets_in_processes_and_native_ones_on_threads(photo
     assert partly.plan is not None and partly.plan.per_sample is not None and not partly.spdl_native_loading()
     assert _mode(fused) == "thread"
     assert _mode(ImageFolder(photo_root)) == "thread"  # no transform: decoded natively
-    assert _mode(partly) == "hybrid"  # a per-sample Python remainder: in worker processes, decoding on threads
+    assert _mode(partly) == "thread"  # a per-sample Python remainder too (measured faster than processes)
+    assert _mode(partly, worker_mode="hybrid") == "hybrid"
     assert _mode(ImageFolder(photo_root, transform=FUSED, loader=lambda p: p)) == "process"  # a custom loader
     assert _mode(tud.Subset(fused, [0, 1])) == "thread"
     assert _mode(tud.ConcatDataset([fused, fused])) == "thread"
