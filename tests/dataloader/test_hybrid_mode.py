@@ -279,3 +279,12 @@ def test_pinned_and_device_batches_equal_thread_modes(photo_root):
         else:
             assert all(x.device.type == "cuda" for x, _ in hybrid)
         _assert_same([(x.cpu(), y.cpu()) for x, y in threads], [(x.cpu(), y.cpu()) for x, y in hybrid])
+
+
+@pytest.mark.slow
+def test_a_spawned_pool_gets_the_remainder_pickled(photo_root):
+    """With a ``spawn`` context nothing is inherited: the remainder is pickled with each batch, same tensors."""
+    ds = _folder(photo_root, RANDOM)
+    forked = _epochs(_loader(ds, "hybrid"), 1)[0]
+    spawned_loader = _loader(ds, "hybrid", multiprocessing_context="spawn")
+    _assert_same(forked, _epochs(spawned_loader, 1)[0])
