@@ -120,6 +120,8 @@ class RemainderPool:
         self._forked = ctx.get_start_method() == "fork"
         registry = _remainders(dataset) if self._forked else {}
         self._known = set(registry)
+        self._pickled: set[int] = set()
+        self._start_method = ctx.get_start_method()
         self._executor = ProcessPoolExecutor(max_workers=num_workers, mp_context=ctx, initializer=_init_process,
                                              initargs=(registry,))
         self._finalizer = weakref.finalize(self, self._executor.shutdown, wait=False, cancel_futures=True)
@@ -135,6 +137,7 @@ class RemainderPool:
         tensor, or the list of results).
 
         Raises:
+            TypeError: the remainder must be pickled (not inherited by forked processes) and cannot be.
             whatever the plan's op or the remainder raises (the remainder's exception with its type, the pool
             process's traceback as its cause); ``concurrent.futures.process.BrokenProcessPool`` when a pool
             process died.
@@ -144,8 +147,24 @@ class RemainderPool:
         batch.share_memory_()  # one copy into shared memory; the task carries its file descriptor
         key = id(plan)
         fn = None if key in self._known else plan.per_sample
+        if fn is not None and key not in self._pickled:
+            self._check_picklable(fn)
+            self._pickled.add(key)
         future = self._executor.submit(_task, key, fn, plan.rest_input, batch, remainder_seeds)
         return future.result()
+
+    def _check_picklable(self, fn: Any) -> None:
+        from multiprocessing.reduction import ForkingPickler
+
+        try:
+            ForkingPickler.dumps(fn)
+        except Exception as e:  # noqa: BLE001 -- pickle raises several types
+            why = ("the processes were started by " + repr(self._start_method) if not self._forked
+                   else "it was not part of the dataset when the processes were forked")
+            raise TypeError(f"worker_mode='hybrid': the per-sample remainder {fn!r:.200} must be pickled to reach "
+                            f"the worker processes ({why}), and it cannot be: {type(e).__name__}: {e}. Use a "
+                            "'fork' multiprocessing_context, a picklable remainder (no lambda), or "
+                            "worker_mode='thread'") from e
 
     def close(self, wait: bool = True) -> None:
         """Ends the processes (queued batches are dropped; ``wait``: until they have exited)."""

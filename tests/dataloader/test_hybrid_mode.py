@@ -288,3 +288,11 @@ def test_a_spawned_pool_gets_the_remainder_pickled(photo_root):
     forked = _epochs(_loader(ds, "hybrid"), 1)[0]
     spawned_loader = _loader(ds, "hybrid", multiprocessing_context="spawn")
     _assert_same(forked, _epochs(spawned_loader, 1)[0])
+
+
+@pytest.mark.slow
+def test_an_unpicklable_remainder_with_spawn_raises_clearly(photo_root):
+    ds = _folder(photo_root, v2.Compose([v2.Resize((8, 8), antialias=True), v2.Lambda(lambda x: x + 1)]))
+    loader = DataLoader(ds, batch_size=4, num_workers=1, worker_mode="hybrid", multiprocessing_context="spawn")
+    with pytest.raises(TypeError, match="must be pickled to reach the worker processes .*'spawn'.*no lambda"):
+        next(iter(loader))
