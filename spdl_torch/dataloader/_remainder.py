@@ -2,7 +2,7 @@
 
 The worker threads decode each batch natively (the fused ``decode_images`` call, no GIL); what the plan leaves
 to run per sample in Python (a ``v2.Lambda``, ``v2.ElasticTransform``, a user callable: code that holds the GIL)
-runs in a pool of ``num_workers`` processes, each batch split over all of them, over shared memory: the decoded batch is moved
+runs in a pool of ``num_workers`` processes, one batch per task, over shared memory: the decoded batch is moved
 to a shared-memory tensor (torch's multiprocessing reductions send its file descriptor, not its bytes) and the
 results come back the same way, stacked into one tensor when they have one shape and dtype (the loader's
 ``collate`` then returns it without a copy).
@@ -150,17 +150,8 @@ class RemainderPool:
         if fn is not None and key not in self._pickled:
             self._check_picklable(fn)
             self._pickled.add(key)
-        n = len(remainder_seeds)
-        chunks = max(1, min(self.num_workers, n))  # the batch over every process: a shorter wait per batch
-        bounds = [n * c // chunks for c in range(chunks + 1)]
-        futures = [self._executor.submit(_task, key, fn, plan.rest_input, batch[a:b], remainder_seeds[a:b])
-                   for a, b in zip(bounds, bounds[1:])]
-        parts = [f.result() for f in futures]
-        if len(parts) == 1:
-            return parts[0]
-        if all(isinstance(p, torch.Tensor) for p in parts) and len({(p.shape[1:], p.dtype) for p in parts}) == 1:
-            return torch.cat(parts)
-        return [x for p in parts for x in (p if isinstance(p, list) else list(p.unbind(0)))]
+        future = self._executor.submit(_task, key, fn, plan.rest_input, batch, remainder_seeds)
+        return future.result()
 
     def _check_picklable(self, fn: Any) -> None:
         from multiprocessing.reduction import ForkingPickler
