@@ -251,6 +251,7 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)
 	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
+	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-prepare - what travels to the device: photos, libjpeg-turbo, wheels (<= 60 MiB with the tree)

@@ -2,15 +2,23 @@
 "auto" rule picks and what it gives. Fresh process per pass, contenders interleaved, medians, ratios.
 
     python -m benchmarks.bench_worker_modes --root data/imagenet_like/train [--workers 2 4] [--reps 3]
-        [--ab-repo /path/to/previous/checkout]
+        [--ab-repo /path/to/previous/checkout] [--json out.json]
 
 Workloads (batch 32, one epoch of ITEMS samples per pass, worker start-up included):
   tv_train   torchvision.datasets.ImageFolder + the classic v1 train recipe (Pillow, RandomResizedCrop(224),
              RandomHorizontalFlip, ToTensor, Normalize)
+  tv_eval    the same with the v1 eval recipe (Resize(256), CenterCrop(224), ToTensor, Normalize)
   py_map     a map dataset whose __getitem__ is pure-Python CPU work (~2 ms a sample on one core)
   py_iter    an IterableDataset split by worker doing the same Python work per item
+  partial    spdl_torch.datasets.ImageFolder with a partly fused v2 train recipe: RandomResizedCrop(224) and
+             RandomHorizontalFlip fused, RandomPerspective (never fused), ToDtype and Normalize per sample in
+             Python; also run with worker_mode="hybrid" (loader "spdl-hybrid": the remainder in processes)
+  partial_py the same prefix fused, then a user callable doing ~2 ms of pure-Python work per sample, then
+             ToDtype and Normalize per sample (also run as "spdl-hybrid")
   fused      spdl_torch.datasets.ImageFolder with the v2 train recipe, fully fused; also run by the
              ``--ab-repo`` checkout's spdl_torch.DataLoader (A/B: must be unchanged)
+Memory: the peak PSS of the pass's process tree (consumer + workers, ``/proc/<pid>/smaps_rollup``) above the
+consumer's PSS before the loader started, per worker.
 One pass (used by the driver): ``python benchmarks/bench_worker_modes.py --one REPO WORKLOAD LOADER WORKERS ROOT``.
 """
 
@@ -22,10 +30,13 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK_ITERS = 16000  # Python loop iterations per sample (~2 ms of CPU on one core of the machine below)
-ITEMS = 192  # samples per pass (the image workloads: the first ITEMS images of ROOT)
+ITEMS = 512  # samples per pass (the image workloads: the first ITEMS images of ROOT)
+WORKLOADS = ("tv_train", "tv_eval", "py_map", "py_iter", "partial", "partial_py", "fused")
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
 
 def _python_work(i: int) -> int:
@@ -33,6 +44,35 @@ def _python_work(i: int) -> int:
     for k in range(WORK_ITERS):
         acc = (acc * 31 + k) % 1000003
     return acc
+
+
+def python_remainder(image):
+    """A user callable of the partial_py workload: ~2 ms of pure-Python work, the image unchanged."""
+    _python_work(int(image[0, 0, 0]))
+    return image
+
+
+def _tree_pss() -> int:
+    """PSS (bytes) of this process and its children (the workers)."""
+    total = 0
+    me = os.getpid()
+    pids = [me]
+    for tid in os.listdir(f"/proc/{me}/task"):  # children forked by any thread
+        try:
+            with open(f"/proc/{me}/task/{tid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            continue
+    return total
 
 
 def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str) -> dict:
@@ -60,44 +100,63 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
                 yield torch.tensor(_python_work(i))
 
     torch.manual_seed(0)
-    if workload == "tv_train":
+    if workload in ("tv_train", "tv_eval"):
         import torchvision
         from torchvision import transforms as T
 
-        ds = torchvision.datasets.ImageFolder(root, transform=T.Compose([
-            T.RandomResizedCrop(224), T.RandomHorizontalFlip(), T.ToTensor(),
-            T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
-    elif workload == "fused":
+        recipe = ([T.RandomResizedCrop(224), T.RandomHorizontalFlip()] if workload == "tv_train"
+                  else [T.Resize(256), T.CenterCrop(224)])
+        ds = torchvision.datasets.ImageFolder(root, transform=T.Compose([*recipe, T.ToTensor(), T.Normalize(MEAN, STD)]))
+    elif workload in ("fused", "partial", "partial_py"):
         from torchvision.transforms import v2
 
-        ds = spdl_torch.datasets.ImageFolder(root, transform=v2.Compose([
-            v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
-            v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+        sys.path.insert(0, os.path.dirname(HERE))
+        from benchmarks.bench_worker_modes import python_remainder  # importable by name (pickled by reference)
+
+        rest = {"partial": [v2.RandomPerspective(p=0.5)], "partial_py": [v2.Lambda(python_remainder)]}.get(workload, [])
+        ds = spdl_torch.datasets.ImageFolder(root, warn_unfused=False, transform=v2.Compose([
+            v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), *rest,
+            v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]))
     else:
         ds = PyMap() if workload == "py_map" else PyIter()
-    if workload in ("tv_train", "fused"):
+    if workload not in ("py_map", "py_iter"):
         ds = tud.Subset(ds, range(ITEMS))
     DL = tud.DataLoader if loader_name == "torch" else spdl_torch.DataLoader
-    loader = DL(ds, batch_size=32, num_workers=workers, shuffle=workload != "py_iter")
-    mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name == "spdl" else "process")  # older code: threads
+    kw = {"worker_mode": loader_name.split("-")[1]} if loader_name in ("spdl-thread", "spdl-hybrid") else {}
+    loader = DL(ds, batch_size=32, num_workers=workers, shuffle=workload != "py_iter", **kw)
+    mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name != "torch" else "process")  # older: threads
+    base_pss, peak = _tree_pss(), [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.02):
+            peak[0] = max(peak[0], _tree_pss())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     n = 0
     for batch in loader:
         n += len(batch[1] if isinstance(batch, list) else batch)
     dt = time.perf_counter() - t0
+    done.set()
+    sampler.join()
     r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = sum(getattr(b, f) - getattr(a, f) for a, b in ((r0, r1), (c0, c1)) for f in ("ru_utime", "ru_stime"))
     return {"workload": workload, "loader": loader_name, "repo": repo, "workers": workers, "mode": mode,
             "items": n, "items_per_s": n / dt, "cpu_ms_per_item": 1000 * cpu / n,
+            "pss_mb_per_worker": (peak[0] - base_pss) / 2**20 / workers,
             "max_rss_mb": r1.ru_maxrss / 1024, "max_child_rss_mb": c1.ru_maxrss / 1024}
 
 
-def contenders(this_repo: str, ab_repo: str | None) -> list[tuple[str, str, str]]:
+def contenders(this_repo: str, ab_repo: str | None, workloads: tuple[str, ...] = WORKLOADS) -> list[tuple[str, str, str]]:
     """(workload, loader, repo) of every pass."""
     out = []
-    for w in ("tv_train", "py_map", "py_iter", "fused"):
+    for w in workloads:
         out += [(w, "torch", this_repo), (w, "spdl", this_repo)]
+        if w in ("partial", "partial_py"):
+            out.append((w, "spdl-hybrid", this_repo))
         if w == "fused" and ab_repo:
             out.append((w, "spdl-A", ab_repo))
     return out
@@ -105,7 +164,7 @@ def contenders(this_repo: str, ab_repo: str | None) -> list[tuple[str, str, str]
 
 def run_pass(repo: str, workload: str, loader: str, workers: int, root: str) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--one", repo, workload,
-           "torch" if loader == "torch" else "spdl", str(workers), root]
+           "spdl" if loader == "spdl-A" else loader, str(workers), root]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
@@ -122,6 +181,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--ab-repo")
     ap.add_argument("--json")
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     args = ap.parse_args()
     if args.one:
         repo, workload, loader, workers, root = args.one
@@ -131,7 +191,7 @@ def main() -> None:
     results = []
     for rep in range(args.reps):
         for workers in args.workers:
-            runs = contenders(this_repo, args.ab_repo)
+            runs = contenders(this_repo, args.ab_repo, tuple(args.workloads))
             for workload, loader, repo in runs[rep % len(runs):] + runs[:rep % len(runs)]:  # rotate the order
                 r = run_pass(repo, workload, loader, workers, args.root)
                 results.append(r)
@@ -139,20 +199,32 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    print("| workload | workers | spdl mode | torch items/s | spdl items/s | ratio | spdl-A ratio | "
-          "CPU ms/item torch / spdl | max child RSS MB torch / spdl |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for workload in ("tv_train", "py_map", "py_iter", "fused"):
-        for workers in args.workers:
+    print(table(results, args.workers))
+
+
+def table(results: list[dict], workers_list: list[int]) -> str:
+    """The markdown table of medians: items/s, the ratio to torch's loader, CPU and PSS per worker."""
+    lines = ["| workload | workers | rule's choice | torch items/s | spdl items/s | ratio | other contender | "
+             "CPU ms/item torch / spdl | PSS MB per worker torch / spdl |",
+             "|---|---|---|---:|---:|---:|---|---|---|"]
+    for workload in WORKLOADS:
+        for workers in workers_list:
             def med(loader, key="items_per_s"):
                 xs = [r[key] for r in results if (r["workload"], r["workers"], r["loader"]) == (workload, workers, loader)]
                 return statistics.median(xs) if xs else None
-            t, s, a = med("torch"), med("spdl"), med("spdl-A")
+            t, s = med("torch"), med("spdl")
+            if t is None or s is None:
+                continue
             mode = next(r["mode"] for r in results if (r["workload"], r["workers"], r["loader"]) == (workload, workers, "spdl"))
-            print(f"| {workload} | {workers} | {mode} | {t:.0f} | {s:.0f} | {s / t:.2f}x | "
-                  f"{'' if a is None else f'{a / t:.2f}x (this/A {s / a:.2f}x)'} | "
-                  f"{med('torch', 'cpu_ms_per_item'):.2f} / {med('spdl', 'cpu_ms_per_item'):.2f} | "
-                  f"{med('torch', 'max_child_rss_mb'):.0f} / {med('spdl', 'max_child_rss_mb'):.0f} |")
+            other = ""
+            for name in ("spdl-A", "spdl-thread", "spdl-hybrid"):
+                o = med(name)
+                if o is not None:
+                    other = f"{name}: {o:.0f} items/s, {o / t:.2f}x (this / it {s / o:.2f}x)"
+            lines.append(f"| {workload} | {workers} | {mode} | {t:.0f} | {s:.0f} | **{s / t:.2f}x** | {other} | "
+                         f"{med('torch', 'cpu_ms_per_item'):.2f} / {med('spdl', 'cpu_ms_per_item'):.2f} | "
+                         f"{med('torch', 'pss_mb_per_worker'):.0f} / {med('spdl', 'pss_mb_per_worker'):.0f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ per-sample work runs in native code that releases the GIL (e.g. :mod:`spdl_torch
 Modules: ``_loader`` (the class: torch's checks, ``__iter__``, state API), ``_iterator`` (epochs, engine run,
 ``__next__``), ``_map`` / ``_iterable`` (fetching and the request sources), ``_fetch`` (what both share),
 ``_worker`` (worker identity, seeding, RNG isolation), ``_state`` (the saved state), ``_source`` (how requests reach the engine), ``_messages``,
-``_mode`` (threads or processes), ``_process`` (an epoch on torch's worker processes), ``_torch`` (torch's class).
+``_mode`` (threads or processes), ``_process`` (an epoch on torch's worker processes), ``_remainder``
+(``worker_mode="hybrid"``: a Python remainder in worker processes), ``_torch`` (torch's class).
 """
 
 from ._loader import DataLoader

@@ -16,13 +16,14 @@ class EpochFetch:
     """One epoch's fetching. Holds no reference to the consumer's iterator (an abandoned iterator is collected
     while its threads finish). ``workers is None``: ``num_workers=0``, fetches run in the consumer's thread."""
 
-    def __init__(self, loader: Any, workers: WorkerSet | None, epoch: int, base_seed: int, pin: bool) -> None:
+    def __init__(self, loader: Any, workers: WorkerSet | None, epoch: int, base_seed: int, pin: bool,
+                 remainder: Any = None) -> None:
         self.epoch = epoch
         self.workers = workers
         device = getattr(loader, "device", None)
         finish_on_device = device is not None and device.type == "cuda" and getattr(loader, "device_transforms", True)
         self.context = LoaderContext(base_seed=base_seed, epoch=epoch, pin_memory=pin,
-                                     device=device if finish_on_device else None)
+                                     device=device if finish_on_device else None, remainder=remainder)
         self.auto_collation = loader._auto_collation
         self.batch_size = loader.batch_size
         self.collate_fn = loader.collate_fn

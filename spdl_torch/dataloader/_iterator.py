@@ -24,6 +24,7 @@ from ._device import DeviceFeed
 from ._iterable import IterableFetch, WorkerBoundSource
 from ._map import END, MapFetch, draw_first, map_requests
 from ._messages import EMPTY, Exhausted, Failure, Fatal, Request, Result, describe_indices
+from ._remainder import RemainderPool
 from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
@@ -107,6 +108,9 @@ class DataLoaderIter:
         self._index_sampler = loader._index_sampler
         self._pipeline = None
         self._workers: WorkerSet | None = None
+        self._remainder: RemainderPool | None = None  # worker_mode="hybrid": the remainder's processes
+        self._hybrid = loader.resolved_worker_mode == "hybrid"
+        self._mp_context = loader.multiprocessing_context
         self._it: Iterator | None = None
         self._fetch: MapFetch | IterableFetch | None = None
         self._source_ref: SourceRef = SourceRef()
@@ -169,8 +173,10 @@ class DataLoaderIter:
             elif self._workers.base_seed != self._base_seed:  # resumed with persistent workers
                 self._workers.reseed(self._base_seed)
             workers = self._workers
+            if self._hybrid and self._remainder is None:
+                self._remainder = RemainderPool(loader.num_workers, loader.dataset, self._mp_context)
         fetch_cls = IterableFetch if self._is_iterable else MapFetch
-        fetch = self._fetch = fetch_cls(loader, workers, epoch, self._base_seed, self._pin)
+        fetch = self._fetch = fetch_cls(loader, workers, epoch, self._base_seed, self._pin, self._remainder)
         if self._is_iterable and resume is not None:
             self._resume_iterable(fetch, resume)
         n = max(1, self._num_workers)
@@ -388,6 +394,9 @@ class DataLoaderIter:
         pipeline, self._pipeline = getattr(self, "_pipeline", None), None
         if pipeline is not None:
             pipeline.close(wait=wait)
+        pool, self._remainder = getattr(self, "_remainder", None), None
+        if pool is not None:  # after the threads: none of them waits for a batch of the pool any more
+            pool.close(wait=wait)
 
     def shutdown(self, wait: bool = True) -> None:
         self._end_epoch(wait)

@@ -3,6 +3,7 @@ native datasets and torch's worker processes for Python-bound ones (``worker_mod
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 import warnings
@@ -43,6 +44,20 @@ def _check_device(device: Any) -> torch.device | None:
         except RuntimeError as e:
             raise ValueError(str(e)) from None
     return dev
+
+
+def _record_own_arguments(loader: Any, ours: dict[str, Any]) -> None:
+    """PyTorch Lightning re-creates a loader from the keyword arguments that its wrapper of ``__init__`` recorded
+    (``__pl_saved_kwargs``). When our class was defined after Lightning wrapped the ``__init__`` methods (spdl_torch
+    imported inside a hook), only torch's ``__init__`` recorded them, without our own: add those that differ from
+    their defaults, so that the re-created loader keeps them (``worker_mode="process"`` included)."""
+    saved = loader.__dict__.get("__pl_saved_kwargs")
+    if not isinstance(saved, dict):
+        return
+    defaults = {k: p.default for k, p in inspect.signature(DataLoader.__init__).parameters.items()}
+    for name, value in ours.items():
+        if value is not defaults.get(name) and value != defaults.get(name):
+            saved.setdefault(name, value)
 
 
 class DataLoader(TORCH_DATALOADER[T_co]):
@@ -122,17 +137,25 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         dataset_per_worker (bool, keyword-only, beyond torch): ``True`` (default): each worker has its own
             shallow copy of ``dataset``. ``False``: every worker uses ``dataset`` itself (for datasets that must
             be shared, or cannot be copied; threads only).
-        worker_mode (str, keyword-only, beyond torch): where the workers run. ``"auto"`` (default): on threads
-            when the dataset declares that spdl_torch's native ops produce its samples (its
-            ``spdl_native_loading()`` returns true: spdl_torch's datasets with a fully fused transform, also
-            through ``Subset`` / ``ConcatDataset``), or when ``on_error="skip"`` or ``dataset_per_worker=False``
-            asks for threads; otherwise in torch's worker processes, since Python code on threads shares one
-            GIL. ``"thread"``: always threads. ``"process"``: always torch's worker processes (a
-            ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply, each process has its own global
-            RNGs; ``device`` copies in the consumer; :meth:`state_dict` mid-epoch needs a map-style dataset with
-            ``in_order=True``; ``on_error="skip"`` and ``dataset_per_worker=False`` raise ``ValueError``).
-            ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
-            :attr:`resolved_worker_mode` (``"main"``, ``"thread"`` or ``"process"``) say which runs.
+        worker_mode (str, keyword-only, beyond torch): where each part of the loading runs. ``"auto"``
+            (default), one rule: datasets whose samples spdl_torch's native ops produce run on threads, a
+            per-sample Python remainder of their transform included; any other dataset runs in torch's worker
+            processes (Python code on threads shares one GIL). A dataset declares native loading with
+            ``spdl_native_loading()`` (spdl_torch's datasets: a fully fused transform) and a remainder with
+            ``spdl_python_remainder()`` (spdl_torch's image datasets whose transform fuses only partly, e.g. a
+            ``v2.Lambda`` or ``v2.ElasticTransform`` after the fused prefix), also through ``Subset`` /
+            ``ConcatDataset``; ``on_error="skip"`` and ``dataset_per_worker=False`` make the rule pick threads.
+            ``"thread"``: always threads. ``"hybrid"``: threads, and the fused datasets' per-sample remainder in
+            ``num_workers`` processes over shared memory, each sample's remainder with the global RNGs seeded
+            from the sample's own seed (the same tensors for any number of workers; ``multiprocessing_context``
+            is used; a remainder is inherited by forked processes, pickled with spawn); for a remainder whose
+            Python work outweighs the native decode on many cores. ``"process"``: always torch's worker
+            processes (a ``torch.utils.data.DataLoader`` epoch: ``worker_rng`` does not apply, each process has
+            its own global RNGs; ``device`` copies in the consumer; :meth:`state_dict` mid-epoch needs a
+            map-style dataset with ``in_order=True``; ``on_error="skip"`` and ``dataset_per_worker=False`` raise
+            ``ValueError``). ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
+            :attr:`resolved_worker_mode` (``"main"``, ``"thread"``, ``"hybrid"`` or ``"process"``) say which
+            runs where.
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
@@ -215,6 +238,9 @@ class DataLoader(TORCH_DATALOADER[T_co]):
             generator=generator, prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
             pin_memory_device=pin_memory_device, in_order=in_order,
         )
+        _record_own_arguments(self, dict(
+            device=device, transfer_depth=transfer_depth, device_transforms=device_transforms, on_error=on_error,
+            worker_rng=worker_rng, dataset_per_worker=dataset_per_worker, worker_mode=worker_mode))
         if collate_fn is None and self._auto_collation:
             self.collate_fn = _fused_collate
         if on_error == "skip" and (self._is_iterable or not self._auto_collation):
@@ -241,11 +267,12 @@ class DataLoader(TORCH_DATALOADER[T_co]):
     def multiprocessing_context(self, multiprocessing_context) -> None:
         global _warned_mp_context
         TORCH_DATALOADER.multiprocessing_context.fset(self, multiprocessing_context)
-        if multiprocessing_context is not None and not _warned_mp_context and self._on_threads:
+        uses_processes = self.__dict__.get("resolved_worker_mode") in ("process", "hybrid")
+        if multiprocessing_context is not None and not _warned_mp_context and not uses_processes:
             _warned_mp_context = True
             warnings.warn(
                 "spdl_torch.DataLoader loads with threads of this process here, not worker processes: "
-                "multiprocessing_context is ignored (worker_mode='process' uses it).",
+                "multiprocessing_context is ignored (worker_mode='process' and 'hybrid' use it).",
                 UserWarning,
                 stacklevel=3,
             )
@@ -257,7 +284,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
     def __repr__(self) -> str:
         return (f"{type(self).__module__.split('.')[0]}.{type(self).__qualname__}(dataset={type(self.dataset).__name__}, "
                 f"batch_size={self.batch_size}, num_workers={self.num_workers}, "
-                f"{describe_mode(self.resolved_worker_mode, self.worker_mode)})")
+                f"{describe_mode(self.resolved_worker_mode, self.worker_mode, self.num_workers)})")
 
     def check_worker_number_rationality(self) -> None:
         """torch's warning when ``num_workers`` exceeds the CPUs this process may use (threads running native

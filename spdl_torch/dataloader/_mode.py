@@ -1,12 +1,17 @@
-"""Where a :class:`~spdl_torch.DataLoader`'s workers run: threads of this process or torch's worker processes.
+"""Where a :class:`~spdl_torch.DataLoader`'s workers run: threads of this process, threads plus a process pool for
+the Python remainder, or torch's worker processes.
 
-The rule of ``worker_mode="auto"``: a dataset that declares that its samples are produced by spdl_torch's native
-ops (which run without the GIL) loads on threads; any other dataset loads in torch's own worker processes,
-whose Python code does not share one GIL. The declaration is a method of the dataset instance,
-``spdl_native_loading() -> bool`` (spdl_torch's datasets define it: ``True`` when the transform is fused with no
-per-sample Python remainder); ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` of native datasets are native.
-Two options exist only on threads and make ``"auto"`` choose them: ``on_error="skip"`` and
-``dataset_per_worker=False``.
+The rule of ``worker_mode="auto"``: datasets whose samples spdl_torch's native ops produce run on threads, a
+per-sample Python remainder of their transform included; any other dataset runs in torch's own worker processes,
+whose Python code does not share one GIL. The declarations are methods of the dataset instance:
+``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the GIL) and
+``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder that can run elsewhere);
+spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` answer for the
+datasets inside. Why the remainder stays on threads: measured (``benchmarks/bench_worker_modes.py``), the GIL-bound
+remainder on one thread overlaps with the native decode on the others, and threads gave 1.6-2.6x torch's
+DataLoader where sending the remainder to processes (``"hybrid"``, the explicit choice) gave 0.6-1.2x. Two options
+exist only on threads and make ``"auto"`` choose them: ``on_error="skip"`` and ``dataset_per_worker=False``
+(``"hybrid"`` runs on threads: it keeps both).
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from typing import Any
 
 from torch.utils.data import ChainDataset, ConcatDataset, Subset
 
-__all__ = ["WORKER_MODES", "declares_native", "plan_is_native", "resolve_worker_mode"]
+__all__ = ["WORKER_MODES", "declares_native", "declares_remainder", "leaves", "plan_is_native", "resolve_worker_mode"]
 
-WORKER_MODES = ("auto", "thread", "process")
+WORKER_MODES = ("auto", "thread", "hybrid", "process")
 
 
 def plan_is_native(plan: Any) -> bool:
@@ -26,20 +31,48 @@ def plan_is_native(plan: Any) -> bool:
     return plan is not None and getattr(plan, "per_sample", None) is None
 
 
+def _declares(dataset: Any, method: str) -> bool:
+    fn = getattr(dataset, method, None)
+    return bool(fn()) if callable(fn) else False
+
+
+def leaves(dataset: Any) -> list[Any] | None:
+    """The datasets inside ``Subset`` / ``ConcatDataset`` / ``ChainDataset`` (``None``: an empty one)."""
+    if isinstance(dataset, Subset):
+        return leaves(dataset.dataset)
+    if isinstance(dataset, (ConcatDataset, ChainDataset)):
+        out = []
+        for d in dataset.datasets:
+            inner = leaves(d)
+            if inner is None:
+                return None
+            out += inner
+        return out or None
+    return [dataset]
+
+
 def declares_native(dataset: Any) -> bool:
     """Whether ``dataset`` declares native loading (its ``spdl_native_loading()`` returns true; for ``Subset``,
     ``ConcatDataset`` and ``ChainDataset``: every dataset inside does)."""
-    if isinstance(dataset, Subset):
-        return declares_native(dataset.dataset)
-    if isinstance(dataset, (ConcatDataset, ChainDataset)):
-        return len(dataset.datasets) > 0 and all(declares_native(d) for d in dataset.datasets)
-    fn = getattr(dataset, "spdl_native_loading", None)
-    return bool(fn()) if callable(fn) else False
+    inner = leaves(dataset)
+    return inner is not None and all(_declares(d, "spdl_native_loading") for d in inner)
+
+
+def declares_remainder(dataset: Any) -> bool:
+    """Whether ``dataset`` loads natively except a per-sample Python remainder (its ``spdl_python_remainder()``
+    returns true; for ``Subset``, ``ConcatDataset`` and ``ChainDataset``: every dataset inside is native or has
+    such a remainder, and one at least has)."""
+    inner = leaves(dataset)
+    if inner is None:
+        return False
+    remainder = [_declares(d, "spdl_python_remainder") for d in inner]
+    return any(remainder) and all(r or _declares(d, "spdl_native_loading") for d, r in zip(inner, remainder))
 
 
 def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_error: str,
                         dataset_per_worker: bool) -> str:
-    """``"main"`` (``num_workers=0``: loads in the calling thread), ``"thread"`` or ``"process"``.
+    """``"main"`` (``num_workers=0``: loads in the calling thread), ``"thread"``, ``"hybrid"`` (threads, and the
+    datasets' per-sample Python remainder in worker processes) or ``"process"``.
 
     Raises:
         ValueError: ``worker_mode`` is not one of :data:`WORKER_MODES`, or ``"process"`` with an option that only
@@ -57,13 +90,17 @@ def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_err
                              "processes cannot re-fetch a failed batch's samples one by one or share one dataset "
                              "object; use worker_mode='thread'")
         return "process"
-    if worker_mode == "thread" or thread_only or declares_native(dataset):
+    if worker_mode in ("thread", "hybrid"):
+        return worker_mode
+    if thread_only or declares_native(dataset) or declares_remainder(dataset):
         return "thread"
     return "process"
 
 
-def describe_mode(mode: str, requested: str) -> str:
-    """For ``repr(loader)``: where the workers run, and why."""
-    where = {"main": "in the calling thread (num_workers=0)", "thread": "on worker threads",
-             "process": "in torch's worker processes"}[mode]
-    return f"worker_mode={requested!r}: loads {where}"
+def describe_mode(mode: str, requested: str, num_workers: int = 0) -> str:
+    """For ``repr(loader)``: where each part of the loading runs."""
+    where = {"main": "loads in the calling thread (num_workers=0)", "thread": "loads on worker threads",
+             "hybrid": f"decodes natively on {num_workers} worker threads, runs the per-sample Python remainder "
+                       f"in {num_workers} worker processes",
+             "process": "loads in torch's worker processes"}[mode]
+    return f"worker_mode={requested!r}: {where}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import os
 import random
 import sys
 import threading
@@ -78,12 +79,15 @@ class LoaderContext:
     """The iteration of a :class:`~spdl_torch.DataLoader` that is fetching on the calling thread.
     ``pin_memory``: the loader pins its batches (a fused batch is then allocated pinned by the op itself);
     ``device``: the CUDA device the batches go to when device transforms run there (fused datasets then
-    decode uint8 and leave ToDtype/Normalize to the device), else ``None``."""
+    decode uint8 and leave ToDtype/Normalize to the device), else ``None``; ``remainder``: with
+    ``worker_mode="hybrid"``, the pool of processes that runs the fused datasets' per-sample remainder
+    (``_remainder.RemainderPool``), else ``None``."""
 
     base_seed: int
     epoch: int
     pin_memory: bool = False
     device: torch.device | None = None
+    remainder: Any = None
 
 
 def get_worker_info() -> ThreadWorkerInfo | None:
@@ -242,6 +246,36 @@ def copy_dataset(dataset: Any) -> Any:
         ) from e
 
 
+class WorkerThread:
+    """One worker thread seen as torch's iterator's worker processes are: ``join(timeout)``, ``is_alive()``,
+    ``exitcode`` (``None`` while it runs, ``0`` once it ended), ``pid`` (this process), ``name``."""
+
+    def __init__(self, worker_id: int, thread: threading.Thread | None) -> None:
+        self.worker_id, self._thread = worker_id, thread
+
+    @property
+    def name(self) -> str:
+        return "" if self._thread is None else self._thread.name
+
+    @property
+    def pid(self) -> int:
+        return os.getpid()
+
+    def is_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def exitcode(self) -> int | None:
+        return None if self.is_alive() else 0
+
+    def __repr__(self) -> str:
+        return f"WorkerThread(id={self.worker_id}, name={self.name!r}, alive={self.is_alive()})"
+
+
 class WorkerSet:
     """Per-worker state of one pipeline run (one epoch, or every epoch with ``persistent_workers``): worker info,
     dataset copies, RNGs and the result of ``worker_init_fn``. Worker ``k`` is pool thread ``k``."""
@@ -268,6 +302,15 @@ class WorkerSet:
         self._expected_inits = 0
         self._all_initialized = threading.Barrier(1)
         self.changed_global_rng = False
+        self._threads: list[threading.Thread | None] = [None] * num_workers
+
+    def __len__(self) -> int:
+        return self.num_workers
+
+    def __iter__(self) -> Iterator[WorkerThread]:
+        """The workers as :class:`WorkerThread` handles (``join``, ``is_alive``, ``exitcode``), like the worker
+        processes that torch's iterator lists in ``_workers``."""
+        return iter([WorkerThread(k, t) for k, t in enumerate(self._threads)])
 
     def reseed(self, base_seed: int) -> None:
         """A resumed persistent loader: the saved ``base_seed`` replaces the drawn one."""
@@ -292,6 +335,7 @@ class WorkerSet:
     def thread_initializer(self, index: int, epoch: int) -> None:
         """Runs once on pool thread ``index`` before anything else: its worker info, then ``worker_init_fn``."""
         _local.worker_info = self.info(index, epoch)
+        self._threads[index] = threading.current_thread()
         all_initialized = self._all_initialized
         try:
             if self._init_fns[index] is None and self.worker_rng != "per_worker":

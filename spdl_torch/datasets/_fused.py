@@ -62,6 +62,15 @@ class FusedBatchMixin:
             return False
         return self.transform is None or plan_is_native(self.plan)
 
+    def spdl_python_remainder(self) -> bool:
+        """Whether the samples come from spdl_torch's native ops except a per-sample Python remainder of the
+        transform (part fused, the rest per sample): :class:`spdl_torch.DataLoader` then loads on threads
+        (``worker_mode="auto"``), or runs that remainder in worker processes (``worker_mode="hybrid"``)."""
+        if type(self).__getitems__ is not FusedBatchMixin.__getitems__:  # a subclass with its own batch path
+            return False
+        plan = self.plan if getattr(self, "_fusable", True) else None
+        return self.transform is not None and plan is not None and plan.per_sample is not None
+
     def _seed_and_epoch(self) -> tuple[int, int]:
         """(base seed, epoch) of the per-sample random streams. In a ``spdl_torch.DataLoader`` fetch: the
         iterator's own epoch, and its ``base_seed`` (drawn from the loader's ``generator``) unless ``seed`` was
@@ -210,9 +219,18 @@ class FusedBatchMixin:
         from ..dataloader import loader_context
 
         ctx = loader_context()  # pinned output, and ToDtype/Normalize left to the device, for the loader's copy
+        pool = None if ctx is None or self.plan.per_sample is None else ctx.remainder
         try:
-            images = run_plan(self.plan, datas, seeds, max_pixels=self._max_pixels(),
-                              pin_memory=ctx is not None and ctx.pin_memory, device=None if ctx is None else ctx.device)
+            if pool is not None:  # the per-sample remainder in the loader's worker processes
+                from ..dataloader._remainder import remainder_seed
+
+                base, epoch = self._seed_and_epoch()
+                images = pool.run(self.plan, datas, seeds, [remainder_seed(base, epoch, i) for i in indices],
+                                  max_pixels=self._max_pixels())
+            else:
+                images = run_plan(self.plan, datas, seeds, max_pixels=self._max_pixels(),
+                                  pin_memory=ctx is not None and ctx.pin_memory,
+                                  device=None if ctx is None else ctx.device)
         except DecodeError as e:
             raise name_sample(e, paths) from None
         if isinstance(images, torch.Tensor):

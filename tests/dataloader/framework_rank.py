@@ -1,11 +1,12 @@
 """One rank of the framework tests (test_frameworks.py), started twice by ``torchrun --nproc-per-node 2``.
 
-    torchrun --standalone --nproc-per-node 2 framework_rank.py {lightning|accelerate} {torch|spdl} OUT_DIR
+    torchrun --standalone --nproc-per-node 2 framework_rank.py {lightning|accelerate} {torch|spdl|spdl-process} OUT_DIR
 
 Trains (Lightning: ``Trainer(strategy="ddp", accelerator="cpu", devices=2)``, gloo) or iterates (Accelerate:
 ``Accelerator(cpu=True).prepare(loader)``) one epoch over a 16-sample dataset with ``num_workers=2`` and writes
-``OUT_DIR/rank<r>.json``: the sample indices this rank saw, the names of the threads that loaded them, and the
-class of the loader the framework iterated.
+``OUT_DIR/rank<r>.json``: the sample indices this rank saw, the names of the threads that loaded them, the ids of
+the processes that loaded them, and the class of the loader the framework iterated. ``spdl-process``: ours with
+``worker_mode="process"`` (torch's worker processes).
 """
 
 import json
@@ -26,7 +27,7 @@ class Indexed(tud.Dataset):
         return N
 
     def __getitem__(self, i):
-        return torch.tensor([float(i)]), i, threading.current_thread().name
+        return torch.tensor([float(i)]), i, f"{threading.current_thread().name}@{os.getpid()}"
 
     def spdl_native_loading(self):
         """Stands for a native spdl_torch dataset: worker_mode="auto" loads it on threads, also in the loader a
@@ -37,8 +38,10 @@ class Indexed(tud.Dataset):
 def make_loader(which):
     import spdl_torch
 
-    DL = spdl_torch.DataLoader if which == "spdl" else tud.DataLoader
-    return DL(Indexed(), batch_size=2, num_workers=2)
+    if which == "torch":
+        return tud.DataLoader(Indexed(), batch_size=2, num_workers=2)
+    kw = {"worker_mode": "process"} if which == "spdl-process" else {}
+    return spdl_torch.DataLoader(Indexed(), batch_size=2, num_workers=2, **kw)
 
 
 def _is_spdl(loader):
@@ -50,7 +53,9 @@ def _is_spdl(loader):
 
 def write(out_dir, rank, seen, threads, loader):
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
-        json.dump({"rank": rank, "seen": seen, "threads": sorted(threads),
+        json.dump({"rank": rank, "seen": seen, "threads": sorted({t.split("@")[0] for t in threads}),
+                   "pids": sorted({int(t.split("@")[1]) for t in threads}), "pid": os.getpid(),
+                   "mode": getattr(getattr(loader, "base_dataloader", loader), "resolved_worker_mode", None),
                    "loader": f"{type(loader).__module__}.{type(loader).__qualname__}",
                    "is_spdl": _is_spdl(loader),
                    "sampler": type(getattr(loader, "sampler", None)).__name__}, f)
@@ -91,7 +96,7 @@ def run_accelerate(which, out_dir):
     acc = Accelerator(cpu=True)
     loader = make_loader(which)
     prepared = acc.prepare(loader)
-    if which == "spdl":  # prepare() rebuilt it over torch's DataLoader (processes): put ours back inside
+    if which != "torch":  # prepare() rebuilt it over torch's DataLoader: put ours back inside
         import spdl_torch
 
         prepared = spdl_torch.distributed.keep_threads(prepared, like=loader)

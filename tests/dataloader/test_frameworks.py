@@ -49,10 +49,13 @@ def _framework(name):
     pytest.importorskip({"lightning": "pytorch_lightning", "accelerate": "accelerate"}[name])
 
 
-@pytest.mark.parametrize("which", [
-    "torch",
-    "spdl",
-])
+def _assert_processes(ranks):
+    """``worker_mode="process"`` kept in the loader the framework built: loaded in worker processes."""
+    assert all(r["is_spdl"] and r["mode"] == "process" for r in ranks), ranks
+    assert all(r["threads"] == ["MainThread"] and r["pid"] not in r["pids"] for r in ranks), ranks
+
+
+@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process"])
 def test_lightning_ddp_two_ranks_see_disjoint_halves(which, tmp_path):
     _framework("lightning")
     ranks = _run_two_ranks("lightning", which, tmp_path)
@@ -61,12 +64,11 @@ def test_lightning_ddp_two_ranks_see_disjoint_halves(which, tmp_path):
     if which == "spdl":  # Lightning re-creates the loader with its own class: still ours, on threads
         assert all(r["is_spdl"] for r in ranks), ranks
         assert all(t.startswith(OUR_THREAD_PREFIX) for r in ranks for t in r["threads"]), ranks
+    if which == "spdl-process":
+        _assert_processes(ranks)
 
 
-@pytest.mark.parametrize("which", [
-    "torch",
-    "spdl",
-])
+@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process"])
 def test_accelerate_prepare_two_ranks_shard(which, tmp_path):
     _framework("accelerate")
     ranks = _run_two_ranks("accelerate", which, tmp_path)
@@ -76,3 +78,5 @@ def test_accelerate_prepare_two_ranks_shard(which, tmp_path):
     if which == "spdl":
         assert all(r["is_spdl"] for r in ranks), ranks
         assert all(t.startswith(OUR_THREAD_PREFIX) for r in ranks for t in r["threads"]), ranks
+    if which == "spdl-process":  # keep_threads(like=loader) keeps worker_mode="process"
+        _assert_processes(ranks)

@@ -7,8 +7,9 @@ Sizes are smaller than torch's (40 samples, 2-3 workers) so that the file runs i
 
 The plain Python datasets of these tests load, by default (``worker_mode="auto"``), in torch's worker processes
 (see ``test_worker_mode.py``), so torch's own cases hold for ours as written. A few of them inspect facts only
-worker processes have: ``test_get_worker_info`` (each worker's pid, ``it._workers``) and
-``test_iterable_style_dataset_workers`` (the workers' ``is_alive`` / ``join`` / ``exitcode``). Tests that pass
+worker processes have: ``test_get_worker_info`` (each worker's pid, ``it._workers``); ``it._workers`` of thread
+mode lists handles of the worker threads with ``is_alive`` / ``join`` / ``exitcode``, so
+``test_iterable_style_dataset_workers`` and ``test_partial_workers`` also run on threads. Tests that pass
 spdl_torch's own arguments (``worker_rng``, thread names) are about thread mode.
 """
 
@@ -27,7 +28,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from .parity import TORCH, Counting, both, collect, ints
+from .parity import OURS, TORCH, Counting, ThreadLoader, both, collect, ints
 
 N = 40
 DATA = torch.randn(N, 2, 3, generator=torch.Generator().manual_seed(0))
@@ -930,10 +931,13 @@ class ShardedRange(tud.IterableDataset):
         return iter(range(info.id, 20, info.num_workers))
 
 
-@both()
+WORKER_LOADERS = pytest.mark.parametrize("DL", [TORCH, OURS, ThreadLoader], ids=["torch", "spdl", "spdl-thread"])
+
+
+@WORKER_LOADERS
 def test_iterable_style_dataset_workers(DL):
-    """torch's test_iterable_style_dataset / test_partial_workers: the iterator's ``_workers`` are processes
-    that can be iterated, joined and ended."""
+    """torch's test_iterable_style_dataset: the iterator's ``_workers`` (processes; on threads, handles of the
+    worker threads) can be iterated, joined and have ended once the epoch is over."""
     it = iter(DL(ShardedRange(), batch_size=None, num_workers=2))
     workers = it._workers
     assert len(workers) == 2 and all(w.is_alive() for w in workers)
@@ -943,11 +947,29 @@ def test_iterable_style_dataset_workers(DL):
         assert not w.is_alive() and w.exitcode == 0
 
 
+@EXCESSIVE
+@WORKER_LOADERS
+def test_partial_workers(DL):
+    """torch's test_partial_workers: an iterator left after 10 of its 20 batches and deleted ends its workers."""
+    it = iter(DL(TENSORS, batch_size=2, num_workers=4))
+    workers = list(it._workers)
+    assert len(workers) == 4 and all(w.is_alive() for w in workers)
+    for i, _ in enumerate(it):
+        if i == 10:
+            break
+    assert i == 10
+    del it
+    gc.collect()
+    for w in workers:
+        w.join(timeout=20)
+        assert not w.is_alive()
+
+
 # Not ported (about processes themselves, or not about the loader):
 #   test_fd_limit_exceeded, test_early_exit (open files / exit of worker processes, fork context);
 #   test_segfault, test_no_segfault, TestConvAfterFork (a worker process killed by a signal, fork);
 #   test_large_sampler_indices (the index queues between processes blocking);
-#   test_proper_exit, test_partial_workers' process join (process exit codes; threads: test_lifecycle.py);
+#   test_proper_exit (process exit codes; threads: test_lifecycle.py);
 #   test_multiprocessing_contexts, test_multiprocessing_iterdatapipe(_with_dill),
 #   IntegrationTestDataLoaderDataPipe (start methods, pickling, DataPipes under spawn);
 #   test_numpy_gen_state (torch's internal _generate_state), test_invalid_ctor_args_combinations and

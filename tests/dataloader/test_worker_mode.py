@@ -1,5 +1,6 @@
 """Where the workers run (``worker_mode``): the ``"auto"`` rule (threads for datasets that declare native loading,
-torch's worker processes for any other), what process mode keeps of our loader, and patching torch's name."""
+a per-sample Python remainder included -- ``worker_mode="hybrid"`` sends it to processes: ``test_hybrid_mode.py``
+--, torch's worker processes for any other), what process mode keeps of our loader, and patching torch's name."""
 
 import json
 import os
@@ -129,7 +130,8 @@ def test_auto_runs_python_datasets_in_processes_and_native_ones_on_threads(photo
     assert partly.plan is not None and partly.plan.per_sample is not None and not partly.spdl_native_loading()
     assert _mode(fused) == "thread"
     assert _mode(ImageFolder(photo_root)) == "thread"  # no transform: decoded natively
-    assert _mode(partly) == "process"  # a per-sample Python remainder
+    assert _mode(partly) == "thread"  # a per-sample Python remainder too (measured faster than processes)
+    assert _mode(partly, worker_mode="hybrid") == "hybrid"
     assert _mode(ImageFolder(photo_root, transform=FUSED, loader=lambda p: p)) == "process"  # a custom loader
     assert _mode(tud.Subset(fused, [0, 1])) == "thread"
     assert _mode(tud.ConcatDataset([fused, fused])) == "thread"
@@ -260,3 +262,20 @@ def test_multiprocessing_context_is_used_without_a_warning_in_process_mode():
         warnings.simplefilter("error")
         loader = DataLoader(Squares(), batch_size=5, num_workers=2, multiprocessing_context="fork")
         assert [b.tolist() for b in loader] == [[0, 1, 4, 9, 16], [25, 36, 49, 64, 81]]
+
+
+@pytest.mark.parametrize("mode", ["thread", "hybrid", "process"])
+def test_device_cuda_in_every_mode(mode):
+    """``device="cuda"``: batches on the device equal to the CPU ones with CUDA; without it a ValueError that
+    says so, whatever the worker mode."""
+    data = [torch.full((2,), float(i)) for i in range(6)]
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            DataLoader(data, batch_size=2, num_workers=2, device="cuda", worker_mode=mode)
+        return
+    loader = DataLoader(data, batch_size=2, num_workers=2, device="cuda", worker_mode=mode)
+    assert loader.resolved_worker_mode == mode
+    out = list(loader)
+    assert all(b.is_cuda for b in out)
+    expected = list(DataLoader(data, batch_size=2))
+    assert len(out) == len(expected) == 3 and all(torch.equal(a.cpu(), b) for a, b in zip(out, expected))
