@@ -12,10 +12,11 @@ import spdl_torch
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
 meta = audio_metadata("speech.flac")            # sample_rate, num_channels, duration_seconds, codec, ...
-wav = decode_audio("speech.mp3", sample_rate=16000, num_channels=1)            # float32 Tensor[1, N]
-clip = decode_audio(open("a.ogg", "rb").read(), start=1.0, stop=3.5)          # a window, in seconds
+wav = decode_audio("speech.mp3", sample_rate=16000, num_channels=1)   # wav.data: float32 Tensor[1, N]
+clip = decode_audio(open("a.ogg", "rb").read(), start_seconds=1.0, stop_seconds=3.5)   # a window, in seconds
+clip.sample_rate, clip.pts_seconds                                    # the stream's rate (Hz), 1.0
 b = decode_audio_batch(paths, sample_rate=16000, num_channels=1, duration=4.0, seeds=seeds)
-b.samples, b.lengths                                                           # [B, 1, 64000], int64 [B]
+b.data, b.lengths                                                           # [B, 1, 64000], int64 [B]
 
 ds = spdl_torch.datasets.AudioDataset(paths, labels, sample_rate=16000, num_channels=1, duration=4.0,
                                       random_crop=True)
@@ -25,5 +26,6 @@ for samples, lengths, labels in spdl_torch.DataLoader(ds, batch_size=32, num_wor
 # --- what the comments promise ---
 import torch
 
-print(wav.shape, b.samples.shape, b.lengths)
-assert wav.shape[0] == 1 and b.samples.shape == (3, 1, 64000) and b.lengths.dtype == torch.int64
+print(wav.data.shape, wav.sample_rate, clip.pts_seconds, b.data.shape, b.lengths)
+assert wav.data.shape[0] == 1 and wav.sample_rate == 16000 and clip.pts_seconds == 1.0
+assert b.data.shape == (3, 1, 64000) and b.lengths.dtype == torch.int64

@@ -30,7 +30,7 @@ mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 loader = spdl_torch.DataLoader(ImageFolder(root, transform=v2.Compose([v2.RandomResizedCrop(224),
     v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])),
     batch_size=256, num_workers=4, device="cuda", transfer_depth=2)   # float32 batches on the GPU
-batch = spdl_torch.io.decode_images(paths, height=224, width=224, resize_shorter=256, device="cuda")  # nvJPEG
+batch = spdl_torch.io.decode_images(paths, height=224, width=224, resize_shorter=256, device="cuda").data  # nvJPEG
 stream = spdl_torch.cuda.to_device(pipeline, "cuda", depth=2)         # the transfer as a pipeline stage
 
 # --- what the comments promise ---

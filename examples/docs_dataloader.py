@@ -28,6 +28,8 @@ class MyDataset(torch.utils.data.Dataset):
         return True
 
 print(loader.resolved_worker_mode)    # "thread" for the fused ImageFolder above
+hybrid = spdl_torch.DataLoader(dataset, batch_size=32, num_workers=4, worker_mode="hybrid")
+print(hybrid)                         # ... worker_mode='hybrid': decodes natively on 4 worker threads, runs ...
 
 assert loader.resolved_worker_mode == "thread" and MyDataset().spdl_native_loading()
 

@@ -14,7 +14,7 @@ from torchvision.transforms import v2
 img = spdl_torch.io.decode_image("cat.jpg")                   # RGB, EXIF orientation applied
 gray = spdl_torch.io.decode_image(open("a.png", "rb").read(), mode="GRAY")
 
-# A batch in one native call: decode, resize 256, center crop 224 -> uint8 Tensor[2, 3, 224, 224]
+# A batch in one native call: decode, resize 256, center crop 224 -> batch.data: uint8 Tensor[2, 3, 224, 224]
 batch = spdl_torch.io.decode_images(["cat.jpg", "a.png"], height=224, width=224, resize_shorter=256)
 
 # A dataset whose transform fuses into that call
@@ -24,5 +24,5 @@ ds = spdl_torch.datasets.ImageFolder("data/imagenet_like/train", transform=v2.Co
 print(ds)                                                      # the fused plan and the remainder
 
 # --- what the comments promise (cat.jpg here is 400x300) ---
-print(img.shape, gray.shape, batch.shape)
-assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.shape == (2, 3, 224, 224)
+print(img.shape, gray.shape, batch.data.shape)
+assert img.shape == (3, 300, 400) and gray.shape == (1, 300, 400) and batch.data.shape == (2, 3, 224, 224)
