@@ -83,7 +83,7 @@ def _synthetic(variant: str) -> list[torch.Tensor]:
 def test_synthetic_layouts_partial_equals_full(variant, name):
     data = _synthetic(variant)
     # train: different crops and flips per repetition; eval and resize draw nothing, one pass says it all
-    for rep in range(4 if CONFIGS[name]["mode"] == "train" else 1):
+    for rep in range(4 if CONFIGS[name]["geometry"] == "train" else 1):
         _assert_partial_equals_full(data, CONFIGS[name], seed0=100 * rep)
 
 
