@@ -139,6 +139,18 @@ def test_affine_matches_torchvision(case, fill, interp, size):
     mode = InterpolationMode.BILINEAR if interp else InterpolationMode.NEAREST
     want = F.affine(img, angle=angle, translate=list(translate), scale=1.0, shear=list(shear), interpolation=mode,
                     fill=fill)
+    if interp == 0 and angle % 180 == 90 and (size[0] - size[1]) % 2 and translate == (0, 0) and shear == (0, 0):
+        # A quarter turn of an odd-by-even image about its centre puts every source coordinate on a .5 tie.
+        # Which neighbour torchvision takes then rests on float32 rounding in its grid (it differs between CPUs:
+        # AVX-512 and AVX2 machines give different pictures); ours is round half to even on exact coordinates.
+        # Each pixel must be one of the tie's candidates: torchvision's answers with the ties broken either way.
+        candidates = [F.affine(img, angle=angle, translate=[dx, dy], scale=1.0, shear=[0.0, 0.0],
+                               interpolation=mode, fill=fill) for dx in (-1e-3, 1e-3) for dy in (-1e-3, 1e-3)]
+        hit = torch.zeros(size, dtype=torch.bool)
+        for c in candidates:
+            hit |= (got == c).all(dim=0)
+        assert bool(hit.all()), f"affine {case} fill={fill} {size}: {int((~hit).sum())} pixels are no tie candidate"
+        return
     _assert_close(got, want, f"affine {case} fill={fill} interp={interp} {size}")
 
 
