@@ -13,6 +13,8 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
+constexpr size_t kKeepBytes = size_t(16) << 20;  // a larger source copy is released after use
+
 double radians(double deg) { return deg * kPi / 180.0; }
 
 }  // namespace
@@ -100,6 +102,7 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
       }
     }
   }
+  if (src.capacity() > kKeepBytes) std::vector<uint8_t>().swap(src);
 }
 
 }  // namespace spdl_torch::core::augment
