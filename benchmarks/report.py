@@ -159,9 +159,12 @@ def _recipe_table(results: dict) -> list[str]:
         ips = [get(by_c, c, "images_per_s") for c in (RECIPE_REF, RECIPE_OURS, RECIPE_DALI)]
         cpu = [get(by_c, c, "cpu_s_per_image", 1e3) for c in (RECIPE_REF, RECIPE_OURS, RECIPE_DALI)]
         fused = by_c.get(RECIPE_OURS, {}).get("recipe_fused") or "-"
+        def x(v):
+            return "-" if v is None else f"{v:.2f}x"
+
         lines.append(f"| {w.removeprefix('recipe_')} | {fused} | {' / '.join(_f(v, '.0f') for v in ips)} "
-                     f"| {_f(_ratio(ips[1], ips[0]), '.2f')}x | {' / '.join(_f(v, '.2f') for v in cpu)} "
-                     f"| {_f(_ratio(cpu[1], cpu[0]), '.2f')}x | {_f(_ratio(ips[1], ips[2]), '.2f')}x |")
+                     f"| {x(_ratio(ips[1], ips[0]))} | {' / '.join(_f(v, '.2f') for v in cpu)} "
+                     f"| {x(_ratio(cpu[1], cpu[0]))} | {x(_ratio(ips[1], ips[2]))} |")
     return lines
 
 
@@ -211,7 +214,8 @@ def markdown(results: dict) -> str:
             lines += ["", f"Bound: {b['bound_images_per_s_1thread']:.0f} images/s on 1 thread (x {cfg['workers']} = "
                           f"{b['images_per_s']:.0f}); the same loop with the native pool at {cfg['workers']} threads "
                           f"gave {b['bound_images_per_s_pool']:.0f} images/s (what the cores gave at that load)."]
-    lines += ["", "Targets (spdl_torch), images/s and resources:", "",
+    general = any(not any(t.get("recipe") for t in rows) for rows in results["targets"].values())
+    lines += [] if not general else ["", "Targets (spdl_torch), images/s and resources:", "",
               "| workload | " + " | ".join(t[1] for t in TARGETS) + " |",
               "|---|" + "---:|" * len(TARGETS)]
     table2 = ["", "The images/s targets normalized by CPU time (images per CPU second; steadier under load):", "",
@@ -232,7 +236,7 @@ def markdown(results: dict) -> str:
                 mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
                 cells.append(f"{_f(t['value'], '.2f')} ({t['target']}){mark}")
             table.append(f"| {w} | " + " | ".join(cells) + " |")
-    lines += table2
+    lines += table2 if general else []
     if len(table3) > 5:
         lines += table3
     peer_rows = [(w, t) for w, rows in results["targets"].items() for t in rows if t.get("peer")]
