@@ -11,12 +11,6 @@
 namespace spdl_torch::core::augment {
 namespace {
 
-// std::min(std::max(v, 0), 1) as plain selects (NaN passes through, as there).
-inline float clamp01(float v) {
-  const float c = v < 0.0f ? 0.0f : v;  // one select per statement: GCC vectorises these, not nested ones
-  return 1.0f < c ? 1.0f : c;
-}
-
 inline uint8_t clamp_trunc(float v) { return uint8_t(std::min(std::max(v, 0.0f), 255.0f)); }
 
 // r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114) (ATen's add with alpha: a fused multiply-add).
@@ -109,7 +103,7 @@ void adjust_hue(const RgbImage& img, float hue_factor) {
   const float sixth = float(1.0 / 6.0);
   const int64_t w = img.width;
   std::vector<float> rgb(size_t(3 * w));
-  std::vector<int32_t> out(size_t(3 * w));  // planar results, then interleaved
+  std::vector<uint8_t> out(size_t(3 * w));
   for (int64_t y = 0; y < img.height; ++y) {
     uint8_t* row = img.data + y * w * 3;
     split_row(row, w, rgb.data());
@@ -117,57 +111,44 @@ void adjust_hue(const RgbImage& img, float hue_factor) {
     for (int64_t x = 0; x < w; ++x) {
       const float r = pr[x] * inv255, g = pg[x] * inv255, b = pb[x] * inv255;
       // _rgb_to_hsv
-      const float max_gb = g < b ? b : g, min_gb = b < g ? b : g;  // std::max / std::min, as selects
-      const float maxc = r < max_gb ? max_gb : r, minc = min_gb < r ? min_gb : r;
+      const float maxc = std::max(r, std::max(g, b)), minc = std::min(r, std::min(g, b));
       const bool eqc = maxc == minc;
       const float range = maxc - minc;
       const float s = range / (eqc ? 1.0f : maxc);
       const float div = eqc ? 1.0f : range;
       const float rc = (maxc - r) / div, gc = (maxc - g) / div, bc = (maxc - b) / div;
-      const bool max_is_r = maxc == r, max_is_g = maxc == g;  // (bitwise & | below: no branches)
-      // (each value computed, then selected: GCC does not if-convert arithmetic under a condition)
-      const float hg_v = (rc + 2.0f) - bc, hr_v = bc - gc, hb_v = (gc + 4.0f) - rc;
-      const float hg = (max_is_g & !max_is_r) ? hg_v : 0.0f;
-      const float hr = max_is_r ? hr_v : 0.0f;
-      const float hb = (!max_is_r & !max_is_g) ? hb_v : 0.0f;
+      const bool max_is_r = maxc == r, max_is_g = maxc == g;
+      const float hg = (max_is_g && !max_is_r) ? (rc + 2.0f) - bc : 0.0f;
+      const float hr = max_is_r ? bc - gc : 0.0f;
+      const float hb = (!max_is_r && !max_is_g) ? (gc + 4.0f) - rc : 0.0f;
       // fmod(., 1) of a value in [5/6, 11/6]: minus its (exact) whole part
       float h = (hr + hg + hb) * sixth + 1.0f;
       h = h - float(int32_t(h));
       // h.add_(hue_factor).remainder_(1.0): fmod (h in [-0.5, 1.5], truncation toward zero), + 1 if negative
       h = h + hue_factor;
       h = h - float(int32_t(h));
-      h = h + (h < 0 ? 1.0f : 0.0f);  // (a -0 becomes +0: the same pixels)
+      h = h < 0 ? h + 1.0f : h;
       // _hsv_to_rgb
       const float v = maxc;
       const float h6 = h * 6.0f;
       const float fi = floor_nonneg(h6);
       const float f = h6 - fi;
       int32_t sector = int32_t(fi);
-      sector -= 6 * int32_t(sector >= 6);
+      sector = sector >= 6 ? sector - 6 : sector;
       const float sxf = s * f;
       const float one_minus_s = 1.0f - s;
-      const float q = clamp01((1.0f - sxf) * v);
-      const float t = clamp01((sxf + one_minus_s) * v);
-      const float p = clamp01(one_minus_s * v);
+      const float q = std::min(std::max((1.0f - sxf) * v, 0.0f), 1.0f);
+      const float t = std::min(std::max((sxf + one_minus_s) * v, 0.0f), 1.0f);
+      const float p = std::min(std::max(one_minus_s * v, 0.0f), 1.0f);
       // sector 0: v t p, 1: q v p, 2: p v t, 3: p q v, 4: t p v, 5: v p q
-      float ro = sector == 4 ? t : p;
-      ro = sector == 1 ? q : ro;
-      ro = ((sector == 0) | (sector == 5)) ? v : ro;
-      float go = sector == 3 ? q : p;
-      go = ((sector == 1) | (sector == 2)) ? v : go;
-      go = sector == 0 ? t : go;
-      float bo = sector == 5 ? q : v;
-      bo = sector == 2 ? t : bo;
-      bo = ((sector == 0) | (sector == 1)) ? p : bo;
-      out[size_t(x)] = int32_t(ro * to_u8);
-      out[size_t(w + x)] = int32_t(go * to_u8);
-      out[size_t(2 * w + x)] = int32_t(bo * to_u8);
+      const float ro = (sector == 0 || sector == 5) ? v : sector == 1 ? q : sector == 4 ? t : p;
+      const float go = sector == 0 ? t : (sector == 1 || sector == 2) ? v : sector == 3 ? q : p;
+      const float bo = (sector == 0 || sector == 1) ? p : sector == 2 ? t : sector == 5 ? q : v;
+      out[size_t(3 * x)] = uint8_t(int32_t(ro * to_u8));
+      out[size_t(3 * x + 1)] = uint8_t(int32_t(go * to_u8));
+      out[size_t(3 * x + 2)] = uint8_t(int32_t(bo * to_u8));
     }
-    for (int64_t x = 0; x < w; ++x) {
-      row[3 * x] = uint8_t(out[size_t(x)]);
-      row[3 * x + 1] = uint8_t(out[size_t(w + x)]);
-      row[3 * x + 2] = uint8_t(out[size_t(2 * w + x)]);
-    }
+    std::copy(out.begin(), out.end(), row);
   }
 }
 
