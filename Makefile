@@ -142,7 +142,7 @@ SAN_CXX      ?= g++
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: test-sanitize fuzz fuzz-build fuzz-shards soak
+.PHONY: test-sanitize fuzz fuzz-build fuzz-shards soak bench-augment-kernels
 
 # Corpus location (fetched on first use by tests/media.py; empty when the corpus is not available).
 CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
@@ -231,14 +231,16 @@ soak: build
 	$(PY) benchmarks/soak.py --root $(DATA_DIR)/train --epochs 20
 
 # ---- Benchmarks (see benchmarks/README.md); not part of `make test` -------------------------------------------
-#   make bench                        - every contender and workload, 3 interleaved repetitions (~6 min)
+#   make bench                        - every contender and workload, 3 interleaved repetitions (the recipe
+#                                       workloads included: ~20 min; BENCH_ARGS=--workloads=recipes: those only)
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
+#   make bench-augment-kernels        - the augmentation kernels alone, microseconds per image
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for
-# the video/audio benchmarks)
+# the video/audio benchmarks; timm for its recipes)
 # go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
 # numpy stay as they are (pip gets them as constraints).
 BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av \
-               soundfile==0.13.1 soxr==1.0.0
+               soundfile==0.13.1 soxr==1.0.0 timm==1.0.31
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 
@@ -246,6 +248,14 @@ $(STAMPS)/bench-deps: $(STAMPS)/venv Makefile
 	$(PY) -m pip freeze | grep -iE '^(torch|torchvision|numpy)==' > $(STAMPS)/bench-constraints.txt
 	$(PY) -m pip install -q -c $(STAMPS)/bench-constraints.txt $(BENCH_PKGS)
 	@touch $@
+
+# The augmentation kernels alone (no decode, no resample), microseconds per image at 176 and 224 px.
+AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp color.cpp histogram.cpp filter.cpp program.cpp)
+bench-augment-kernels:
+	@mkdir -p build
+	$(CXX) -std=c++20 -O3 -ffp-contract=off -Wall -Wextra -Icsrc -o build/augment_kernels \
+	  benchmarks/native/augment_kernels.cc $(AUGMENT_KERNELS)
+	build/augment_kernels 176 224
 
 bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)

@@ -42,6 +42,9 @@ Contenders:
    ``read_file``) on whole batches in a loop in one thread, with the native pool set to one thread;
    ``images/s x cores`` is the decode bound for ``cores`` threads with perfect scaling.
 6-7. The peers of ``benchmarks/peers.py``: NVIDIA DALI's CPU pipeline and torchcodec + v2.
+R. The "recipes" workloads (training recipes with augmentation, ``benchmarks/recipes.py``) have their own three
+   contenders: torch DataLoader + torchvision ImageFolder, spdl_torch's ImageFolder + DataLoader, DALI CPU +
+   ``auto_aug``; they run those workloads only, and the others run none of the recipe workloads.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
 CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "spdl_torch_v1", "spdl_torch_crop",
-              "spdl_torch_jitter", "torch_tvio_jitter", "bound", "dali_cpu", "torch_codec")
+              "spdl_torch_jitter", "torch_tvio_jitter", "bound", "dali_cpu", "torch_codec",
+              "torch_recipe", "spdl_torch_recipe", "dali_recipe")
 JITTER = (0.4, 0.4, 0.4)
 LABELS = {
     "torch_pil": "1 torch DataLoader + Pillow + transforms",
@@ -76,10 +80,14 @@ LABELS = {
     "dali_cpu": "6 NVIDIA DALI, CPU pipeline",
     "torch_codec": "7 torch DataLoader + torchcodec + v2",
     "bound": "5 bound: decode_images, 1 thread x cores",
+    "torch_recipe": "R1 torch DataLoader + torchvision ImageFolder + recipe",
+    "spdl_torch_recipe": "R2 spdl_torch ImageFolder + DataLoader, same recipe",
+    "dali_recipe": "R3 NVIDIA DALI CPU + auto_aug",
 }
 SHORT = {"torch_pil": "torch+PIL", "torch_tvio": "torch+tvio", "spdl08": "spdl 0.8", "spdl_torch": "spdl_torch",
          "spdl_torch_v1": "spdl_torch v1", "spdl_torch_crop": "spdl_t crop", "spdl_torch_jitter": "spdl_t jitter",
-         "torch_tvio_jitter": "tvio jitter", "bound": "bound", "dali_cpu": "DALI CPU", "torch_codec": "torchcodec"}
+         "torch_tvio_jitter": "tvio jitter", "bound": "bound", "dali_cpu": "DALI CPU", "torch_codec": "torchcodec",
+         "torch_recipe": "torch recipe", "spdl_torch_recipe": "spdl_t recipe", "dali_recipe": "DALI auto_aug"}
 
 
 def spdl_available() -> bool:
@@ -95,9 +103,31 @@ def needs_spdl(contender: str) -> bool:
     return contender == "spdl08"
 
 
+def is_recipe(name: str) -> bool:
+    """Whether a contender or a workload mode belongs to the recipes (``benchmarks/recipes.py``)."""
+    from benchmarks.recipes import RECIPE_CONTENDERS
+
+    return name in RECIPE_CONTENDERS or name.startswith("recipe:")
+
+
+def applies(contender: str, mode: str) -> str | None:
+    """Why ``contender`` does not run a workload of ``mode`` (``eval``, ``train``, ``recipe:<name>``), or None."""
+    if is_recipe(contender) != is_recipe(mode):
+        return "recipe contenders run the recipe workloads only"
+    if is_recipe(mode):
+        from benchmarks.recipes import applies as recipe_applies
+
+        return recipe_applies(contender, mode.split(":", 1)[1])
+    return None
+
+
 def unavailable(contender: str) -> str | None:
     """Why ``contender`` cannot run here (a benchmark-only package is missing), or None."""
     from benchmarks import peers
+    from benchmarks.recipes import dali_available
+
+    if contender == "dali_recipe" and not dali_available():
+        return "nvidia.dali is not importable (`make bench`'s bench-deps installs it)"
 
     if needs_spdl(contender) and not spdl_available():
         return "spdl is not importable (pip install spdl==0.8.0; `make bench` does)"
@@ -292,7 +322,11 @@ class _Bound:
 
 
 def build(contender: str, paths: Sequence[str], labels: Sequence[int], mode: str, batch_size: int,
-          workers: int) -> tuple[Any, Callable[[], Iterable]]:
+          workers: int, root: str | None = None) -> tuple[Any, Callable[[], Iterable]]:
+    if is_recipe(mode):
+        from benchmarks import recipes
+
+        return recipes.build(contender, mode.split(":", 1)[1], root, paths, labels, batch_size, workers)
     if contender == "torch_pil":
         ds = PilDataset(paths, labels, mode)
         return ds, lambda: torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=workers)

@@ -10,6 +10,13 @@ from benchmarks.contenders import LABELS, SHORT
 METRICS = ("images_per_s", "images_per_s_epoch", "cpu_s_per_image", "mem_overhead_mb", "first_batch_s",
            "step_slowdown", "load_avg_before", "bound_images_per_s_1thread", "bound_images_per_s_pool")
 REF, OURS = "torch_pil", "spdl_torch"
+RECIPE_REF, RECIPE_OURS, RECIPE_DALI = "torch_recipe", "spdl_torch_recipe", "dali_recipe"
+# The recipes' goals (benchmarks/recipes.py): (key, what, metric, other, comparison, threshold)
+RECIPE_TARGETS = (
+    ("recipe_ips_vs_torch", "images/s, spdl_torch / torch DataLoader", "images_per_s", RECIPE_REF, ">=", 2.5),
+    ("recipe_cpu_vs_torch", "CPU s/image, spdl_torch / torch DataLoader", "cpu_s_per_image", RECIPE_REF, "<=", 0.4),
+    ("recipe_ips_vs_dali", "images/s, spdl_torch / DALI CPU auto_aug", "images_per_s", RECIPE_DALI, ">=", 2.0),
+)
 
 # (key, description, metric, other contender or None, comparison, threshold)
 TARGETS = (
@@ -51,13 +58,16 @@ def _median(values: list) -> float | None:
     return statistics.median(values) if values else None
 
 
-def summarize(runs: list[dict], workloads: list[str], contenders: list[str]) -> dict:
+def summarize(runs: list[dict], workloads: list[str], contenders: list[str], runs_on=None) -> dict:
     """workload -> contender -> {metric: median over the repetitions, ..., "reps", "ips_min", "ips_max",
-    "vs_torch_pil": {metric: ratio}}."""
+    "vs_torch_pil": {metric: ratio}}: the contenders that run the workload (``runs_on(contender, workload)``;
+    default: those with a run of it). For a recipe workload "vs_torch_pil" is against its torch DataLoader."""
     out: dict[str, dict] = {}
     for w in workloads:
         out[w] = {}
         for c in contenders:
+            if not (runs_on(c, w) if runs_on else any(r["workload"] == w and r["contender"] == c for r in runs)):
+                continue
             ok = [r for r in runs if r["workload"] == w and r["contender"] == c and "error" not in r]
             s = {m: _median([r.get(m) for r in ok]) for m in METRICS}
             s["reps"] = len(ok)
@@ -67,8 +77,10 @@ def summarize(runs: list[dict], workloads: list[str], contenders: list[str]) -> 
             if c == OURS:
                 fused = [r.get("fused_batch_no_copy") for r in ok]
                 s["fused_batch_no_copy"] = all(fused) if fused and None not in fused else None
+            if c == RECIPE_OURS:
+                s["recipe_fused"] = next((r.get("recipe_fused") for r in ok), None)
             out[w][c] = s
-        ref = out[w].get(REF)
+        ref = out[w].get(REF) or out[w].get(RECIPE_REF)
         for c, s in out[w].items():
             s["vs_torch_pil"] = {m: _ratio(s.get(m), ref.get(m) if ref else None)
                                  for m in ("images_per_s", "cpu_s_per_image", "mem_overhead_mb")}
@@ -83,6 +95,9 @@ def check_targets(summary: dict) -> dict:
     """workload -> list of {key, what, value, target, met}; met is None when a contender is missing."""
     out = {}
     for w, by_c in summary.items():
+        if RECIPE_OURS in by_c or RECIPE_REF in by_c:
+            out[w] = _recipe_targets(by_c)
+            continue
         ours = by_c.get(OURS)
         rows = []
         for key, what, metric, other, op, threshold in TARGETS:
@@ -113,6 +128,44 @@ def check_targets(summary: dict) -> dict:
                          "met": None if value is None else value >= threshold, "cpu_normalized": True})
         out[w] = rows
     return out
+
+
+def _recipe_targets(by_c: dict) -> list[dict]:
+    ours = by_c.get(RECIPE_OURS)
+    rows = []
+    for key, what, metric, other, op, threshold in RECIPE_TARGETS:
+        value = _ratio(ours.get(metric), by_c[other].get(metric)) if ours and other in by_c else None
+        met = None if value is None else (value >= threshold if op == ">=" else value <= threshold)
+        rows.append({"key": key, "what": what, "value": value, "target": f"{op} {threshold}", "met": met,
+                     "recipe": True})
+    return rows
+
+
+def _recipe_table(results: dict) -> list[str]:
+    """The recipes side by side: one row per recipe workload."""
+    rows = [(w, by_c) for w, by_c in results["summary"].items() if RECIPE_REF in by_c or RECIPE_OURS in by_c]
+    if not rows:
+        return []
+    lines = ["", "Recipes (training transforms with augmentation; R1 torch DataLoader + torchvision ImageFolder, "
+                 "R2 spdl_torch, R3 DALI CPU + auto_aug):", "",
+             "| recipe | fused | images/s R1 / R2 / R3 | R2 / R1 | CPU ms/image R1 / R2 / R3 | R2 / R1 | R2 / R3 "
+             "images/s |", "|---|---|---|---:|---|---:|---:|"]
+
+    def get(by_c, c, m, scale=1.0):
+        v = by_c.get(c, {}).get(m)
+        return None if v is None else v * scale
+
+    for w, by_c in rows:
+        ips = [get(by_c, c, "images_per_s") for c in (RECIPE_REF, RECIPE_OURS, RECIPE_DALI)]
+        cpu = [get(by_c, c, "cpu_s_per_image", 1e3) for c in (RECIPE_REF, RECIPE_OURS, RECIPE_DALI)]
+        fused = by_c.get(RECIPE_OURS, {}).get("recipe_fused") or "-"
+        def x(v):
+            return "-" if v is None else f"{v:.2f}x"
+
+        lines.append(f"| {w.removeprefix('recipe_')} | {fused} | {' / '.join(_f(v, '.0f') for v in ips)} "
+                     f"| {x(_ratio(ips[1], ips[0]))} | {' / '.join(_f(v, '.2f') for v in cpu)} "
+                     f"| {x(_ratio(cpu[1], cpu[0]))} | {x(_ratio(ips[1], ips[2]))} |")
+    return lines
 
 
 def _f(v: float | None, fmt: str) -> str:
@@ -161,7 +214,8 @@ def markdown(results: dict) -> str:
             lines += ["", f"Bound: {b['bound_images_per_s_1thread']:.0f} images/s on 1 thread (x {cfg['workers']} = "
                           f"{b['images_per_s']:.0f}); the same loop with the native pool at {cfg['workers']} threads "
                           f"gave {b['bound_images_per_s_pool']:.0f} images/s (what the cores gave at that load)."]
-    lines += ["", "Targets (spdl_torch), images/s and resources:", "",
+    general = any(not any(t.get("recipe") for t in rows) for rows in results["targets"].values())
+    lines += [] if not general else ["", "Targets (spdl_torch), images/s and resources:", "",
               "| workload | " + " | ".join(t[1] for t in TARGETS) + " |",
               "|---|" + "---:|" * len(TARGETS)]
     table2 = ["", "The images/s targets normalized by CPU time (images per CPU second; steadier under load):", "",
@@ -170,6 +224,8 @@ def markdown(results: dict) -> str:
     table3 = ["", "The classic torchvision.transforms (v1) recipe on the same fused dataset:", "",
               "| workload | images/s, spdl_torch v1 recipe / v2 recipe |", "|---|---:|"]
     for w, rows in results["targets"].items():
+        if any(t.get("recipe") for t in rows):
+            continue  # the recipe table below
         for table, sel in ((lines, [t for t in rows if not (t.get("cpu_normalized") or t.get("v1") or t.get("peer"))]),
                            (table2, [t for t in rows if t.get("cpu_normalized")]),
                            (table3, [t for t in rows if t.get("v1")])):
@@ -180,7 +236,7 @@ def markdown(results: dict) -> str:
                 mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
                 cells.append(f"{_f(t['value'], '.2f')} ({t['target']}){mark}")
             table.append(f"| {w} | " + " | ".join(cells) + " |")
-    lines += table2
+    lines += table2 if general else []
     if len(table3) > 5:
         lines += table3
     peer_rows = [(w, t) for w, rows in results["targets"].items() for t in rows if t.get("peer")]
@@ -189,6 +245,7 @@ def markdown(results: dict) -> str:
         for w, t in peer_rows:
             mark = "" if t["met"] is None else (" ok" if t["met"] else " **missed**")
             lines.append(f"| {w} | {t['what']} | {_f(t['value'], '.2f')} | {t['target']}{mark} |")
+    lines += _recipe_table(results)
     from benchmarks.fidelity import markdown as fidelity_markdown
 
     lines += fidelity_markdown(results.get("fidelity") or {})
@@ -208,7 +265,7 @@ def plots(results: dict, out_dir: Path, stem: str) -> list[str]:
         return []
     summary = results["summary"]
     workloads = list(summary)
-    contenders = list(next(iter(summary.values())))
+    contenders = list(dict.fromkeys(c for by_c in summary.values() for c in by_c))
     charts = (("images_per_s", "images/s (higher is better)", 1.0, "images_per_s"),
               ("cpu_per_image", "CPU ms per image, all processes (lower is better)", 1e3, "cpu_s_per_image"),
               ("pss_overhead", "loader memory overhead, peak PSS MB (lower is better)", 1.0, "mem_overhead_mb"))
@@ -219,7 +276,7 @@ def plots(results: dict, out_dir: Path, stem: str) -> list[str]:
         for k, c in enumerate(contenders):
             xs, ys, lo, hi = [], [], [], []
             for i, w in enumerate(workloads):
-                s = summary[w][c]
+                s = summary[w].get(c, {})
                 if s.get(metric) is None:
                     continue
                 y = s[metric] * scale

@@ -35,11 +35,12 @@ def _make_folder(root: Path, n: int = 64) -> None:
 
 
 def test_bench_quick_writes_every_field(tmp_path):
-    from benchmarks.contenders import CONTENDERS, unavailable
+    from benchmarks.contenders import CONTENDERS, is_recipe, unavailable
     from benchmarks.peers import PEERS
     from benchmarks.run import RUN_FIELDS
 
-    chosen = [c for c in CONTENDERS if c not in PEERS and not c.endswith("_jitter")]  # the jitter pair: variants
+    # the jitter pair: variants; the recipe contenders: test_bench_quick_recipes
+    chosen = [c for c in CONTENDERS if c not in PEERS and not c.endswith("_jitter") and not is_recipe(c)]
 
     _make_folder(tmp_path / "data")
     out = tmp_path / "out"
@@ -79,3 +80,26 @@ def test_bench_quick_writes_every_field(tmp_path):
         for field in ("images_per_s", "cpu_s_per_image", "mem_overhead_mb", "first_batch_s", "step_slowdown"):
             assert field in s, (c, field)
     assert {t["key"] for t in res["targets"]["eval"]} >= {"ips_vs_torch_pil", "ips_vs_bound", "first_batch"}
+
+
+def test_bench_quick_recipes(tmp_path):
+    # One augmented recipe (the tensor-backend TrivialAugmentWide preset) on its torch and spdl_torch
+    # contenders: the run works, the recipe fuses, the recipe table and its goals are written.
+    _make_folder(tmp_path / "data", n=48)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "benchmarks.run", "--quick", "--root", str(tmp_path / "data"), "--limit", "48",
+           "--reps", "1", "--workloads", "recipe_ta_v2", "--step-batches", "1", "--out-dir", str(out), "--name", "t",
+           "--contenders", "torch_recipe,spdl_torch_recipe", "--no-plots"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    res = json.loads((out / "t.json").read_text())
+    assert list(res["contenders"]) == ["torch_recipe", "spdl_torch_recipe"]
+    runs = {r["contender"]: r for r in res["runs"]}
+    for c, r in runs.items():
+        assert "error" not in r, (c, r.get("error"))
+        assert r["images"] == 48 and r["images_per_s"] > 0 and r["cpu_s_per_image"] > 0
+    assert runs["spdl_torch_recipe"]["recipe_fused"] == "all"
+    assert {t["key"] for t in res["targets"]["recipe_ta_v2"]} == {"recipe_ips_vs_torch", "recipe_cpu_vs_torch",
+                                                                  "recipe_ips_vs_dali"}
+    assert "| ta_v2 | all |" in (out / "t.md").read_text()

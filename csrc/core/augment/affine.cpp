@@ -6,16 +6,20 @@
 #include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/simd.h"
 
 namespace spdl_torch::core::augment {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
+constexpr size_t kKeepBytes = size_t(16) << 20;  // a larger source copy is released after use
+
 double radians(double deg) { return deg * kPi / 180.0; }
 
 }  // namespace
 
+SPDL_TORCH_AUGMENT_CLONES
 void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y, bool bilinear,
             float fill) {
   const int64_t h = img.height, w = img.width;
@@ -37,40 +41,54 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
   const bool masked = fill >= 0;
   const float fill_value = masked ? fill : 0.0f;
   const int64_t row = w * 3;
-  std::vector<uint8_t> src(img.data, img.data + h * row);
+  thread_local std::vector<uint8_t> src;  // the source copy, kept between calls of a thread
+  src.assign(img.data, img.data + h * row);
   auto at = [&](int64_t y, int64_t x) { return src.data() + y * row + x * 3; };
   auto inside = [&](int64_t y, int64_t x) { return y >= 0 && y < h && x >= 0 && x < w; };
+  const float cx = float(double(w - 1) * 0.5), cy = float(double(h - 1) * 0.5);
+  const uint8_t fill_byte = uint8_t(std::nearbyint(fill_value));
   for (int64_t oy = 0; oy < h; ++oy) {
-    const float by = float(oy) - float(double(h - 1) * 0.5);
+    const float by = float(oy) - cy;
     uint8_t* dst = img.data + oy * row;
     for (int64_t ox = 0; ox < w; ++ox) {
-      const float bx = float(ox) - float(double(w - 1) * 0.5);
+      const float bx = float(ox) - cx;
       const float gx = bx * t00 + by * t10 + t20;
       const float gy = bx * t01 + by * t11 + t21;
       const float ix = (gx + 1.0f) * scale_x - 0.5f;
       const float iy = (gy + 1.0f) * scale_y - 0.5f;
       uint8_t* out = dst + ox * 3;
       if (!bilinear) {
-        const float rx = std::nearbyint(ix), ry = std::nearbyint(iy);
+        const float rx = round_even(ix), ry = round_even(iy);
         const bool in = rx >= 0 && rx < float(w) && ry >= 0 && ry < float(h);
         if (in) {
           const uint8_t* p = at(int64_t(ry), int64_t(rx));
           out[0] = p[0], out[1] = p[1], out[2] = p[2];
         } else {
-          const uint8_t f = uint8_t(std::nearbyint(fill_value));
-          out[0] = out[1] = out[2] = f;
+          out[0] = out[1] = out[2] = fill_byte;
         }
         continue;
       }
-      const float x_w = std::floor(ix), y_n = std::floor(iy);
-      if (!(x_w >= -1.0f && x_w < float(w) && y_n >= -1.0f && y_n < float(h))) {  // no corner inside
-        const uint8_t f = uint8_t(std::nearbyint(fill_value));
-        out[0] = out[1] = out[2] = f;
+      if (!(ix >= -1.0f && ix < float(w) && iy >= -1.0f && iy < float(h))) {  // no corner inside
+        out[0] = out[1] = out[2] = fill_byte;
         continue;
       }
+      // floor from the truncation (the values are small here)
+      const float tx_ = float(int32_t(ix)), ty_ = float(int32_t(iy));
+      const float x_w = tx_ > ix ? tx_ - 1.0f : tx_, y_n = ty_ > iy ? ty_ - 1.0f : ty_;
       const float dw = ix - x_w, de = 1.0f - dw, dn = iy - y_n, ds = 1.0f - dn;
       const float wnw = ds * de, wne = ds * dw, wsw = dn * de, wse = dn * dw;
       const int64_t x0 = int64_t(x_w), y0 = int64_t(y_n);
+      if (x0 >= 0 && y0 >= 0 && x0 + 1 < w && y0 + 1 < h) {  // all four corners inside
+        const float mask = ((wnw + wne) + wsw) + wse;
+        const uint8_t* pn = at(y0, x0);
+        const uint8_t* ps = pn + row;
+        for (int ch = 0; ch < 3; ++ch) {
+          float v = float(pn[ch]) * wnw + float(pn[ch + 3]) * wne + float(ps[ch]) * wsw + float(ps[ch + 3]) * wse;
+          if (masked) v = (v - fill_value) * mask + fill_value;
+          out[ch] = uint8_t(int32_t(std::min(std::max(round_even(v), 0.0f), 255.0f)));
+        }
+        continue;
+      }
       const bool inw = inside(y0, x0), ine = inside(y0, x0 + 1), isw = inside(y0 + 1, x0), ise = inside(y0 + 1, x0 + 1);
       const float mask = (inw ? wnw : 0.0f) + (ine ? wne : 0.0f) + (isw ? wsw : 0.0f) + (ise ? wse : 0.0f);
       for (int ch = 0; ch < 3; ++ch) {
@@ -80,10 +98,11 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
         const float vse = ise ? float(at(y0 + 1, x0 + 1)[ch]) : 0.0f;
         float v = vnw * wnw + vne * wne + vsw * wsw + vse * wse;
         if (masked) v = (v - fill_value) * mask + fill_value;
-        out[ch] = uint8_t(std::clamp(std::nearbyint(v), 0.0f, 255.0f));
+        out[ch] = uint8_t(int32_t(std::min(std::max(round_even(v), 0.0f), 255.0f)));
       }
     }
   }
+  if (src.capacity() > kKeepBytes) std::vector<uint8_t>().swap(src);
 }
 
 }  // namespace spdl_torch::core::augment

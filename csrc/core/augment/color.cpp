@@ -1,9 +1,12 @@
 // Point-wise colour kernels: brightness, contrast, saturation, hue, grayscale, invert, posterize, solarize.
-// Float32 arithmetic in torchvision's order; `.to(uint8)` truncates toward zero after the clamp.
+// Float32 arithmetic in torchvision's order; `.to(uint8)` truncates toward zero after the clamp. The
+// per-pixel kernels work on one row at a time split into planar float channels, so GCC vectorises them.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/simd.h"
 
 namespace spdl_torch::core::augment {
 namespace {
@@ -11,8 +14,16 @@ namespace {
 inline uint8_t clamp_trunc(float v) { return uint8_t(std::min(std::max(v, 0.0f), 255.0f)); }
 
 // r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114) (ATen's add with alpha: a fused multiply-add).
-inline float gray_value(const uint8_t* p) {
-  return std::fma(float(p[2]), 0.114f, std::fma(float(p[1]), 0.587f, float(p[0]) * 0.2989f));
+inline float gray_value(float r, float g, float b) {
+  return fma_exact(b, 0.114f, fma_exact(g, 0.587f, r * 0.2989f));
+}
+
+// One row of interleaved RGB bytes as three planar float rows (rgb: 3 * width floats, r | g | b).
+inline void split_row(const uint8_t* src, int64_t width, float* rgb) {
+  float *r = rgb, *g = rgb + width, *b = rgb + 2 * width;
+  for (int64_t x = 0; x < width; ++x) {
+    r[x] = float(src[3 * x]), g[x] = float(src[3 * x + 1]), b[x] = float(src[3 * x + 2]);
+  }
 }
 
 // _blend(image, other, ratio): image.mul(ratio).add_(other, alpha=1 - ratio).clamp_(0, 255), truncated.
@@ -31,6 +42,22 @@ void apply_table(const RgbImage& img, Fn fn) {
   for (int64_t i = 0, n = img.pixels() * 3; i < n; ++i) p[i] = lut[p[i]];
 }
 
+// The sum over the image of floor(grey) (exact in double: whole numbers).
+SPDL_TORCH_AUGMENT_CLONES
+double gray_floor_sum(const RgbImage& img) {
+  const int64_t w = img.width;
+  std::vector<float> rgb(size_t(3 * w));
+  double sum = 0;
+  for (int64_t y = 0; y < img.height; ++y) {
+    split_row(img.data + y * w * 3, w, rgb.data());
+    const float *r = rgb.data(), *g = r + w, *b = g + w;
+    int64_t row_sum = 0;
+    for (int64_t x = 0; x < w; ++x) row_sum += int64_t(gray_value(r[x], g[x], b[x]));
+    sum += double(row_sum);
+  }
+  return sum;
+}
+
 }  // namespace
 
 void adjust_brightness(const RgbImage& img, float factor) {
@@ -39,72 +66,89 @@ void adjust_brightness(const RgbImage& img, float factor) {
 
 void adjust_contrast(const RgbImage& img, float factor) {
   // mean of floor(grey) over the image (float32 in torch; the sum of integers is exact here in double)
-  double sum = 0;
-  for (int64_t i = 0, n = img.pixels(); i < n; ++i) sum += std::floor(gray_value(img.data + 3 * i));
+  const double sum = gray_floor_sum(img);
   const float mean = float(sum / double(img.pixels()));
   const Blend blend(factor);
   apply_table(img, [&](uint8_t v) { return blend(v, mean); });
 }
 
+SPDL_TORCH_AUGMENT_CLONES
 void adjust_saturation(const RgbImage& img, float factor) {
-  const Blend blend(factor);
-  for (int64_t i = 0, n = img.pixels(); i < n; ++i) {
-    uint8_t* p = img.data + 3 * i;
-    const float g = std::floor(gray_value(p));
-    p[0] = blend(p[0], g);
-    p[1] = blend(p[1], g);
-    p[2] = blend(p[2], g);
+  // _blend(image, grey, factor) per pixel: fma(grey, 1 - factor, v * factor), clamped, truncated.
+  const float ratio = factor, alpha = float(1.0 - double(factor));
+  const int64_t w = img.width;
+  std::vector<float> rgb(size_t(3 * w));
+  std::vector<uint8_t> out(size_t(3 * w));
+  for (int64_t y = 0; y < img.height; ++y) {
+    uint8_t* row = img.data + y * w * 3;
+    split_row(row, w, rgb.data());
+    const float *r = rgb.data(), *g = r + w, *b = g + w;
+    for (int64_t x = 0; x < w; ++x) {
+      const float grey = floor_nonneg(gray_value(r[x], g[x], b[x]));
+      const float o0 = fma_exact(grey, alpha, r[x] * ratio);
+      const float o1 = fma_exact(grey, alpha, g[x] * ratio);
+      const float o2 = fma_exact(grey, alpha, b[x] * ratio);
+      out[size_t(3 * x)] = uint8_t(int32_t(std::min(std::max(o0, 0.0f), 255.0f)));
+      out[size_t(3 * x + 1)] = uint8_t(int32_t(std::min(std::max(o1, 0.0f), 255.0f)));
+      out[size_t(3 * x + 2)] = uint8_t(int32_t(std::min(std::max(o2, 0.0f), 255.0f)));
+    }
+    std::copy(out.begin(), out.end(), row);
   }
 }
 
+SPDL_TORCH_AUGMENT_CLONES
 void adjust_hue(const RgbImage& img, float hue_factor) {
   const float inv255 = float(1.0 / 255.0);
   const float to_u8 = float(255.0 + 1.0 - 1e-3);  // to_dtype(float32 -> uint8, scale=True)
   const float sixth = float(1.0 / 6.0);
-  for (int64_t i = 0, n = img.pixels(); i < n; ++i) {
-    uint8_t* px = img.data + 3 * i;
-    const float r = float(px[0]) * inv255, g = float(px[1]) * inv255, b = float(px[2]) * inv255;
-    // _rgb_to_hsv
-    const float maxc = std::max(r, std::max(g, b)), minc = std::min(r, std::min(g, b));
-    const bool eqc = maxc == minc;
-    const float range = maxc - minc;
-    const float s = range / (eqc ? 1.0f : maxc);
-    const float div = eqc ? 1.0f : range;
-    const float rc = (maxc - r) / div, gc = (maxc - g) / div, bc = (maxc - b) / div;
-    const bool max_is_r = maxc == r, max_is_g = maxc == g;
-    const float hg = (max_is_g && !max_is_r) ? (rc + 2.0f) - bc : 0.0f;
-    const float hr = max_is_r ? bc - gc : 0.0f;
-    const float hb = (!max_is_r && !max_is_g) ? (gc + 4.0f) - rc : 0.0f;
-    float h = std::fmod((hr + hg + hb) * sixth + 1.0f, 1.0f);
-    // h.add_(hue_factor).remainder_(1.0)
-    h = h + hue_factor;
-    float m = std::fmod(h, 1.0f);
-    if (m != 0 && m < 0) m += 1.0f;
-    h = m;
-    // _hsv_to_rgb
-    const float v = maxc;
-    const float h6 = h * 6.0f;
-    const float fi = std::floor(h6);
-    const float f = h6 - fi;
-    int sector = int(fi) % 6;
-    if (sector < 0) sector += 6;
-    const float sxf = s * f;
-    const float one_minus_s = 1.0f - s;
-    const float q = std::clamp((1.0f - sxf) * v, 0.0f, 1.0f);
-    const float t = std::clamp((sxf + one_minus_s) * v, 0.0f, 1.0f);
-    const float p = std::clamp(one_minus_s * v, 0.0f, 1.0f);
-    float ro, go, bo;
-    switch (sector) {
-      case 0: ro = v, go = t, bo = p; break;
-      case 1: ro = q, go = v, bo = p; break;
-      case 2: ro = p, go = v, bo = t; break;
-      case 3: ro = p, go = q, bo = v; break;
-      case 4: ro = t, go = p, bo = v; break;
-      default: ro = v, go = p, bo = q; break;
+  const int64_t w = img.width;
+  std::vector<float> rgb(size_t(3 * w));
+  std::vector<uint8_t> out(size_t(3 * w));
+  for (int64_t y = 0; y < img.height; ++y) {
+    uint8_t* row = img.data + y * w * 3;
+    split_row(row, w, rgb.data());
+    const float *pr = rgb.data(), *pg = pr + w, *pb = pg + w;
+    for (int64_t x = 0; x < w; ++x) {
+      const float r = pr[x] * inv255, g = pg[x] * inv255, b = pb[x] * inv255;
+      // _rgb_to_hsv
+      const float maxc = std::max(r, std::max(g, b)), minc = std::min(r, std::min(g, b));
+      const bool eqc = maxc == minc;
+      const float range = maxc - minc;
+      const float s = range / (eqc ? 1.0f : maxc);
+      const float div = eqc ? 1.0f : range;
+      const float rc = (maxc - r) / div, gc = (maxc - g) / div, bc = (maxc - b) / div;
+      const bool max_is_r = maxc == r, max_is_g = maxc == g;
+      const float hg = (max_is_g && !max_is_r) ? (rc + 2.0f) - bc : 0.0f;
+      const float hr = max_is_r ? bc - gc : 0.0f;
+      const float hb = (!max_is_r && !max_is_g) ? (gc + 4.0f) - rc : 0.0f;
+      // fmod(., 1) of a value in [5/6, 11/6]: minus its (exact) whole part
+      float h = (hr + hg + hb) * sixth + 1.0f;
+      h = h - float(int32_t(h));
+      // h.add_(hue_factor).remainder_(1.0): fmod (h in [-0.5, 1.5], truncation toward zero), + 1 if negative
+      h = h + hue_factor;
+      h = h - float(int32_t(h));
+      h = h < 0 ? h + 1.0f : h;
+      // _hsv_to_rgb
+      const float v = maxc;
+      const float h6 = h * 6.0f;
+      const float fi = floor_nonneg(h6);
+      const float f = h6 - fi;
+      int32_t sector = int32_t(fi);
+      sector = sector >= 6 ? sector - 6 : sector;
+      const float sxf = s * f;
+      const float one_minus_s = 1.0f - s;
+      const float q = std::min(std::max((1.0f - sxf) * v, 0.0f), 1.0f);
+      const float t = std::min(std::max((sxf + one_minus_s) * v, 0.0f), 1.0f);
+      const float p = std::min(std::max(one_minus_s * v, 0.0f), 1.0f);
+      // sector 0: v t p, 1: q v p, 2: p v t, 3: p q v, 4: t p v, 5: v p q
+      const float ro = (sector == 0 || sector == 5) ? v : sector == 1 ? q : sector == 4 ? t : p;
+      const float go = sector == 0 ? t : (sector == 1 || sector == 2) ? v : sector == 3 ? q : p;
+      const float bo = (sector == 0 || sector == 1) ? p : sector == 2 ? t : sector == 5 ? q : v;
+      out[size_t(3 * x)] = uint8_t(int32_t(ro * to_u8));
+      out[size_t(3 * x + 1)] = uint8_t(int32_t(go * to_u8));
+      out[size_t(3 * x + 2)] = uint8_t(int32_t(bo * to_u8));
     }
-    px[0] = uint8_t(ro * to_u8);
-    px[1] = uint8_t(go * to_u8);
-    px[2] = uint8_t(bo * to_u8);
+    std::copy(out.begin(), out.end(), row);
   }
 }
 
@@ -124,10 +168,18 @@ void invert(const RgbImage& img) {
   for (int64_t i = 0, n = img.pixels() * 3; i < n; ++i) p[i] = uint8_t(255 - p[i]);
 }
 
+SPDL_TORCH_AUGMENT_CLONES
 void grayscale(const RgbImage& img) {
-  for (int64_t i = 0, n = img.pixels(); i < n; ++i) {
-    uint8_t* p = img.data + 3 * i;
-    p[0] = p[1] = p[2] = uint8_t(gray_value(p));
+  const int64_t w = img.width;
+  std::vector<float> rgb(size_t(3 * w));
+  for (int64_t y = 0; y < img.height; ++y) {
+    uint8_t* row = img.data + y * w * 3;
+    split_row(row, w, rgb.data());
+    const float *r = rgb.data(), *g = r + w, *b = g + w;
+    for (int64_t x = 0; x < w; ++x) {
+      const uint8_t v = uint8_t(int32_t(gray_value(r[x], g[x], b[x])));
+      row[3 * x] = row[3 * x + 1] = row[3 * x + 2] = v;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/simd.h"
 
 namespace spdl_torch::core::augment {
 namespace {
@@ -44,28 +45,35 @@ std::vector<float> gaussian_kernel(int k, float sigma) {
 
 }  // namespace
 
+SPDL_TORCH_AUGMENT_CLONES
 void adjust_sharpness(const RgbImage& img, float factor) {
   const int64_t h = img.height, w = img.width;
   if (h <= 2 || w <= 2) return;
   const float a = float(1.0 / 13.0), b = float(5.0 / 13.0);
   const float alpha = float(1.0 - double(factor));
   const int64_t row = w * 3;
-  std::vector<uint8_t> src(img.data, img.data + h * row);
+  // Rows y - 1 and y of the source, kept aside as y is overwritten (a rolling copy, not the whole image).
+  std::vector<uint8_t> prev(img.data, img.data + row);
+  std::vector<uint8_t> cur(static_cast<size_t>(row));
   for (int64_t y = 1; y < h - 1; ++y) {
-    const uint8_t* up = src.data() + (y - 1) * row;
-    const uint8_t* mid = up + row;
-    const uint8_t* down = mid + row;
+    std::copy(img.data + y * row, img.data + (y + 1) * row, cur.begin());
+    const uint8_t* up = prev.data();
+    const uint8_t* mid = cur.data();
+    const uint8_t* down = img.data + (y + 1) * row;
     uint8_t* dst = img.data + y * row;
     for (int64_t i = 3; i < row - 3; ++i) {
       const float ring = float(up[i - 3]) + float(up[i]) + float(up[i + 3]) + float(mid[i - 3]) + float(mid[i + 3]) +
                          float(down[i - 3]) + float(down[i]) + float(down[i + 3]);
-      const float blurred = std::nearbyint(ring * a + float(mid[i]) * b);
+      const float blurred = round_even(ring * a + float(mid[i]) * b);
       const float x = float(mid[i]);
-      dst[i] = uint8_t(std::clamp(std::fma(blurred - x, alpha, x), 0.0f, 255.0f));
+      const float v = fma_exact(blurred - x, alpha, x);
+      dst[i] = uint8_t(int32_t(std::min(std::max(v, 0.0f), 255.0f)));
     }
+    prev.swap(cur);
   }
 }
 
+SPDL_TORCH_AUGMENT_CLONES
 void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_x, float sigma_y) {
   const int64_t h = img.height, w = img.width;
   const std::vector<float> kx = gaussian_kernel(kernel_x, sigma_x), ky = gaussian_kernel(kernel_y, sigma_y);
@@ -84,20 +92,22 @@ void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_
     std::fill(d, d + w * 3, 0.0f);
     for (int t = 0; t < kernel_x; ++t) {
       const float k = kx[size_t(t)];
-      const float* src = padded.data() + 3 * t;
-      for (int64_t i = 0; i < w * 3; ++i) d[i] += k * src[i];
+      const float* __restrict src = padded.data() + 3 * t;
+      float* __restrict dd = d;
+      for (int64_t i = 0; i < w * 3; ++i) dd[i] += k * src[i];
     }
   }
   std::vector<float> acc(size_t(w * 3));
   for (int64_t y = 0; y < h; ++y) {
     std::fill(acc.begin(), acc.end(), 0.0f);
     for (int t = 0; t < kernel_y; ++t) {
-      const float* s = tmp.data() + reflect(y + t - ry, h) * w * 3;
+      const float* __restrict s = tmp.data() + reflect(y + t - ry, h) * w * 3;
+      float* __restrict a = acc.data();
       const float k = ky[size_t(t)];
-      for (int64_t i = 0; i < w * 3; ++i) acc[size_t(i)] += k * s[i];
+      for (int64_t i = 0; i < w * 3; ++i) a[i] += k * s[i];
     }
     uint8_t* d = img.data + y * w * 3;
-    for (int64_t i = 0; i < w * 3; ++i) d[i] = uint8_t(std::clamp(std::nearbyint(acc[size_t(i)]), 0.0f, 255.0f));
+    for (int64_t i = 0; i < w * 3; ++i) d[i] = uint8_t(int32_t(std::min(std::max(round_even(acc[size_t(i)]), 0.0f), 255.0f)));
   }
 }
 
