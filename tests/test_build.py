@@ -3,6 +3,8 @@ package metadata (pyproject.toml) is the package's own."""
 
 import os
 import subprocess
+
+import pytest
 import sys
 from pathlib import Path
 
@@ -33,6 +35,7 @@ def _setup_name(env_extra, pc_dir):
                           timeout=120)
 
 
+@pytest.mark.slow  # two setup.py runs, ~5 s
 def test_build_without_ffmpeg_needs_only_libjpeg_turbo(tmp_path):
     # pkg-config sees libjpeg-turbo's two modules and no FFmpeg
     for module in ("libturbojpeg", "libjpeg"):

@@ -852,8 +852,9 @@ def test_individual_worker_queue(DL, batch_size, num_workers):
 
 
 class HeldIndex(tud.Dataset):
-    """torch's _TestSlowIndexDataset, without a clock: index 0 waits until index 9 was loaded (an Event shared
-    with the worker processes); items are ``(worker id, index)``."""
+    """torch's _TestSlowIndexDataset, without a clock: index 0 waits until the consumer has received index 9 (an
+    Event shared with the worker processes; set on receipt, so 0 cannot overtake 9 on its way back); items are
+    ``(worker id, index)``."""
 
     def __init__(self):
         self.loaded_last = multiprocessing.Event()
@@ -864,8 +865,6 @@ class HeldIndex(tud.Dataset):
     def __getitem__(self, i):
         if i == 0:
             assert self.loaded_last.wait(timeout=30)
-        if i == 9:
-            self.loaded_last.set()
         return tud.get_worker_info().id, i
 
 
@@ -873,8 +872,12 @@ class HeldIndex(tud.Dataset):
 def test_out_of_order_index_dataset_worker_assignment(DL):
     """torch's TestOutOfOrderDataLoader.test_out_of_order_index_ds: worker 0 is stuck on index 0 with index 2 in
     its queue (prefetch_factor=2), worker 1 loads every other index, and 0, 2 come last."""
-    got = [(int(w), int(i)) for w, i in DL(HeldIndex(), batch_size=None, num_workers=2, prefetch_factor=2,
-                                            in_order=False, timeout=40)]
+    ds = HeldIndex()
+    got = []
+    for w, i in DL(ds, batch_size=None, num_workers=2, prefetch_factor=2, in_order=False, timeout=40):
+        got.append((int(w), int(i)))
+        if int(i) == 9:
+            ds.loaded_last.set()
     assert [w for w, _ in got] == [1] * 8 + [0, 0]
     assert [i for _, i in got] == [1, 3, 4, 5, 6, 7, 8, 9, 0, 2]
 
