@@ -84,6 +84,7 @@ def test_wrongly_shaped_sample_fails_its_batch_naming_indices():
     assert got == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15]
 
 
+@pytest.mark.slow  # waits out its timeout, ~6 s
 def test_blocked_sample_times_out_and_threads_exit_once_released():
     release = threading.Event()
 
