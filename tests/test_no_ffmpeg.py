@@ -68,7 +68,7 @@ def test_fused_batch_decodes_jpeg_and_reports_the_other_formats():
     batch, ok = decode_images(srcs, height=48, width=64, resize_shorter=48, strict=False)
     assert ok.tolist() == [True, False, True, True]
     assert torch.equal(batch[1], torch.zeros_like(batch[1]))
-    full = decode_images([srcs[0]], height=48, width=64, resize_shorter=48)
+    full = decode_images([srcs[0]], height=48, width=64, resize_shorter=48).data
     assert torch.equal(batch[0], full[0])
     with pytest.raises(DecodeError, match="sample 1: .*PNG image: decoding it needs FFmpeg"):
         decode_images(srcs, height=48, width=64, resize_shorter=48)
