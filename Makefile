@@ -71,7 +71,9 @@ lint: $(STAMPS)/venv
 
 # Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
 # those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
+# The media corpus (tests/media.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
 test: build
+	@$(PY) -c "from tests.media import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
 	$(PY) -m pytest -q -m "not slow" --durations=15 tests
 
 test-slow: build

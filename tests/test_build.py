@@ -11,6 +11,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # a setup.py run, ~2 s
 def test_missing_libraries_name_their_debian_packages(tmp_path):
     env = dict(os.environ, PKG_CONFIG_LIBDIR=str(tmp_path), PKG_CONFIG_PATH="")  # pkg-config finds nothing
     result = subprocess.run(

@@ -314,7 +314,8 @@ class CountingDataset(RangeDataset):
             return self.counter[0]
 
 
-@pytest.mark.parametrize("num_workers,prefetch_factor", [(1, 1), (2, 2), (3, 1)])
+@pytest.mark.parametrize("num_workers,prefetch_factor", [(1, 1), pytest.param(2, 2, marks=pytest.mark.slow),
+                                                       pytest.param(3, 1, marks=pytest.mark.slow)])  # ~1.2 s each
 def test_bounded_prefetch(num_workers, prefetch_factor):
     ds = CountingDataset(100)
     loader = DataLoader(ds, batch_size=1, num_workers=num_workers, prefetch_factor=prefetch_factor)

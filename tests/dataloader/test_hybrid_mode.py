@@ -257,7 +257,8 @@ EXIT_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("persistent", ["0", pytest.param("1", marks=pytest.mark.slow)])  # ~3.5 s each
+@pytest.mark.slow  # ~3.5 s each: a child interpreter per case
+@pytest.mark.parametrize("persistent", ["0", "1"])
 def test_exit_in_the_middle_of_an_epoch_ends_the_pool(photo_root, persistent):
     """Leaving with batches in flight: exit status 0, nothing on stderr, every pool process gone."""
     proc = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, str(photo_root), persistent], capture_output=True,

@@ -330,12 +330,12 @@ class SlowIndex(tud.Dataset):
         return i
 
 
-@both()
+@both(torch_slow=True)
 def test_in_order_index_dataset(DL):
     assert [int(x) for x in DL(SlowIndex(10, 0), batch_size=None, num_workers=2, in_order=True)] == list(range(10))
 
 
-@both()
+@both(torch_slow=True)
 def test_out_of_order_index_dataset(DL):
     got = [int(x) for x in DL(SlowIndex(10, 0), batch_size=None, num_workers=2, in_order=False)]
     assert sorted(got) == list(range(10))
@@ -351,14 +351,14 @@ class SlowFirstOfWorker0(tud.IterableDataset):
             yield wid, j
 
 
-@both()
+@both(torch_slow=True)
 def test_in_order_iterable_dataset_is_round_robin(DL):
     got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
                                                       in_order=True))]
     assert got == [(w, j) for j in range(3) for w in (0, 1)]
 
 
-@both()
+@both(torch_slow=True)
 def test_out_of_order_iterable_dataset(DL):
     got = [(int(w), int(j)) for w, j in collect(DL(SlowFirstOfWorker0(), batch_size=None, num_workers=2,
                                                       in_order=False))]
@@ -887,7 +887,7 @@ class WorkerAndIndex(SlowIndex):
         return tud.get_worker_info().id, super().__getitem__(i)
 
 
-@both()
+@both(torch_slow=True)
 def test_in_order_index_dataset_worker_assignment(DL):
     """test_in_order_index_ds: with ``in_order=True`` index ``i`` is loaded by worker ``i % 2``."""
     got = [(int(w), int(i)) for w, i in DL(WorkerAndIndex(10, 0), batch_size=None, num_workers=2, in_order=True)]

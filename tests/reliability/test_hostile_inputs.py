@@ -30,6 +30,9 @@ from spdl_torch.io import decode_image
 
 from ..media import REPO, files, require_corpus, short_name
 
+# One subprocess decodes every hostile file for the module's four checks (~6 s): the slow tier, which CI runs.
+pytestmark = pytest.mark.slow
+
 TABLE = Path(__file__).parent / "data" / "hostile_outcomes.tsv"
 UPDATE = os.environ.get("SPDL_TORCH_UPDATE_HOSTILE") == "1"
 COLUMNS = ("name", "sha256", "outcome", "reference", "note")

@@ -28,7 +28,7 @@ def _expected(samples):
 
 @pytest.mark.parametrize("faults", [
     dict(),
-    dict(delay=0.02),
+    pytest.param(dict(delay=0.02), marks=pytest.mark.slow),  # ~2.6 s
     dict(fail_every=10),
     dict(drop_every=7),
     dict(short_every=5),
