@@ -34,11 +34,12 @@ classes left empty are kept).
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 
 import torch
+
+from benchmarks.peers import DaliLoader
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -125,16 +126,14 @@ def _train_root(root: str) -> str:
     return os.path.join(root, "train") if os.path.isdir(os.path.join(root, "train")) else root
 
 
-class DaliAutoAugLoader:
-    """DALI's CPU pipeline with ``nvidia.dali.auto_aug``; ``(images, labels)`` batches, float32 NCHW."""
+class DaliAutoAugLoader(DaliLoader):
+    """DALI's CPU pipeline with ``nvidia.dali.auto_aug``; ``(images, labels)`` batches, float32 NCHW (the peers'
+    loader with another pipeline)."""
 
     def __init__(self, paths: Sequence[str], labels: Sequence[int], recipe: str, batch_size: int, threads: int,
                  seed: int = 0) -> None:
         self.paths, self.labels, self.recipe = list(paths), list(labels), recipe
         self.batch_size, self.threads, self.seed = batch_size, threads, seed
-
-    def __len__(self) -> int:
-        return math.ceil(len(self.paths) / self.batch_size)
 
     def _pipeline(self):
         from nvidia.dali import fn, pipeline_def, types
@@ -158,20 +157,6 @@ class DaliAutoAugLoader:
             return images, labels
 
         return pipe()
-
-    def __iter__(self) -> Iterable[tuple[torch.Tensor, torch.Tensor]]:
-        from nvidia.dali.plugin.pytorch import DALIGenericIterator, LastBatchPolicy
-
-        pipe = self._pipeline()
-        pipe.build()
-        it = DALIGenericIterator(pipe, ["images", "labels"], reader_name="Reader",
-                                 last_batch_policy=LastBatchPolicy.PARTIAL)
-        try:
-            for out in it:
-                yield out[0]["images"], out[0]["labels"].view(-1).long()
-        finally:
-            del it, pipe
-
 
 def build(contender: str, recipe: str, root: str, paths: Sequence[str], labels: Sequence[int], batch_size: int,
           workers: int) -> tuple[object, Callable[[], Iterable]]:
