@@ -58,8 +58,11 @@ $(STAMPS)/install: $(STAMPS)/apt $(STAMPS)/venv setup.py pyproject.toml
 # Looked up when the recipe runs: the first `make` on a fresh machine installs it before it builds.
 CCACHE_ENV   = env $$(command -v ccache >/dev/null 2>&1 && echo PATH=/usr/lib/ccache:$$PATH CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1)
 
+# setup.py's build output, one line per compiled file (ninja's counter and the source), without its notices.
+BUILD_LOG   = sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$"
+
 $(STAMPS)/build: $(STAMPS)/install $(SOURCES)
-	$(CCACHE_ENV) MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$" ; \
+	$(CCACHE_ENV) MAX_JOBS=$$(nproc) $(PY) setup.py -q build_ext --inplace 2>&1 | $(BUILD_LOG) ; \
 	  exit $${PIPESTATUS[0]}
 	@touch $@
 
@@ -91,8 +94,7 @@ NOFF_TESTS  := tests/test_no_ffmpeg.py tests/io/test_decode_image.py tests/io/te
                tests/io/test_partial_decode.py tests/dataloader/test_dataloader.py
 $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	$(CCACHE_ENV) SPDL_TORCH_FFMPEG=0 MAX_JOBS=$${MAX_JOBS:-$$(nproc)} $(PY) setup.py -q build_ext \
-	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | \
-	  sed -E "s|^(\[[0-9]+/[0-9]+\]) .* -c (\S+) -o .*|\1 \2|" | grep -v -e "^copying" -e "Deprecat" -e "^ *\*\*\*" -e "^ *!!" -e "^$$"; \
+	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | $(BUILD_LOG); \
 	  exit $${PIPESTATUS[0]}
 	@touch $@
 
