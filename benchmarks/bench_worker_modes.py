@@ -17,8 +17,10 @@ Workloads (batch 32, one epoch of ITEMS samples per pass, worker start-up includ
              ToDtype and Normalize per sample (also run as "spdl-hybrid")
   fused      spdl_torch.datasets.ImageFolder with the v2 train recipe, fully fused; also run by the
              ``--ab-repo`` checkout's spdl_torch.DataLoader (A/B: must be unchanged)
-Memory: the peak PSS of the pass's process tree (consumer + workers, ``/proc/<pid>/smaps_rollup``) above the
-consumer's PSS before the loader started, per worker.
+Memory: the PSS of the pass's process tree (consumer + workers, ``/proc/<pid>/smaps_rollup``) two batches before
+the end, above the consumer's PSS before the loader started, per worker; read once, with the clock and the CPU
+count paused (one read of a process that imported torch costs ~10-30 ms of CPU: sampling it every 20 ms took a
+core of the machine). Both contenders import spdl_torch, so their workers fork from the same parent.
 One pass (used by the driver): ``python benchmarks/bench_worker_modes.py --one REPO WORKLOAD LOADER WORKERS ROOT``.
 """
 
@@ -30,7 +32,6 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK_ITERS = 16000  # Python loop iterations per sample (~2 ms of CPU on one core of the machine below)
@@ -125,28 +126,28 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
     kw = {"worker_mode": loader_name.split("-")[1]} if loader_name in ("spdl-thread", "spdl-hybrid") else {}
     loader = DL(ds, batch_size=32, num_workers=workers, shuffle=workload != "py_iter", **kw)
     mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name != "torch" else "process")  # older: threads
-    base_pss, peak = _tree_pss(), [0]
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.wait(0.02):
-            peak[0] = max(peak[0], _tree_pss())
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    base_pss = _tree_pss()
+    total = -(-ITEMS // 32)  # batches of every workload (the iterable one: ITEMS / workers per worker, whole batches)
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    n = 0
+    n = k = 0
+    paused = paused_cpu = 0.0
+    pss = None
     for batch in loader:
         n += len(batch[1] if isinstance(batch, list) else batch)
-    dt = time.perf_counter() - t0
-    done.set()
-    sampler.join()
+        k += 1
+        if pss is None and k >= total - 2:  # near the end: every worker alive and past its first pages
+            p0, q0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+            pss = _tree_pss()
+            q1 = resource.getrusage(resource.RUSAGE_SELF)
+            paused += time.perf_counter() - p0
+            paused_cpu += (q1.ru_utime - q0.ru_utime) + (q1.ru_stime - q0.ru_stime)
+    dt = time.perf_counter() - t0 - paused
     r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = sum(getattr(b, f) - getattr(a, f) for a, b in ((r0, r1), (c0, c1)) for f in ("ru_utime", "ru_stime"))
+    cpu = sum(getattr(b, f) - getattr(a, f) for a, b in ((r0, r1), (c0, c1)) for f in ("ru_utime", "ru_stime")) - paused_cpu
     return {"workload": workload, "loader": loader_name, "repo": repo, "workers": workers, "mode": mode,
             "items": n, "items_per_s": n / dt, "cpu_ms_per_item": 1000 * cpu / n,
-            "pss_mb_per_worker": (peak[0] - base_pss) / 2**20 / workers,
+            "pss_mb_per_worker": ((pss or base_pss) - base_pss) / 2**20 / workers,
             "max_rss_mb": r1.ru_maxrss / 1024, "max_child_rss_mb": c1.ru_maxrss / 1024}
 
 
