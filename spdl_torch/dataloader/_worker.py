@@ -53,9 +53,9 @@ class ThreadWorkerInfo(WorkerInfo):
     Attributes (besides torch's ``id``, ``num_workers``, ``seed = base_seed + id``, ``dataset`` -- this worker's
     own shallow copy of the loader's dataset, unless ``dataset_per_worker=False`` -- and
     ``worker_method="thread"``):
-        rng: per-thread generators seeded with ``seed``: ``rng.random_generator`` (``random.Random``),
-            ``rng.torch_generator`` (``torch.Generator``), ``rng.numpy_generator`` (``numpy.random.Generator``
-            or ``None`` without numpy).
+        rng: per-worker generators seeded with ``seed``, each made on first use: ``rng.random_generator``
+            (``random.Random``), ``rng.torch_generator`` (``torch.Generator``), ``rng.numpy_generator``
+            (``numpy.random.Generator``, or ``None`` while numpy is not imported).
         base_seed: drawn from the loader's ``generator`` when an epoch starts (once for
             ``persistent_workers=True``), as torch does.
         epoch: the loader's epoch counter (0 for its first ``iter()``).

@@ -257,6 +257,78 @@ def test_process_mode_worker_info_and_epochs(persistent):
         assert all(g[1] == base and g[2] == base + g[0] and g[3] == epoch and g[4] for g in got)
 
 
+class RngDataset(tud.Dataset):
+    """Sample i: which of the worker's generators existed before this sample, then one draw from each."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        rng = get_worker_info().rng
+        made = [_made(rng, name) for name in ("random_generator", "torch_generator", "numpy_generator")]
+        return [made, rng.random_generator.random(), rng.torch_generator.initial_seed(),
+                float(rng.numpy_generator.random()), get_worker_info().seed]
+
+
+def _made(rng, name):
+    try:
+        object.__getattribute__(rng, name)
+        return True
+    except AttributeError:
+        return False
+
+
+def test_process_mode_worker_generators_are_made_on_first_use():
+    """get_worker_info().rng in a worker process: its generators do not exist before the dataset asks for them
+    (a worker that never draws pays nothing), then they are random.Random / torch.Generator /
+    numpy.random.default_rng seeded with the worker's seed, made once per worker."""
+    import random
+
+    import numpy as np
+
+    loader = DataLoader(RngDataset(), batch_size=None, num_workers=2, worker_mode="process")
+    got = list(loader)
+    for k, (made, r, torch_seed, np_draw, seed) in enumerate(got):
+        assert made == [k >= 2] * 3  # the worker's first sample found none, its second all three
+        nth = 1 + k // 2  # draws so far from this worker's generators
+        ref, np_ref = random.Random(seed), np.random.default_rng(seed)
+        assert r == [ref.random() for _ in range(nth)][-1]
+        assert np_draw == [float(np_ref.random()) for _ in range(nth)][-1]
+        assert torch_seed == seed
+
+
+def test_worker_generators_pickle_with_their_state():
+    import pickle
+
+    from spdl_torch.dataloader._worker import make_thread_rng
+
+    rng = make_thread_rng(7)
+    rng.random_generator.random()
+    copy = pickle.loads(pickle.dumps(rng))
+    assert copy.random_generator.random() == rng.random_generator.random()
+    assert not _made(copy, "torch_generator")  # not made before the copy: made on first use there too
+    assert copy.torch_generator.initial_seed() == 7
+
+
+IMPORT_PROBE = textwrap.dedent("""
+    import os, sys, threading
+    import torch
+    tasks, names = len(os.listdir("/proc/self/task")), set(threading.enumerate())
+    import spdl_torch
+    print(len(os.listdir("/proc/self/task")) - tasks, len(set(threading.enumerate()) - names))
+""")
+
+
+@pytest.mark.slow
+def test_importing_spdl_torch_starts_no_thread():
+    """Worker processes fork from the importing process: the import starts no thread (native ones included:
+    the decode pool is made on first use), so a fork copies none and at-fork handlers have none to stop."""
+    out = subprocess.run([sys.executable, "-c", IMPORT_PROBE], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0"]
+
+
 def test_multiprocessing_context_is_used_without_a_warning_in_process_mode():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
