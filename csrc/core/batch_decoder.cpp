@@ -306,7 +306,9 @@ std::vector<std::string> decode_batch(const std::vector<SampleInput>& samples, c
       guarded(i, [&] {
         const SampleInput& in = samples[size_t(i)];
         process_sample(in, plans[size_t(i)], opt, slots[size_t(i)]);
-        if (in.erase != nullptr) augment::erase(in.erase, in.seed, slots[size_t(i)]);
+        for (int64_t b = 0; in.erase != nullptr && b < in.erase_boxes; ++b) {
+          augment::erase(in.erase + b * augment::kEraseColumns, in.seed, slots[size_t(i)], b);
+        }
       });
     }
     if (!errors[size_t(i)].empty()) slots[size_t(i)].zero();

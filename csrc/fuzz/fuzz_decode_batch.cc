@@ -3,8 +3,8 @@
 // position and flip from the input's hash), resize, random_crop (padding, both flips, grey) and nearest
 // geometry. Where the whole-image decode succeeds, the
 // partial one must succeed with identical bytes (it reads a prefix of the same data); a failure must be
-// a reason string and a zero-filled slot. Each config also runs with an augmentation program and an erase
-// row drawn from the input's hash (every op code, arguments at their range limits; augment/ops.h), which
+// a reason string and a zero-filled slot. Each config also runs with an augmentation program and erase
+// rows drawn from the input's hash (every op code, arguments at their range limits; augment/ops.h), which
 // must be the same in both modes and leave a failed slot zero-filled too.
 // Built by `make fuzz`; not part of the extension (.cc suffix).
 #include <cstddef>
@@ -46,7 +46,7 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
   return out;
 }
 
-// A program of 3 rows and an erase row from the hash: codes 1..13 with arguments spread over (and onto the
+// A program of 3 rows and two erase rows from the hash: codes 1..13 with arguments spread over (and onto the
 // edges of) their valid ranges. validate_step / validate_erase accept every row made here.
 void make_program(uint64_t h, float* rows, float* erase_row) {
   auto next = [&h] {
@@ -83,10 +83,13 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
     }
     augment::validate_step(r, "fuzz");
   }
-  erase_row[0] = float(next() % 3);
-  for (int c = 1; c <= 4; ++c) erase_row[c] = float(next() % 40);
-  for (int c = 5; c < 8; ++c) erase_row[c] = unit() * 600 - 300;
-  augment::validate_erase(erase_row, "fuzz");
+  for (int b = 0; b < 2; ++b) {  // two boxes, written in order
+    float* e = erase_row + b * augment::kEraseColumns;
+    e[0] = float(next() % 3);
+    for (int c = 1; c <= 4; ++c) e[c] = float(next() % 40);
+    for (int c = 5; c < 8; ++c) e[c] = unit() * 600 - 300;
+    augment::validate_erase(e, "fuzz");
+  }
 }
 
 }  // namespace
@@ -124,14 +127,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   configs[4].filter = ResampleFilter::NearestExact;
   configs[4].gray = GrayRule::Pillow;
   configs[4].num_output_channels = 1;
-  float program[3 * augment::kColumns], erase_row[augment::kEraseColumns];
+  float program[3 * augment::kColumns], erase_row[2 * augment::kEraseColumns];
   make_program(hash, program, erase_row);
   for (BatchOptions& opt : configs) {
     opt.max_pixels = kMaxPixels;
     opt.validate();  // the checks the ops make
     for (bool augmented : {false, true}) {
       SampleInput sample = in;
-      if (augmented) sample.augment = program, sample.augment_steps = 3, sample.erase = erase_row;
+      if (augmented) {
+        sample.augment = program, sample.augment_steps = 3;
+        sample.erase = erase_row, sample.erase_boxes = 2;
+      }
       std::string full_error, partial_error;
       const std::vector<uint8_t> full = run(sample, opt, false, full_error);
       const std::vector<uint8_t> partial = run(sample, opt, true, partial_error);

@@ -39,19 +39,26 @@ at::Tensor checked_augment(const c10::optional<at::Tensor>& augment, int64_t n) 
   return c;
 }
 
-// erase: float32 [n, 8], every row valid (augment::validate_erase).
+// erase: float32 [n, 8] (one row per sample) or [n, B, 8] (B rows per sample, applied in order), every row
+// valid (augment::validate_erase). Returned as a contiguous CPU [n, B, 8].
 at::Tensor checked_erase(const c10::optional<at::Tensor>& erase, int64_t n) {
   if (!erase.has_value()) return {};
   const at::Tensor& e = *erase;
-  TORCH_CHECK_VALUE(e.scalar_type() == at::kFloat && e.dim() == 2 && e.size(0) == n &&
-                        e.size(1) == core::augment::kEraseColumns,
-                    "decode_images: expected erase as a float32 tensor of shape [", n, ", ",
-                    core::augment::kEraseColumns, "], got ", e.scalar_type(), " of shape ", e.sizes());
-  at::Tensor c = e.to(at::kCPU).contiguous();
+  constexpr int64_t kCols = core::augment::kEraseColumns;
+  TORCH_CHECK_VALUE(e.scalar_type() == at::kFloat && (e.dim() == 2 || e.dim() == 3) && e.size(0) == n &&
+                        e.size(-1) == kCols,
+                    "decode_images: expected erase as a float32 tensor of shape [", n, ", ", kCols, "] or [", n,
+                    ", B, ", kCols, "], got ", e.scalar_type(), " of shape ", e.sizes());
+  at::Tensor c = (e.dim() == 2 ? e.unsqueeze(1) : e).to(at::kCPU).contiguous();
   translate_core_errors("decode_images", [&] {
     const float* p = c.data_ptr<float>();
+    const int64_t boxes = c.size(1);
     for (int64_t i = 0; i < n; ++i) {
-      core::augment::validate_erase(p + i * core::augment::kEraseColumns, "erase[" + std::to_string(i) + "]");
+      for (int64_t b = 0; b < boxes; ++b) {
+        const std::string where = e.dim() == 2 ? "erase[" + std::to_string(i) + "]"
+                                               : "erase[" + std::to_string(i) + ", " + std::to_string(b) + "]";
+        core::augment::validate_erase(p + (i * boxes + b) * kCols, where);
+      }
     }
   });
   return c;
@@ -100,7 +107,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   }
   const at::Tensor augment_cpu = checked_augment(augment, n);
   const at::Tensor erase_cpu = checked_erase(erase, n);
-  TORCH_CHECK_VALUE(seeds_cpu.defined() || !erase_cpu.defined() || (erase_cpu.select(1, 0) != 2).all().item<bool>(),
+  TORCH_CHECK_VALUE(seeds_cpu.defined() || !erase_cpu.defined() || (erase_cpu.select(2, 0) != 2).all().item<bool>(),
                     "decode_images: expected seeds (int64[", n, "]) for erase rows with apply=2 (random values), "
                     "got None");
   TORCH_CHECK(!pin_memory || at::globalContext().hasCUDA(),
@@ -116,7 +123,10 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
       inputs[size_t(i)].augment = augment_cpu.data_ptr<float>() + i * augment_cpu.stride(0);
       inputs[size_t(i)].augment_steps = augment_cpu.size(1);
     }
-    if (erase_cpu.defined()) inputs[size_t(i)].erase = erase_cpu.data_ptr<float>() + i * erase_cpu.stride(0);
+    if (erase_cpu.defined()) {
+      inputs[size_t(i)].erase = erase_cpu.data_ptr<float>() + i * erase_cpu.stride(0);
+      inputs[size_t(i)].erase_boxes = erase_cpu.size(1);
+    }
   }
 
   // The batch turn (core/batch_turn.h): concurrent calls (DataLoader workers) would all

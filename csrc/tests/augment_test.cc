@@ -212,6 +212,13 @@ void test_erase() {
   out.data = reinterpret_cast<uint8_t*>(b.data());
   erase(random_row, 43, out);
   CHECK(a != b);
+  erase(random_row, 42, out, 1);  // the sample's second box: its own stream
+  CHECK(a != b);
+  std::vector<float> c = b;
+  out.data = reinterpret_cast<uint8_t*>(c.data());
+  erase(random_row, 42, out, 1);
+  CHECK(b == c);
+  out.data = reinterpret_cast<uint8_t*>(b.data());
   std::vector<uint8_t> bytes(size_t(h * w), 1);
   SlotWriter u8 = out;
   u8.data = bytes.data();

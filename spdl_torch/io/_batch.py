@@ -239,12 +239,13 @@ def decode_images(
             sharpness, posterize, solarize, autocontrast, equalize, invert, grayscale, gaussian_blur), each
             as ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR);
             code 0 rows are no-ops.
-        erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (or ``None``): ``[apply, top, left, height,
+        erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (one box per sample), ``Tensor[N, B, 8]`` (B
+            boxes per sample, written in order) or ``None``: ``[apply, top, left, height,
             width, v0, v1, v2]`` written into the finished slot (after the normalisation, in ``dtype``'s
             values, as ``torchvision.transforms.v2.functional.erase``; the box is clipped to the slot):
             apply 0 off, 1 the value ``v0, v1, v2`` per channel (uint8: truncated, clamped to 0..255), 2
             normal(0, 1) values drawn from the sample's seed (``RandomErasing(value="random")``; needs
-            ``seeds``).
+            ``seeds``; each box of a sample draws from its own stream).
         device: ``None`` / ``"cpu"``: the CPU path above. A CUDA device: nvJPEG decodes the JPEGs on the GPU and
             the geometry (the same boxes and flips for the same seeds), the antialiased resize (torch's
             ``_upsample_*_aa``, from the full-size decode: no DCT scaling) and the dtype conversion and
@@ -281,7 +282,7 @@ def decode_images(
         ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8, a
             NaN or infinite mean or std, a zero std; ``augment`` / ``erase`` of another dtype or shape, an
             unsupported op code (``augment code N not supported``) or an argument out of its range: the
-            message names the row, ``augment[i, k]`` / ``erase[i]``).
+            message names the row, ``augment[i, k]`` / ``erase[i]`` / ``erase[i, b]``).
         spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
             ``strict=False``, instead of reporting the sample as corrupt.
         RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
@@ -319,7 +320,8 @@ def decode_images(
                                  f"got {name}[{c}]={float(v)} in {name}={list(values)}")
     data = [_as_tensor(s, i, strict) for i, s in enumerate(srcs)]
     _check_program("augment", augment, (len(srcs), None, _AUGMENT_COLUMNS))
-    _check_program("erase", erase, (len(srcs), _ERASE_COLUMNS))
+    boxes = isinstance(erase, torch.Tensor) and erase.dim() == 3  # [N, B, 8]: B boxes per sample
+    _check_program("erase", erase, (len(srcs), None, _ERASE_COLUMNS) if boxes else (len(srcs), _ERASE_COLUMNS))
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)

@@ -6,7 +6,8 @@ sample they draw, from a stream seeded by the sample's seed only, the ops that s
 
 * ``augment`` Tensor[N, K, 8]: ``[code, a0 .. a6]`` applied in order to the uint8 RGB crop after the resize
   and flips, before the dtype conversion (code 0: nothing; K: the most rows any sample can get);
-* ``erase`` Tensor[N, 8]: ``[apply, i, j, h, w, v0, v1, v2]`` on the slot after the normalisation.
+* ``erase`` Tensor[N, 8] (or Tensor[N, B, 8] for an eraser of up to B boxes, timm's ``max_count``):
+  ``[apply, i, j, h, w, v0, v1, v2]`` on the slot after the normalisation (apply 0: padding).
 
 The affine row follows ``torchvision.transforms.v2.functional.affine``'s conventions about the image centre:
 ``angle`` clockwise in degrees, ``translate`` in pixels (a centre other than the image's is folded into the
@@ -164,27 +165,28 @@ class AugmentProgram:
         return ops
 
     def build(self, seeds: torch.Tensor) -> dict[str, torch.Tensor | None]:
-        """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | None}`` for int64 ``seeds`` [N]."""
+        """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | Tensor[N, B, 8] | None}`` for int64
+        ``seeds`` [N] (``erase`` 3-D when the eraser can draw more than one box)."""
         n = len(seeds)
         k = max(self.max_rows, 1)
+        boxes = max(self.eraser.max_rows, 1) if self.eraser is not None else 1
         aug: list[float] = []
         erase: list[float] = []
         pad = [0.0] * ROW
         for seed in seeds.tolist():
-            rows = 0
-            erased = False
+            rows = erased = 0
             for op in self.sample(seed):
                 if op.op == "erase":
                     erase += op.row()
-                    erased = True
+                    erased += 1
                 else:
                     aug += op.row()
                     rows += 1
             aug += pad * (k - rows)
-            if not erased:
-                erase += pad
+            erase += pad * (boxes - erased)
+        shape = (n, ROW) if boxes == 1 else (n, boxes, ROW)
         return {"augment": torch.tensor(aug, dtype=torch.float32).view(n, k, ROW) if self.samplers else None,
-                "erase": torch.tensor(erase, dtype=torch.float32).view(n, ROW) if self.eraser is not None else None}
+                "erase": torch.tensor(erase, dtype=torch.float32).view(shape) if self.eraser is not None else None}
 
     def names(self) -> list[str]:
         return [s.name for s in self.samplers] + ([self.eraser.name] if self.eraser is not None else [])

@@ -15,6 +15,7 @@ from ._geometry import match_geometry
 from ._plan import FusedPlan
 from ._policies import ERASERS, match_augment, match_erasing
 from ._timm import is_timm, translate
+from ._timm_erasing import TimmErasing
 
 __all__ = ["Analysis", "analyse", "fuse", "input_kind"]
 
@@ -179,7 +180,7 @@ def analyse(transform: Callable | None) -> Analysis:
             kw["mean"] = tuple(float(m) for m in t.mean)
             kw["std"] = tuple(float(s) for s in t.std)
             normalized = True
-        elif typ in ERASERS:
+        elif typ in ERASERS or typ is TimmErasing:
             sampler, why = _erasing(t, pil, dtype, colour.channels)
             if sampler is None:
                 break
@@ -235,7 +236,8 @@ def _augment_blocked(pil: bool, dtype: torch.dtype, normalized: bool, colour: _C
 
 def _erasing(t: Any, pil: bool, dtype: torch.dtype, channels: int) -> tuple[Any, str]:
     """The erasing sampler of ``RandomErasing`` on the float slot, or (None, why not)."""
-    sampler, why = match_erasing(t, channels)  # raises ValueError for bad arguments
+    # raises ValueError for bad arguments
+    sampler, why = t.sampler(channels) if isinstance(t, TimmErasing) else match_erasing(t, channels)
     if not native_augment():
         return None, "this build's decode_images has no erase argument"
     if pil or dtype not in _FLOATS:

@@ -7,22 +7,23 @@ timm (``timm.data``)                                    fused as
 ``RandomResizedCropAndInterpolation`` (bilinear,       ``RandomResizedCrop`` (the same box rule);
 bicubic, nearest, or ``"random"``)                      ``"random"``: a filter per sample, its seed
 ``MaybeToTensor`` / ``MaybePILToTensor``                ``ToTensor`` / ``PILToTensor``
-``RandomErasing`` (``mode`` const or pixel, one box)    ``RandomErasing`` (value 0 / ``"random"``)
+``RandomErasing`` (``mode`` const, rand, pixel;         timm's own box rule and count (:mod:`._timm_erasing`)
+``min_count`` / ``max_count``)
 =====================================================  =============================================
 
-Not fused, with the reason: timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` (ops resample with a random bilinear or bicubic
-filter and fill with the per-channel ``img_mean``; ``SolarizeAdd``), ``RandomErasing(mode="rand")`` or a
-random box count, ``ResizeKeepRatio``, ``ToNumpy`` (returns a NumPy array; it runs after the op on PIL
-images).
+Not fused, with the reason: timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` (ops resample with a
+random bilinear or bicubic filter and fill with the per-channel ``img_mean``; ``SolarizeAdd``),
+``ResizeKeepRatio``, ``ToNumpy`` (returns a NumPy array; it runs after the op on PIL images).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torchvision.transforms as T1
 from torchvision.transforms import InterpolationMode
+
+from ._timm_erasing import TimmErasing
 
 __all__ = ["is_timm", "translate"]
 
@@ -66,16 +67,4 @@ def translate(t: Any) -> tuple[Any, str]:
 
 
 def _erasing(t: Any) -> tuple[Any, str]:
-    if t.mode not in ("const", "pixel", ""):
-        return None, f"timm RandomErasing(mode={t.mode!r}): one random colour per box is not a fused erase mode"
-    if t.max_count != 1 or t.min_count != 1:
-        return None, f"timm RandomErasing with count ({t.min_count}, {t.max_count}): one box per sample is fused"
-    lo, hi = (math.exp(r) for r in t.log_aspect_ratio)
-    p = t.probability
-    if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-        raise ValueError(f"RandomErasing (timm): probability={p!r} is invalid (a probability in [0, 1])")
-    if not 0.0 <= t.min_area <= t.max_area <= 1.0:
-        raise ValueError(f"RandomErasing (timm): min_area/max_area=({t.min_area}, {t.max_area}) is invalid "
-                         "(0 <= min <= max <= 1)")
-    return T1.RandomErasing(p=float(p), scale=(float(t.min_area), float(t.max_area)), ratio=(lo, hi),
-                            value="random" if t.mode == "pixel" else 0), ""
+    return TimmErasing(t), ""  # raises ValueError for bad arguments

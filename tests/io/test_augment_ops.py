@@ -264,6 +264,35 @@ def test_erase_random_is_seeded_and_normal():
         spdl_torch.io.decode_images(files, erase=erase, **kw)
 
 
+def test_erase_boxes_are_written_in_order():
+    # erase Tensor[N, B, 8]: B boxes per sample, each as F.erase on the result of the previous one; a random box
+    # draws from its own stream (box 0's stream is the one of a Tensor[N, 8] row); apply 0 rows are padding.
+    files = [_png(_photo(40, 44, seed=i)) for i in range(2)]
+    kw = dict(height=40, width=44, geometry="resize", dtype=torch.float32, mean=[0.5], std=[0.5], seeds=[7, 8])
+    plain = spdl_torch.io.decode_images(files, **kw).data
+    boxes = torch.tensor([[[1, 2, 3, 20, 20, 1.5, -2.0, 0.25], [1, 10, 10, 20, 30, 9.0, 8.0, 7.0], [0] * 8],
+                          [[2, 0, 0, 16, 16, 0, 0, 0], [2, 20, 20, 16, 16, 0, 0, 0], [1, 30, 40, 20, 20, 3, 3, 3]]])
+    got = spdl_torch.io.decode_images(files, erase=boxes, **kw).data
+    want0 = F.erase(plain[0], 2, 3, 20, 20, torch.tensor([1.5, -2.0, 0.25])[:, None, None])
+    want0 = F.erase(want0, 10, 10, 20, 30, torch.tensor([9.0, 8.0, 7.0])[:, None, None])
+    assert torch.equal(got[0], want0)
+    one = spdl_torch.io.decode_images(files, erase=boxes[:, 0], **kw).data  # box 0 alone, as a 2-D erase
+    assert torch.equal(got[1, :, :16, :16], one[1, :, :16, :16])
+    second = got[1, :, 20:36, 20:36]
+    assert not torch.equal(second, one[1, :, :16, :16])  # another stream than box 0's
+    assert abs(float(second.mean())) < 0.15 and abs(float(second.std()) - 1.0) < 0.15  # 768 normal values
+    assert torch.equal(got[1, :, 36:, 40:], torch.full((3, 4, 4), 3.0))  # the third box, clipped at the corner
+    outside = torch.ones(40, 44, dtype=torch.bool)
+    outside[:16, :16] = outside[20:36, 20:36] = outside[30:, 40:] = False
+    assert torch.equal(got[1][:, outside], plain[1][:, outside])
+    with pytest.raises(ValueError, match=r"erase\[1, 2\]: expected erase apply"):
+        bad = boxes.clone()
+        bad[1, 2, 0] = 5
+        spdl_torch.io.decode_images(files, erase=bad, **kw)
+    with pytest.raises(ValueError, match=r"erase as a float32 tensor of shape \[2, K, 8\]"):
+        spdl_torch.io.decode_images(files, erase=torch.zeros(3, 2, 8), **kw)
+
+
 def test_codes_table_matches_the_native_header():
     header = (_REPO / "csrc/core/augment/ops.h").read_text()
     native = {name: int(v) for name, v in re.findall(r"^\s+(\w+) = (\d+),", header, re.M)}

@@ -38,14 +38,14 @@ void store(const SlotWriter& out, int c, int64_t y, int64_t x, float v) {
 
 }  // namespace
 
-void erase(const float* row, int64_t seed, const SlotWriter& out) {
+void erase(const float* row, int64_t seed, const SlotWriter& out, int64_t box) {
   const EraseMode mode = EraseMode(int(row[0]));
   if (mode == EraseMode::Off) return;
   const int64_t top = std::min<int64_t>(int64_t(row[1]), out.height);
   const int64_t left = std::min<int64_t>(int64_t(row[2]), out.width);
   const int64_t bottom = std::min<int64_t>(top + int64_t(row[3]), out.height);
   const int64_t right = std::min<int64_t>(left + int64_t(row[4]), out.width);
-  SplitMix64 rng(int64_t(uint64_t(seed) ^ kEraseStream));
+  SplitMix64 rng(int64_t(uint64_t(seed) ^ kEraseStream ^ (uint64_t(box) * kEraseBoxStep)));
   for (int c = 0; c < out.channels; ++c) {
     const float value = row[5 + std::min(c, 2)];
     for (int64_t y = top; y < bottom; ++y) {

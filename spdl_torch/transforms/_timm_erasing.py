@@ -1,0 +1,91 @@
+"""timm's ``RandomErasing`` (``timm.data.random_erasing``) as a fused eraser: its box rule, box count and colour
+modes drawn from each sample's seed, written by ``decode_images(erase=...)`` into the normalised slot.
+
+timm's rule, per sample of ``H x W``: skipped when ``random() > probability``; ``count`` boxes (``min_count``, or
+uniform in ``[min_count, max_count]``), each from up to 10 attempts of ``area = uniform(min_area, max_area) *
+H * W / count``, ``aspect = exp(uniform(log_aspect_ratio))``, ``h = round(sqrt(area * aspect))``, ``w =
+round(sqrt(area / aspect))``, kept when ``h < H and w < W``, at ``top`` uniform in ``[0, H - h]`` and ``left``
+in ``[0, W - w]``; later boxes overwrite earlier ones. ``mode``: ``"const"`` zeros, ``"rand"`` one normal(0, 1)
+value per channel and box, ``"pixel"`` normal(0, 1) per pixel (the op's random erase, one stream per box).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._augment_program import ERASE_RANDOM, ERASE_VALUE, AugmentOp, Rng
+from ._policies import Sampler
+
+__all__ = ["TimmErasing"]
+
+_MODES = ("const", "rand", "pixel", "")
+
+
+def _normal(rng: Rng) -> float:
+    """One normal(0, 1) value (Box-Muller, the cosine half)."""
+    u1 = 1.0 - rng.random()  # (0, 1]
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * rng.random())
+
+
+class TimmErasing:
+    """Stands for a timm ``RandomErasing`` in a fused plan (what :func:`._timm.translate` maps it to).
+
+    Raises:
+        ValueError: ``probability`` outside [0, 1], areas not ``0 <= min_area <= max_area <= 1``, a count not
+            ``1 <= min_count <= max_count``, or an unknown ``mode`` (naming the argument).
+    """
+
+    def __init__(self, t: Any) -> None:
+        p = t.probability
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"RandomErasing (timm): probability={p!r} is invalid (a probability in [0, 1])")
+        if not 0.0 <= t.min_area <= t.max_area <= 1.0:
+            raise ValueError(f"RandomErasing (timm): min_area/max_area=({t.min_area}, {t.max_area}) is invalid "
+                             "(0 <= min <= max <= 1)")
+        if not (isinstance(t.min_count, int) and isinstance(t.max_count, int) and 1 <= t.min_count <= t.max_count):
+            raise ValueError(f"RandomErasing (timm): min_count/max_count=({t.min_count}, {t.max_count}) is invalid "
+                             "(integers, 1 <= min <= max)")
+        if t.mode not in _MODES:
+            raise ValueError(f"RandomErasing (timm): mode={t.mode!r} is invalid (one of 'const', 'rand', 'pixel')")
+        self.probability = float(p)
+        self.min_area, self.max_area = float(t.min_area), float(t.max_area)
+        self.log_aspect_ratio = tuple(float(r) for r in t.log_aspect_ratio)
+        self.min_count, self.max_count = t.min_count, t.max_count
+        self.mode = t.mode or "const"
+
+    def __repr__(self) -> str:
+        return (f"RandomErasing(timm, p={self.probability}, mode={self.mode}, "
+                f"count=({self.min_count}, {self.max_count}))")
+
+    def sampler(self, channels: int) -> tuple[Sampler, str]:
+        """The eraser of a slot with ``channels`` channels: up to ``max_count`` erase rows per sample."""
+        p, lo, hi, (r0, r1) = self.probability, self.min_area, self.max_area, self.log_aspect_ratio
+        c0, c1, mode = self.min_count, self.max_count, self.mode
+
+        def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+            if rng.random() > p:
+                return []
+            count = c0 if c0 == c1 else c0 + rng.randint(c1 - c0 + 1)
+            ops = []
+            for _ in range(count):
+                for _attempt in range(10):
+                    target = rng.uniform(lo, hi) * h * w / count
+                    aspect = math.exp(rng.uniform(r0, r1))
+                    eh = int(round(math.sqrt(target * aspect)))
+                    ew = int(round(math.sqrt(target / aspect)))
+                    if ew < w and eh < h:
+                        top, left = rng.randint(h - eh + 1), rng.randint(w - ew + 1)
+                        if mode == "pixel":
+                            apply, vals = ERASE_RANDOM, (0.0, 0.0, 0.0)
+                        elif mode == "rand":
+                            vals = tuple(_normal(rng) for _ in range(channels)) + (0.0,) * (3 - channels)
+                            apply = ERASE_VALUE
+                        else:
+                            apply, vals = ERASE_VALUE, (0.0, 0.0, 0.0)
+                        ops.append(AugmentOp("erase", (float(apply), float(top), float(left), float(eh), float(ew),
+                                                       *vals), "RandomErasing", "RandomErasing"))
+                        break
+            return ops
+
+        return Sampler("RandomErasing", c1, draw), ""
