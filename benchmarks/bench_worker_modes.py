@@ -2,9 +2,10 @@
 "auto" rule picks and what it gives. Fresh process per pass, contenders interleaved, medians, ratios.
 
     python -m benchmarks.bench_worker_modes --root data/imagenet_like/train [--workers 2 4] [--reps 3]
-        [--ab-repo /path/to/previous/checkout] [--json out.json]
+        [--items 512] [--ab-repo /path/to/previous/checkout] [--json out.json]
 
-Workloads (batch 32, one epoch of ITEMS samples per pass, worker start-up included):
+Workloads (batch 32, one epoch of ``--items`` samples per pass, worker start-up included; a longer pass weighs
+the workers' start less, as a training epoch does):
   tv_train   torchvision.datasets.ImageFolder + the classic v1 train recipe (Pillow, RandomResizedCrop(224),
              RandomHorizontalFlip, ToTensor, Normalize)
   tv_eval    the same with the v1 eval recipe (Resize(256), CenterCrop(224), ToTensor, Normalize)
@@ -21,7 +22,10 @@ Memory: the PSS of the pass's process tree (consumer + workers, ``/proc/<pid>/sm
 the end, above the consumer's PSS before the loader started, per worker; read once, with the clock and the CPU
 count paused (one read of a process that imported torch costs ~10-30 ms of CPU: sampling it every 20 ms took a
 core of the machine). Both contenders import spdl_torch, so their workers fork from the same parent.
-One pass (used by the driver): ``python benchmarks/bench_worker_modes.py --one REPO WORKLOAD LOADER WORKERS ROOT``.
+Besides the medians, the table gives the median of the paired ratios (each repetition's spdl pass over the torch
+pass run next to it, same workload and workers) with their range: the machine's drift cancels within a pair.
+One pass (used by the driver): ``python benchmarks/bench_worker_modes.py --one REPO WORKLOAD LOADER WORKERS ROOT
+ITEMS``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK_ITERS = 16000  # Python loop iterations per sample (~2 ms of CPU on one core of the machine below)
-ITEMS = 512  # samples per pass (the image workloads: the first ITEMS images of ROOT)
+ITEMS = 512  # samples per pass by default (the image workloads: the first ITEMS images of ROOT)
 WORKLOADS = ("tv_train", "tv_eval", "py_map", "py_iter", "partial", "partial_py", "fused")
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
@@ -76,7 +80,7 @@ def _tree_pss() -> int:
     return total
 
 
-def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str) -> dict:
+def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str, items: int = ITEMS) -> dict:
     import resource
     import time
 
@@ -88,7 +92,7 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
 
     class PyMap(tud.Dataset):
         def __len__(self):
-            return ITEMS
+            return items
 
         def __getitem__(self, i):
             return torch.tensor(_python_work(i))
@@ -97,7 +101,7 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
         def __iter__(self):
             info = tud.get_worker_info()
             k, n = (0, 1) if info is None else (info.id, info.num_workers)
-            for i in range(k, ITEMS, n):
+            for i in range(k, items, n):
                 yield torch.tensor(_python_work(i))
 
     torch.manual_seed(0)
@@ -121,13 +125,13 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
     else:
         ds = PyMap() if workload == "py_map" else PyIter()
     if workload not in ("py_map", "py_iter"):
-        ds = tud.Subset(ds, range(ITEMS))
+        ds = tud.Subset(ds, range(items))
     DL = tud.DataLoader if loader_name == "torch" else spdl_torch.DataLoader
     kw = {"worker_mode": loader_name.split("-")[1]} if loader_name in ("spdl-thread", "spdl-hybrid") else {}
     loader = DL(ds, batch_size=32, num_workers=workers, shuffle=workload != "py_iter", **kw)
     mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name != "torch" else "process")  # older: threads
     base_pss = _tree_pss()
-    total = -(-ITEMS // 32)  # batches of every workload (the iterable one: ITEMS / workers per worker, whole batches)
+    total = -(-items // 32)  # batches of every workload (the iterable one: items / workers per worker, whole batches)
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     n = k = 0
@@ -163,9 +167,9 @@ def contenders(this_repo: str, ab_repo: str | None, workloads: tuple[str, ...] =
     return out
 
 
-def run_pass(repo: str, workload: str, loader: str, workers: int, root: str) -> dict:
+def run_pass(repo: str, workload: str, loader: str, workers: int, root: str, items: int = ITEMS) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--one", repo, workload,
-           "spdl" if loader == "spdl-A" else loader, str(workers), root]
+           "spdl" if loader == "spdl-A" else loader, str(workers), root, str(items)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
@@ -176,7 +180,8 @@ def run_pass(repo: str, workload: str, loader: str, workers: int, root: str) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--one", nargs=5, metavar=("REPO", "WORKLOAD", "LOADER", "WORKERS", "ROOT"))
+    ap.add_argument("--one", nargs=6, metavar=("REPO", "WORKLOAD", "LOADER", "WORKERS", "ROOT", "ITEMS"))
+    ap.add_argument("--items", type=int, default=ITEMS, help="samples per pass")
     ap.add_argument("--root")
     ap.add_argument("--workers", type=int, nargs="+", default=[2, 4])
     ap.add_argument("--reps", type=int, default=3)
@@ -185,8 +190,8 @@ def main() -> None:
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     args = ap.parse_args()
     if args.one:
-        repo, workload, loader, workers, root = args.one
-        print(json.dumps(one_pass(repo, workload, loader, int(workers), root)))
+        repo, workload, loader, workers, root, items = args.one
+        print(json.dumps(one_pass(repo, workload, loader, int(workers), root, int(items))))
         return
     this_repo = os.path.dirname(HERE)
     results = []
@@ -194,7 +199,8 @@ def main() -> None:
         for workers in args.workers:
             runs = contenders(this_repo, args.ab_repo, tuple(args.workloads))
             for workload, loader, repo in runs[rep % len(runs):] + runs[:rep % len(runs)]:  # rotate the order
-                r = run_pass(repo, workload, loader, workers, args.root)
+                r = run_pass(repo, workload, loader, workers, args.root, args.items)
+                r["rep"] = rep
                 results.append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)
     if args.json:
@@ -203,11 +209,20 @@ def main() -> None:
     print(table(results, args.workers))
 
 
+def paired_ratios(results: list[dict], workload: str, workers: int) -> list[float]:
+    """Each repetition's spdl items/s over the torch pass of the same repetition, workload and workers."""
+    by_rep: dict[int, dict[str, float]] = {}
+    for r in results:
+        if (r["workload"], r["workers"]) == (workload, workers) and r["loader"] in ("torch", "spdl") and "rep" in r:
+            by_rep.setdefault(r["rep"], {})[r["loader"]] = r["items_per_s"]
+    return [p["spdl"] / p["torch"] for p in by_rep.values() if len(p) == 2]
+
+
 def table(results: list[dict], workers_list: list[int]) -> str:
     """The markdown table of medians: items/s, the ratio to torch's loader, CPU and PSS per worker."""
-    lines = ["| workload | workers | rule's choice | torch items/s | spdl items/s | ratio | other contender | "
-             "CPU ms/item torch / spdl | PSS MB per worker torch / spdl |",
-             "|---|---|---|---:|---:|---:|---|---|---|"]
+    lines = ["| workload | workers | rule's choice | torch items/s | spdl items/s | ratio | paired ratio (range) | "
+             "other contender | CPU ms/item torch / spdl | PSS MB per worker torch / spdl |",
+             "|---|---|---|---:|---:|---:|---:|---|---|---|"]
     for workload in WORKLOADS:
         for workers in workers_list:
             def med(loader, key="items_per_s"):
@@ -222,7 +237,9 @@ def table(results: list[dict], workers_list: list[int]) -> str:
                 o = med(name)
                 if o is not None:
                     other = f"{name}: {o:.0f} items/s, {o / t:.2f}x (this / it {s / o:.2f}x)"
-            lines.append(f"| {workload} | {workers} | {mode} | {t:.0f} | {s:.0f} | **{s / t:.2f}x** | {other} | "
+            pairs = paired_ratios(results, workload, workers)
+            paired = (f"{statistics.median(pairs):.2f}x ({min(pairs):.2f}-{max(pairs):.2f})" if pairs else "-")
+            lines.append(f"| {workload} | {workers} | {mode} | {t:.0f} | {s:.0f} | **{s / t:.2f}x** | {paired} | {other} | "
                          f"{med('torch', 'cpu_ms_per_item'):.2f} / {med('spdl', 'cpu_ms_per_item'):.2f} | "
                          f"{med('torch', 'pss_mb_per_worker'):.0f} / {med('spdl', 'pss_mb_per_worker'):.0f} |")
     return "\n".join(lines)
