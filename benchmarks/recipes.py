@@ -3,12 +3,12 @@ augmentation, on three loaders over the same files.
 
 Recipes (``RECIPES``; crop size in brackets):
 
-* ``ta_v1`` / ``ra_v1`` / ``aa_v1`` [176]: torchvision's classification reference training preset
+* ``ta_v1`` / ``ra_v1`` / ``aa_v1`` / ``am_v1`` [176]: torchvision's classification reference training preset
   (``references/classification/presets.py``, PIL backend, classic ``torchvision.transforms``):
   ``RandomResizedCrop(176)``, ``RandomHorizontalFlip()``, ``TrivialAugmentWide()`` | ``RandAugment(magnitude=9)``
-  | ``AutoAugment(IMAGENET)`` (each with ``interpolation=BILINEAR``, as the preset passes it), ``PILToTensor()``,
-  ``ConvertImageDtype(float)``, ``Normalize``, ``RandomErasing(0.1)``.
-* ``ta_v2`` / ``ra_v2`` / ``aa_v2`` [176]: the same preset with the tensor backend and ``transforms.v2``:
+  | ``AutoAugment(IMAGENET)`` | ``AugMix()`` (each with ``interpolation=BILINEAR``, as the preset passes it),
+  ``PILToTensor()``, ``ConvertImageDtype(float)``, ``Normalize``, ``RandomErasing(0.1)``.
+* ``ta_v2`` / ``ra_v2`` / ``aa_v2`` / ``am_v2`` [176]: the same preset with the tensor backend and ``transforms.v2``:
   a leading ``PILToTensor()``, ..., ``ToDtype(float32, scale=True)``, ``Normalize``, ``RandomErasing(0.1)``,
   ``ToPureTensor()``.
 * ``contrastive`` [224]: ``RandomResizedCrop(224)``, ``RandomHorizontalFlip()``, ``RandomApply([ColorJitter(0.4,
@@ -16,6 +16,10 @@ Recipes (``RECIPES``; crop size in brackets):
   ``ToDtype``, ``Normalize`` (v2; a SimCLR-style view).
 * ``timm_train`` / ``timm_eval`` [224]: ``timm.data.create_transform(224, is_training=True,
   auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)`` and ``create_transform(224)``, when timm is installed.
+  timm 1.0.31's ``PosterizeIncreasing`` asks Pillow for ``posterize(img, 0)`` at the top magnitudes, which Pillow
+  12 and later reject (``ValueError``; older Pillow returned a black image); in the benchmark's processes
+  :func:`pillow_posterize_zero_bits` restores the older result so timm's own pipeline runs (the fused op
+  gives that result natively).
 
 Contenders (``RECIPE_CONTENDERS``):
 
@@ -46,8 +50,8 @@ STD = (0.229, 0.224, 0.225)
 
 RECIPE_CONTENDERS = ("torch_recipe", "spdl_torch_recipe", "dali_recipe")
 # name -> crop size
-RECIPES = {"ta_v1": 176, "ra_v1": 176, "aa_v1": 176, "ta_v2": 176, "ra_v2": 176, "aa_v2": 176, "contrastive": 224,
-           "timm_train": 224, "timm_eval": 224}
+RECIPES = {"ta_v1": 176, "ra_v1": 176, "aa_v1": 176, "am_v1": 176, "ta_v2": 176, "ra_v2": 176, "aa_v2": 176,
+           "am_v2": 176, "contrastive": 224, "timm_train": 224, "timm_eval": 224}
 DALI_RECIPES = ("ta_v1", "ta_v2", "ra_v1", "ra_v2")
 
 
@@ -85,10 +89,30 @@ def applies(contender: str, recipe: str) -> str | None:
     return None
 
 
+def pillow_posterize_zero_bits() -> None:
+    """Let ``PIL.ImageOps.posterize(img, 0)`` return a black image, as Pillow before 12 did (timm's
+    ``PosterizeIncreasing`` asks for 0 bits at magnitude 10; Pillow 12+ raises ``ValueError``). Idempotent."""
+    from PIL import ImageOps
+
+    if getattr(ImageOps.posterize, "_zero_bits", False):
+        return
+    original = ImageOps.posterize
+
+    def posterize(image, bits):
+        if bits == 0:
+            return image.point(lambda _: 0)
+        return original(image, bits)
+
+    posterize._zero_bits = True
+    ImageOps.posterize = posterize
+
+
 def transform(recipe: str):
     """The recipe's transform object (a fresh one per call)."""
     if recipe.startswith("timm"):
         import timm.data
+
+        pillow_posterize_zero_bits()  # timm calls ImageOps.posterize by module attribute: forked workers inherit it
 
         if recipe == "timm_train":
             return timm.data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)
@@ -108,7 +132,8 @@ def transform(recipe: str):
         bl = T.InterpolationMode.BILINEAR
         aug = {"ta": lambda: T.TrivialAugmentWide(interpolation=bl),
                "ra": lambda: T.RandAugment(magnitude=9, interpolation=bl),
-               "aa": lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, interpolation=bl)}[policy]()
+               "aa": lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, interpolation=bl),
+               "am": lambda: T.AugMix(interpolation=bl)}[policy]()
         return T.Compose([T.RandomResizedCrop(size, antialias=True), T.RandomHorizontalFlip(0.5), aug, T.PILToTensor(),
                           T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD), T.RandomErasing(0.1)])
     from torchvision.transforms import v2 as T
@@ -116,7 +141,8 @@ def transform(recipe: str):
     bl = T.InterpolationMode.BILINEAR
     aug = {"ta": lambda: T.TrivialAugmentWide(interpolation=bl),
            "ra": lambda: T.RandAugment(magnitude=9, interpolation=bl),
-           "aa": lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, interpolation=bl)}[policy]()
+           "aa": lambda: T.AutoAugment(T.AutoAugmentPolicy.IMAGENET, interpolation=bl),
+           "am": lambda: T.AugMix(interpolation=bl)}[policy]()
     return T.Compose([T.PILToTensor(), T.RandomResizedCrop(size, antialias=True), T.RandomHorizontalFlip(0.5), aug,
                       T.ToDtype(torch.float, scale=True), T.Normalize(MEAN, STD), T.RandomErasing(0.1),
                       T.ToPureTensor()])
