@@ -46,8 +46,10 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
   return out;
 }
 
-// A program of 3 rows and two erase rows from the hash: codes 1..13 with arguments spread over (and onto the
-// edges of) their valid ranges. validate_step / validate_erase accept every row made here.
+// A program of 3 rows and two erase rows from the hash: every code this build runs (augment::code_supported;
+// the others become no-ops), with arguments spread over (and onto the edges of) their valid ranges; pil_affine
+// matrices from the identity to far outside the image (each of Pillow's nearest engines, the fill), each filter.
+// validate_step / validate_erase accept every row made here.
 void make_program(uint64_t h, float* rows, float* erase_row) {
   auto next = [&h] {
     h ^= h >> 33;
@@ -60,6 +62,7 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
     float* r = rows + k * augment::kColumns;
     for (int c = 0; c < augment::kColumns; ++c) r[c] = 0;
     r[0] = float(next() % (augment::kMaxCode + 1));
+    if (!augment::code_supported(int(r[0]))) r[0] = 0;
     switch (augment::Code(int(r[0]))) {
       case augment::Code::Affine:
         r[1] = unit() * 720 - 360;
@@ -78,6 +81,24 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         r[2] = float(2 * (next() % 12) + 1);
         r[3] = unit() * 5 + 0.01f;
         r[4] = unit() * 5 + 0.01f;
+        break;
+      case augment::Code::Fill:
+        for (int c = 1; c <= 3; ++c) r[c] = float(next() % 256);
+        break;
+      case augment::Code::PilAffine: {
+        const float scale = next() % 8 == 0 ? 1e5f : 1.0f;  // sometimes far outside: the fixed-point limit, the fill
+        const uint64_t kind = next() % 4;                    // identity, scale only (b = d = 0), shear, any
+        r[1] = r[5] = 1;
+        if (kind >= 1) r[1] = (unit() * 4 - 2) * scale, r[5] = (unit() * 4 - 2) * scale;
+        if (kind >= 2) r[2] = (unit() - 0.5f) * scale;
+        if (kind == 3) r[4] = (unit() - 0.5f) * scale;
+        if (kind >= 1) r[3] = (unit() * 80 - 40) * scale, r[6] = (unit() * 80 - 40) * scale;
+        r[7] = float(next() % 3);
+        break;
+      }
+      case augment::Code::SolarizeAdd:
+        r[1] = float(next() % 256);
+        r[2] = unit() * 256;
         break;
       default: r[1] = unit() * 4; break;  // the factors (and ignored arguments)
     }

@@ -15,6 +15,11 @@ namespace spdl_torch::core::augment {
 void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y,
             bool bilinear, float fill);
 
+// pil_affine.cpp (Pillow's rule, not torchvision's): img.transform(img.size, Image.AFFINE, m, resample,
+// fillcolor=fill) of a Pillow RGB image; m = the 6 AFFINE coefficients (a, b, c, d, e, f), resample 0 NEAREST,
+// 1 BILINEAR, 2 BICUBIC, fill = 3 bytes (R, G, B).
+void pil_affine(const RgbImage& img, const double* m, int resample, const uint8_t* fill);
+
 // color.cpp
 void adjust_brightness(const RgbImage& img, float factor);
 void adjust_contrast(const RgbImage& img, float factor);
@@ -22,6 +27,8 @@ void adjust_saturation(const RgbImage& img, float factor);
 void adjust_hue(const RgbImage& img, float hue_factor);
 void posterize(const RgbImage& img, int bits);
 void solarize(const RgbImage& img, float threshold);
+// timm's solarize_add (not torchvision's): a value v < threshold becomes min(255, v + add), add in 0..255.
+void solarize_add(const RgbImage& img, int add, float threshold);
 void invert(const RgbImage& img);
 void grayscale(const RgbImage& img);  // rgb_to_grayscale(num_output_channels=3)
 

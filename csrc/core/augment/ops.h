@@ -4,7 +4,8 @@
 // A program is K rows of 8 floats, [code, a0, a1, a2, a3, a4, a5, a6], run in order on the sample's uint8
 // RGB crop after the resample and before the dtype conversion / normalisation. Each kernel follows
 // torchvision.transforms.v2.functional on a uint8 [3, H, W] tensor (float32 arithmetic, the same
-// rounding and truncation); the exceptions are named at the kernel.
+// rounding and truncation); the exceptions are named at the kernel. Codes 14..16 follow Pillow (what timm's
+// ops do to PIL images) instead.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +29,20 @@ enum class Code : int {
   Invert = 11,
   Grayscale = 12,    // 3 output channels
   GaussianBlur = 13, // a0 kernel x, a1 kernel y (odd, >= 1), a2 sigma x, a3 sigma y (> 0)
+  // Pillow's rules (timm's ops on PIL images):
+  Fill = 14,         // a0, a1, a2: R, G, B (integers 0..255): the fill of the sample's following PilAffine rows
+                     // (0, 0, 0 at the start of each sample's program, Pillow's default)
+  PilAffine = 15,    // a0..a5: Pillow's AFFINE data (a, b, c, d, e, f): output (x, y) samples the input at
+                     // (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5; a6 resample 0 NEAREST,
+                     // 1 BILINEAR, 2 BICUBIC; = img.transform(img.size, Image.AFFINE, data, resample, fillcolor)
+  SolarizeAdd = 16,  // a0 add (integer 0..255), a1 threshold (0..256): v < threshold -> min(255, v + add)
+  MixBegin = 17,     // 17..19: AugMix's mix rows (reserved: not supported by this build)
+  MixAdd = 18,
+  MixEnd = 19,
 };
 
 constexpr int kColumns = 8;       // a program row: code + 7 arguments
-constexpr int kMaxCode = 13;
+constexpr int kMaxCode = 19;
 constexpr float kNoFill = -1.0f;  // affine a6: torchvision's fill=None (zeros padding, no mask blend)
 
 // Erase rows (after normalisation, in the slot's dtype): [apply, top, left, height, width, v0, v1, v2].
@@ -54,6 +65,9 @@ void validate_step(const float* row, const std::string& where);
 // Throws InvalidArgument naming `where` for an erase row out of range (apply not 0/1/2, a negative or
 // non-integer box).
 void validate_erase(const float* row, const std::string& where);
+
+// Whether this build runs rows of `code` (validate_step rejects the others as "not supported").
+bool code_supported(int code);
 
 // Whether any of the `steps` rows is not a no-op.
 bool has_program(const float* rows, int64_t steps);
