@@ -43,4 +43,15 @@ void adjust_sharpness(const RgbImage& img, float factor);
 // reflection folds again.
 void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_x, float sigma_y);
 
+// mix.cpp: AugMix's mix of chains (the MixBegin / MixAdd / MixEnd rows, ops.h), torchvision's AugMix.forward:
+// mix = w0 * image, mix.add_(w * chain) per chain, mix.to(uint8). The source copy and the float32 sum are
+// per-thread buffers kept from mix_begin to mix_end (released there when large), so the calls of one mix run
+// on one thread, in that order, on images of one size.
+void mix_begin(const RgbImage& img, float w0);
+void mix_add(const RgbImage& img, float w);
+// mode 0: image = trunc(clamp(sum, 0, 255)); mode 1 (timm's AugMixAugment._apply_basic): mixed = the same,
+// image = Pillow's Image.blend(source, mixed, alpha) for alpha in [0, 1]: trunc(src + alpha * (mixed - src))
+// in float32.
+void mix_end(const RgbImage& img, int mode, float alpha);
+
 }  // namespace spdl_torch::core::augment

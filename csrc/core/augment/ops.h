@@ -6,9 +6,16 @@
 // torchvision.transforms.v2.functional on a uint8 [3, H, W] tensor (float32 arithmetic, the same
 // rounding and truncation); the exceptions are named at the kernel. Codes 14..16 follow Pillow (what timm's
 // ops do to PIL images) instead.
+//
+// The mix rows (17..19) mix augmentation chains as AugMix does: MixBegin keeps a copy of the image (the
+// chains' source) and starts a float32 sum with w0 * image; each chain is the rows after it up to a MixAdd,
+// which adds w * image to the sum (float32 product, then float32 sum) and puts the source back; MixEnd turns
+// the sum into the image. A sample's mix rows nest: MixBegin, (rows, MixAdd)*, MixEnd, no mix inside a mix
+// (validate_program).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace spdl_torch::core::augment {
@@ -36,9 +43,10 @@ enum class Code : int {
                      // (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5; a6 resample 0 NEAREST,
                      // 1 BILINEAR, 2 BICUBIC; = img.transform(img.size, Image.AFFINE, data, resample, fillcolor)
   SolarizeAdd = 16,  // a0 add (integer 0..255), a1 threshold (0..256): v < threshold -> min(255, v + add)
-  MixBegin = 17,     // 17..19: AugMix's mix rows (reserved: not supported by this build)
-  MixAdd = 18,
-  MixEnd = 19,
+  MixBegin = 17,     // a0 w0 >= 0: source = image, sum = w0 * image
+  MixAdd = 18,       // a0 w >= 0: sum += w * image, image = source
+  MixEnd = 19,       // a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1 mixed = the
+                     // same, image = Pillow's Image.blend(source, mixed, a1), a1 in [0, 1] (timm's AugMixAugment)
 };
 
 constexpr int kColumns = 8;       // a program row: code + 7 arguments
@@ -69,10 +77,15 @@ void validate_erase(const float* row, const std::string& where);
 // Whether this build runs rows of `code` (validate_step rejects the others as "not supported").
 bool code_supported(int code);
 
+// validate_step on each of a sample's `steps` rows (row k named where(k)), and the nesting of its mix rows:
+// a MixAdd or MixEnd outside a mix, a MixBegin inside one, or a mix still open after the last row throws
+// InvalidArgument naming the row.
+void validate_program(const float* rows, int64_t steps, const std::function<std::string(int64_t)>& where);
+
 // Whether any of the `steps` rows is not a no-op.
 bool has_program(const float* rows, int64_t steps);
 
-// Runs the rows in order on `image` in place (rows must be valid: validate_step).
+// Runs the rows in order on `image` in place (rows must be valid: validate_program).
 void run_program(const float* rows, int64_t steps, const RgbImage& image);
 
 }  // namespace spdl_torch::core::augment

@@ -1,6 +1,8 @@
 // Program rows: their validation and their dispatch to the kernels.
 #include <cmath>
+#include <functional>
 #include <sstream>
+#include <string>
 
 #include "core/augment/kernels.h"
 #include "core/augment/ops.h"
@@ -27,6 +29,10 @@ void need_finite(const float* row, int first, int last, const std::string& where
       bad(where, std::string("expected finite ") + op + " arguments, got a" + std::to_string(a) + "=" + num(row[1 + a]));
     }
   }
+}
+
+void need_weight(float v, const std::string& where, const char* op) {
+  if (!std::isfinite(v) || v < 0) bad(where, std::string("expected a finite ") + op + " weight >= 0, got " + num(v));
 }
 
 void need_factor(float v, const std::string& where, const char* op) {
@@ -110,11 +116,32 @@ void validate_step(const float* row, const std::string& where) {
       if (!(row[2] >= 0 && row[2] <= 256)) bad(where, "expected a solarize_add threshold in [0, 256], got " + num(row[2]));
       return;
     case Code::MixBegin:
+      return need_weight(a0, where, "mix_begin");
     case Code::MixAdd:
+      return need_weight(a0, where, "mix_add");
     case Code::MixEnd:
-      break;
+      if (a0 != 0 && a0 != 1) bad(where, "expected a mix_end mode 0 (torchvision) or 1 (blend), got " + num(a0));
+      if (a0 == 1 && !(row[2] >= 0 && row[2] <= 1)) bad(where, "expected a mix_end blend alpha in [0, 1], got " + num(row[2]));
+      return;
   }
   bad(where, "augment code " + num(code) + " not supported");
+}
+
+void validate_program(const float* rows, int64_t steps, const std::function<std::string(int64_t)>& where) {
+  int64_t open = -1;  // the row of the mix in progress
+  for (int64_t k = 0; k < steps; ++k) {
+    const float* r = rows + k * kColumns;
+    validate_step(r, where(k));
+    const float code = r[0];
+    if (code == float(Code::MixBegin)) {
+      if (open >= 0) bad(where(k), "mix_begin inside the mix begun at row " + std::to_string(open) + " (mixes do not nest)");
+      open = k;
+    } else if (code == float(Code::MixAdd) || code == float(Code::MixEnd)) {
+      if (open < 0) bad(where(k), std::string(code == float(Code::MixAdd) ? "mix_add" : "mix_end") + " without a mix_begin before it");
+      if (code == float(Code::MixEnd)) open = -1;
+    }
+  }
+  if (open >= 0) bad(where(open), "mix_begin without a mix_end (the program ends inside the mix)");
 }
 
 void validate_erase(const float* row, const std::string& where) {
@@ -136,7 +163,7 @@ void validate_erase(const float* row, const std::string& where) {
   }
 }
 
-bool code_supported(int code) { return code >= 0 && code <= kMaxCode && code < int(Code::MixBegin); }
+bool code_supported(int code) { return code >= 0 && code <= kMaxCode; }
 
 bool has_program(const float* rows, int64_t steps) {
   for (int64_t k = 0; k < steps; ++k) {
@@ -173,6 +200,9 @@ void run_program(const float* rows, int64_t steps, const RgbImage& img) {
         break;
       }
       case Code::SolarizeAdd: solarize_add(img, int(a[0]), a[1]); break;
+      case Code::MixBegin: mix_begin(img, a[0]); break;
+      case Code::MixAdd: mix_add(img, a[0]); break;
+      case Code::MixEnd: mix_end(img, int(a[0]), a[1]); break;
       default: throw InternalError("augment: code " + num(r[0]) + " reached run_program unvalidated");
     }
   }
