@@ -18,11 +18,14 @@ FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
 # nvidia-nvjpeg (header + libnvjpeg, ~3 MB): the CUDA variant's nvJPEG op compiles against it (setup.py finds it
 # under site-packages/nvidia/cu13); CUDA 13.0 like torch 2.14.1's wheels.
 NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
+# Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
+# the fused forms are compared with (tests/datasets/test_augment_timm*.py; spdl_torch never imports it).
+TIMM_PKG    := timm==1.0.31
 # aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
 DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(DEV_PKGS)
+               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
@@ -254,7 +257,7 @@ $(STAMPS)/bench-deps: $(STAMPS)/venv Makefile
 	@touch $@
 
 # The augmentation kernels alone (no decode, no resample), microseconds per image at 176 and 224 px.
-AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp color.cpp histogram.cpp filter.cpp program.cpp)
+AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp pil_affine.cpp color.cpp histogram.cpp filter.cpp mix.cpp program.cpp)
 bench-augment-kernels:
 	@mkdir -p build
 	$(CXX) -std=c++20 -O3 -ffp-contract=off -Wall -Wextra -Icsrc -o build/augment_kernels \

@@ -21,7 +21,7 @@ struct SampleInput {
   int64_t seed = 0;
   // Optional augmentation program (augment/ops.h): `augment_steps` rows of 8 floats run on the resized
   // uint8 RGB crop before its conversion into the slot, and `erase_boxes` erase rows applied in order to the
-  // finished slot. Both valid (augment::validate_step / validate_erase); nullptr: none.
+  // finished slot. Both valid (augment::validate_program / validate_erase); nullptr: none.
   const float* augment = nullptr;
   int64_t augment_steps = 0;
   const float* erase = nullptr;

@@ -4,8 +4,8 @@
 // geometry. Where the whole-image decode succeeds, the
 // partial one must succeed with identical bytes (it reads a prefix of the same data); a failure must be
 // a reason string and a zero-filled slot. Each config also runs with an augmentation program and erase
-// rows drawn from the input's hash (every op code, arguments at their range limits; augment/ops.h), which
-// must be the same in both modes and leave a failed slot zero-filled too.
+// rows drawn from the input's hash (every op code, AugMix's mix rows, arguments at their range limits;
+// augment/ops.h), which must be the same in both modes and leave a failed slot zero-filled too.
 // Built by `make fuzz`; not part of the extension (.cc suffix).
 #include <cstddef>
 #include <cstdint>
@@ -46,8 +46,13 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
   return out;
 }
 
-// A program of 3 rows and two erase rows from the hash: codes 1..13 with arguments spread over (and onto the
-// edges of) their valid ranges. validate_step / validate_erase accept every row made here.
+constexpr int kSteps = 8;  // program rows
+
+// A program of kSteps rows and two erase rows from the hash: op rows of codes 1..16 with arguments spread over
+// (and onto the edges of) their valid ranges (pil_affine matrices from the identity to far outside the image:
+// each of Pillow's nearest engines, the fill; each filter), either three of them or a mix of two chains
+// (mix_begin, one op, mix_add, two ops, mix_add, mix_end in mode 0 or 1), padded with code 0.
+// validate_program / validate_erase accept every program made here.
 void make_program(uint64_t h, float* rows, float* erase_row) {
   auto next = [&h] {
     h ^= h >> 33;
@@ -56,10 +61,8 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
     return h;
   };
   auto unit = [&] { return float(next() % 1001) / 1000.0f; };  // 0, 0.001, ..., 1
-  for (int k = 0; k < 3; ++k) {
-    float* r = rows + k * augment::kColumns;
-    for (int c = 0; c < augment::kColumns; ++c) r[c] = 0;
-    r[0] = float(next() % (augment::kMaxCode + 1));
+  auto op_row = [&](float* r) {
+    r[0] = float(1 + next() % 16);
     switch (augment::Code(int(r[0]))) {
       case augment::Code::Affine:
         r[1] = unit() * 720 - 360;
@@ -79,10 +82,41 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         r[3] = unit() * 5 + 0.01f;
         r[4] = unit() * 5 + 0.01f;
         break;
+      case augment::Code::Fill:
+        for (int c = 1; c <= 3; ++c) r[c] = float(next() % 256);
+        break;
+      case augment::Code::PilAffine: {
+        const float scale = next() % 8 == 0 ? 1e5f : 1.0f;  // sometimes far outside: the fixed-point limit, the fill
+        const uint64_t kind = next() % 4;                    // identity, scale only (b = d = 0), shear, any
+        r[1] = r[5] = 1;
+        if (kind >= 1) r[1] = (unit() * 4 - 2) * scale, r[5] = (unit() * 4 - 2) * scale;
+        if (kind >= 2) r[2] = (unit() - 0.5f) * scale;
+        if (kind == 3) r[4] = (unit() - 0.5f) * scale;
+        if (kind >= 1) r[3] = (unit() * 80 - 40) * scale, r[6] = (unit() * 80 - 40) * scale;
+        r[7] = float(next() % 3);
+        break;
+      }
+      case augment::Code::SolarizeAdd:
+        r[1] = float(next() % 256);
+        r[2] = unit() * 256;
+        break;
       default: r[1] = unit() * 4; break;  // the factors (and ignored arguments)
     }
-    augment::validate_step(r, "fuzz");
+  };
+  for (int c = 0; c < kSteps * augment::kColumns; ++c) rows[c] = 0;
+  auto at = [&](int k) { return rows + k * augment::kColumns; };
+  if (next() % 2 == 0) {
+    for (int k = 0; k < 3; ++k) op_row(at(k));
+  } else {  // weights up to 1.5 each: sums past 255 reach the clamp
+    at(0)[0] = float(augment::Code::MixBegin), at(0)[1] = unit() * 1.5f;
+    op_row(at(1));
+    at(2)[0] = float(augment::Code::MixAdd), at(2)[1] = unit() * 1.5f;
+    op_row(at(3));
+    op_row(at(4));
+    at(5)[0] = float(augment::Code::MixAdd), at(5)[1] = unit() * 1.5f;
+    at(6)[0] = float(augment::Code::MixEnd), at(6)[1] = float(next() % 2), at(6)[2] = unit();
   }
+  augment::validate_program(rows, kSteps, [](int64_t) { return std::string("fuzz"); });
   for (int b = 0; b < 2; ++b) {  // two boxes, written in order
     float* e = erase_row + b * augment::kEraseColumns;
     e[0] = float(next() % 3);
@@ -127,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   configs[4].filter = ResampleFilter::NearestExact;
   configs[4].gray = GrayRule::Pillow;
   configs[4].num_output_channels = 1;
-  float program[3 * augment::kColumns], erase_row[2 * augment::kEraseColumns];
+  float program[kSteps * augment::kColumns], erase_row[2 * augment::kEraseColumns];
   make_program(hash, program, erase_row);
   for (BatchOptions& opt : configs) {
     opt.max_pixels = kMaxPixels;
@@ -135,7 +169,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (bool augmented : {false, true}) {
       SampleInput sample = in;
       if (augmented) {
-        sample.augment = program, sample.augment_steps = 3;
+        sample.augment = program, sample.augment_steps = kSteps;
         sample.erase = erase_row, sample.erase_boxes = 2;
       }
       std::string full_error, partial_error;

@@ -18,7 +18,8 @@
 namespace spdl_torch::ops {
 namespace {
 
-// augment: float32 [n, K, 8], every row valid (augment::validate_step); a contiguous CPU copy or view.
+// augment: float32 [n, K, 8], every sample's rows valid (augment::validate_program: each row and the nesting of
+// its mix rows); a contiguous CPU copy or view.
 at::Tensor checked_augment(const c10::optional<at::Tensor>& augment, int64_t n) {
   if (!augment.has_value()) return {};
   const at::Tensor& a = *augment;
@@ -29,11 +30,11 @@ at::Tensor checked_augment(const c10::optional<at::Tensor>& augment, int64_t n) 
   at::Tensor c = a.to(at::kCPU).contiguous();
   translate_core_errors("decode_images", [&] {
     const float* p = c.data_ptr<float>();
+    const int64_t steps = c.size(1);
     for (int64_t i = 0; i < n; ++i) {
-      for (int64_t k = 0; k < c.size(1); ++k) {
-        core::augment::validate_step(p + (i * c.size(1) + k) * core::augment::kColumns,
-                                     "augment[" + std::to_string(i) + ", " + std::to_string(k) + "]");
-      }
+      core::augment::validate_program(p + i * steps * core::augment::kColumns, steps, [i](int64_t k) {
+        return "augment[" + std::to_string(i) + ", " + std::to_string(k) + "]";
+      });
     }
   });
   return c;

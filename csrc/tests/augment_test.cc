@@ -3,6 +3,7 @@
 // the image is an error; exact identities (rotations by 0 / 90 / 180 degrees, translations past the
 // image = the fill, involutions, the erase box); the validation messages; a program through decode_batch
 // equals the kernels run by hand on the plain path's output. Values against torchvision: tests/io.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -42,7 +43,11 @@ std::vector<std::vector<float>> all_rows() {
   return {row(1, {30, 2, -1, 10, -5, 0, 128}), row(1, {-45, 0.5f, 0.25f, 0, 20, 1, 7}), row(1, {90, 0, 0, 0, 0, 1, -1}),
           row(2, {1.7f}), row(3, {0.3f}), row(4, {2.0f}), row(5, {-0.3f}), row(5, {0.5f}), row(6, {0.0f}),
           row(6, {3.0f}), row(7, {3}), row(7, {0}), row(8, {100}), row(9, {}), row(10, {}), row(11, {}),
-          row(12, {}), row(13, {5, 3, 1.5f, 0.7f}), row(13, {1, 9, 0.3f, 4.0f})};
+          row(12, {}), row(13, {5, 3, 1.5f, 0.7f}), row(13, {1, 9, 0.3f, 4.0f}), row(14, {255, 0, 7}),
+          row(15, {1, 0.3f, -2, 0, 1, 0, 0}), row(15, {1, 0.3f, -2, 0, 1, 0, 1}), row(15, {1, 0.3f, -2, 0, 1, 0, 2}),
+          row(15, {0.866f, -0.5f, 3, 0.5f, 0.866f, -1, 0}), row(15, {-1, 0, 5, 0, -1, 5, 2}),
+          row(15, {1e6f, 0, 0, 0, 1e6f, 0, 0}), row(15, {-3e38f, 3e38f, 1, 2, -3e38f, 3e38f, 1}),
+          row(15, {2, 0, -1e5f, 0, 2, 1e5f, 2}), row(16, {30, 128}), row(16, {255, 256})};
 }
 
 void test_sizes() {
@@ -138,6 +143,76 @@ void test_identities() {
   CHECK(blur == src);  // a 1x1 kernel
 }
 
+// Pillow's transform by its definition, per pixel (no engine): nearest = floor of the sample, bilinear's 2x2
+// and bicubic's 4x4 rules on integer samples, for the matrices whose samples are whole numbers + 0.5 (the
+// identity, translations by whole pixels, the flips): the value of the source pixel there, or the fill.
+std::vector<uint8_t> whole_pixel_transform(const std::vector<uint8_t>& src, int64_t h, int64_t w, const double* m,
+                                           const uint8_t* fill) {
+  std::vector<uint8_t> out(src.size());
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      const double u = m[0] * (x + 0.5) + m[1] * (y + 0.5) + m[2], v = m[3] * (x + 0.5) + m[4] * (y + 0.5) + m[5];
+      const bool in = u >= 0 && u < double(w) && v >= 0 && v < double(h);
+      for (int c = 0; c < 3; ++c) {
+        out[size_t((y * w + x) * 3 + c)] = in ? src[size_t((int64_t(v) * w + int64_t(u)) * 3 + c)] : fill[c];
+      }
+    }
+  return out;
+}
+
+void test_pil_affine() {
+  const int64_t sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {9, 9}, {13, 8}};
+  const uint8_t fill[3] = {12, 200, 77};
+  for (const auto& s : sizes) {
+    const int64_t h = s[0], w = s[1];
+    const std::vector<uint8_t> src = random_image(h, w, uint32_t(h * 13 + w));
+    const double dw = double(w), dh = double(h);
+    const double mats[][6] = {{1, 0, 0, 0, 1, 0},  {1, 0, 2, 0, 1, -1}, {1, 0, -3, 0, 1, 4}, {-1, 0, dw, 0, -1, dh},
+                              {-1, 0, dw, 0, 1, 0}, {1, 0, 0, 0, -1, dh}, {1, 0, dw, 0, 1, 0}, {1, 0, 0, 0, 1, -dh}};
+    for (const auto& m : mats) {
+      const std::vector<uint8_t> want = whole_pixel_transform(src, h, w, m, fill);
+      for (int resample = 0; resample <= 2; ++resample) {
+        std::vector<uint8_t> img = src;
+        pil_affine(RgbImage{img.data(), h, w}, m, resample, fill);
+        CHECK(img == want);
+      }
+    }
+    // a shear (the fixed-point engine) and a 90-degree turn of a square (exact): every pixel a source pixel
+    // or the fill, for each filter
+    if (h == w) {
+      const double turn[6] = {0, -1, dw, 1, 0, 0};
+      std::vector<uint8_t> img = src;
+      pil_affine(RgbImage{img.data(), h, w}, turn, 0, fill);
+      bool exact = true;
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x)
+          for (int c = 0; c < 3; ++c) exact &= img[size_t((y * w + x) * 3 + c)] == src[size_t(((x)*w + (w - 1 - y)) * 3 + c)];
+      CHECK(exact);
+    }
+  }
+  // the fill of a program: black until a fill row, per run_program call (per sample)
+  const int64_t h = 4, w = 6;
+  const std::vector<uint8_t> src = random_image(h, w, 99);
+  std::vector<float> prog = row(15, {1, 0, 100, 0, 1, 0, 1});  // everything outside: all fill
+  std::vector<float> with_fill = row(14, {9, 8, 7});
+  with_fill.insert(with_fill.end(), prog.begin(), prog.end());
+  std::vector<uint8_t> a = src;
+  run_program(with_fill.data(), 2, RgbImage{a.data(), h, w});
+  std::vector<uint8_t> b = src;
+  run_program(prog.data(), 1, RgbImage{b.data(), h, w});
+  bool filled = true;
+  for (int64_t i = 0; i < h * w; ++i) {
+    filled &= a[size_t(i * 3)] == 9 && a[size_t(i * 3 + 1)] == 8 && a[size_t(i * 3 + 2)] == 7;
+    filled &= b[size_t(i * 3)] == 0 && b[size_t(i * 3 + 1)] == 0 && b[size_t(i * 3 + 2)] == 0;
+  }
+  CHECK(filled);
+  std::vector<uint8_t> c = src;  // solarize_add: below the threshold + add (saturating), the rest kept
+  run_program(row(16, {100, 128}).data(), 1, RgbImage{c.data(), h, w});
+  bool solarized = true;
+  for (size_t i = 0; i < c.size(); ++i) solarized &= c[i] == (src[i] < 128 ? std::min(255, src[i] + 100) : src[i]);
+  CHECK(solarized);
+}
+
 void test_validation() {
   auto message = [](const std::vector<float>& r) -> std::string {
     try {
@@ -147,7 +222,25 @@ void test_validation() {
     }
     return "";
   };
-  CHECK(message(row(14, {})) == "augment[2, 1]: augment code 14 not supported (expected an integer 0..13)");
+  CHECK(message(row(20, {})) == "augment[2, 1]: augment code 20 not supported (expected an integer 0..19)");
+  CHECK(code_supported(0) && code_supported(16) && code_supported(17) && code_supported(19) && !code_supported(20));
+  CHECK(message(row(14, {0, 255, 128})) == "");
+  CHECK(message(row(14, {0, 256, 0})).find("fill colours R, G, B as integers 0..255") != std::string::npos);
+  CHECK(message(row(14, {0.5f, 0, 0})).find("a0=0.5") != std::string::npos);
+  CHECK(message(row(15, {1, 0, 0, 0, 1, 0, 3})).find("pil_affine resample") != std::string::npos);
+  CHECK(message(row(15, {1, 0, NAN, 0, 1, 0, 0})).find("finite pil_affine") != std::string::npos);
+  CHECK(message(row(16, {256, 128})).find("solarize_add addend") != std::string::npos);
+  CHECK(message(row(16, {3, -1})).find("solarize_add threshold") != std::string::npos);
+  CHECK(message(row(16, {255, 256})) == "");
+  CHECK(message(row(17, {0.25f})) == "" && message(row(18, {0})) == "" && message(row(19, {0})) == "");
+  CHECK(message(row(19, {1, 0.5f})) == "" && message(row(19, {0, 7})) == "");  // a1 is read in mode 1 only
+  CHECK(message(row(17, {-0.1f})).find("mix_begin weight >= 0") != std::string::npos);
+  CHECK(message(row(18, {NAN})).find("finite mix_add weight") != std::string::npos);
+  CHECK(message(row(18, {INFINITY})).find("finite mix_add weight") != std::string::npos);
+  CHECK(message(row(19, {2})).find("mix_end mode 0") != std::string::npos);
+  CHECK(message(row(19, {0.5f})).find("mix_end mode 0") != std::string::npos);
+  CHECK(message(row(19, {1, 1.5f})).find("blend alpha in [0, 1]") != std::string::npos);
+  CHECK(message(row(19, {1, NAN})).find("blend alpha in [0, 1]") != std::string::npos);
   CHECK(message(row(-1, {})).find("augment code -1 not supported") != std::string::npos);
   CHECK(message(row(2, {})) == "");
   CHECK(message(row(0, {NAN, 5})) == "");
@@ -175,6 +268,116 @@ void test_validation() {
   CHECK(erase_message({1, 0, 0.5f, 1, 1, 0, 0, 0}).find("erase left") != std::string::npos);
   CHECK(erase_message({0, -1, -1, -1, -1, NAN, 0, 0}) == "");
   CHECK(erase_message({1, 0, 0, 1, 1, NAN, 0, 0}).find("NaN") != std::string::npos);
+}
+
+// The mix rows' nesting: validate_program names the row at fault.
+void test_mix_validation() {
+  auto message = [](const std::vector<std::vector<float>>& rows) -> std::string {
+    std::vector<float> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    try {
+      validate_program(flat.data(), int64_t(rows.size()), [](int64_t k) { return "augment[1, " + std::to_string(k) + "]"; });
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto begin = row(17, {0.5f}), add = row(18, {0.25f}), end = row(19, {0}), inv = row(11, {}), pad = row(0, {});
+  CHECK(message({}) == "");
+  CHECK(message({begin, inv, add, inv, add, end, pad}) == "");
+  CHECK(message({begin, end}) == "");                              // no chain: w0 * image
+  CHECK(message({begin, add, end, inv, begin, inv, add, end}) == "");  // two mixes one after the other
+  CHECK(message({inv, add, end}) == "augment[1, 1]: mix_add without a mix_begin before it");
+  CHECK(message({pad, end}) == "augment[1, 1]: mix_end without a mix_begin before it");
+  CHECK(message({begin, add, end, end}) == "augment[1, 3]: mix_end without a mix_begin before it");
+  CHECK(message({begin, inv, begin, add, end}) == "augment[1, 2]: mix_begin inside the mix begun at row 0 (mixes do not nest)");
+  CHECK(message({inv, begin, inv, add}) == "augment[1, 1]: mix_begin without a mix_end (the program ends inside the mix)");
+  CHECK(message({begin, row(14, {300}), add, end}) ==
+        "augment[1, 1]: expected fill colours R, G, B as integers 0..255, got a0=300");
+  CHECK(message({begin, row(18, {-1}), end}).find("augment[1, 1]: expected a finite mix_add weight") == 0);
+}
+
+// A mix of 1..4 chains on odd sizes (exactly sized buffers) equals the sum computed here from the chains run
+// alone: float32 products and sums in torchvision's order, clamp, truncation; mode 1: Pillow's blend.
+void test_mix() {
+  const int64_t sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {2, 3}, {5, 3}, {13, 9}};
+  const std::vector<std::vector<float>> chains[] = {
+      {row(11, {})}, {row(7, {2}), row(2, {1.6f})}, {row(1, {20, 1, -1, 5, 0, 1, -1}), row(9, {}), row(8, {90})},
+      {row(12, {}), row(6, {2.5f})}};
+  const float weights[] = {0.3f, 0.2f, 0.15f, 0.25f, 0.1f};  // w0, then one per chain (a sum of 1)
+  for (const auto& s : sizes) {
+    const int64_t h = s[0], w = s[1];
+    const std::vector<uint8_t> src = random_image(h, w, uint32_t(h * 131 + w));
+    const size_t n = src.size();
+    for (int width = 1; width <= 4; ++width) {
+      for (int mode = 0; mode <= 1; ++mode) {
+        const float alpha = 0.35f;
+        std::vector<float> rows = row(17, {weights[0]});
+        std::vector<float> sum(n);
+        for (size_t i = 0; i < n; ++i) sum[i] = weights[0] * float(src[i]);
+        for (int c = 0; c < width; ++c) {
+          std::vector<uint8_t> chain(src);
+          for (const auto& r : chains[c]) {
+            rows.insert(rows.end(), r.begin(), r.end());
+            run_program(r.data(), 1, RgbImage{chain.data(), h, w});
+          }
+          const auto add = row(18, {weights[1 + c]});
+          rows.insert(rows.end(), add.begin(), add.end());
+          for (size_t i = 0; i < n; ++i) {
+            const float product = weights[1 + c] * float(chain[i]);
+            sum[i] = sum[i] + product;
+          }
+        }
+        const auto end = row(19, {float(mode), alpha});
+        rows.insert(rows.end(), end.begin(), end.end());
+        const int64_t steps = int64_t(rows.size()) / kColumns;
+        validate_program(rows.data(), steps, [](int64_t k) { return std::to_string(k); });
+        std::vector<uint8_t> got(src);
+        run_program(rows.data(), steps, RgbImage{got.data(), h, w});
+        bool exact = true;
+        for (size_t i = 0; i < n; ++i) {
+          const int mixed = int(std::min(std::max(sum[i], 0.0f), 255.0f));
+          const int want = mode == 0 ? mixed : int(float(int(src[i])) + alpha * float(mixed - int(src[i])));
+          exact &= got[i] == uint8_t(want);
+        }
+        CHECK(exact);
+      }
+    }
+  }
+  // The clamp: weights summing past 1 saturate at 255; a weight of 0 everywhere gives zeros; mode 1 with
+  // alpha 0 gives the source back, alpha 1 the mixed image.
+  const std::vector<uint8_t> src = random_image(3, 4, 9);
+  std::vector<float> over = row(17, {2.0f});
+  for (const auto& r : {row(11, {}), row(18, {2.0f}), row(19, {0})}) over.insert(over.end(), r.begin(), r.end());
+  std::vector<uint8_t> sat(src);
+  run_program(over.data(), 4, RgbImage{sat.data(), 3, 4});
+  bool all255 = true;
+  for (uint8_t v : sat) all255 &= v == 255;  // 2 v + 2 (255 - v) = 510
+  CHECK(all255);
+  for (float alpha : {0.0f, 1.0f}) {
+    std::vector<float> blend = row(17, {0.0f});
+    for (const auto& r : {row(11, {}), row(18, {1.0f}), row(19, {1, alpha})}) blend.insert(blend.end(), r.begin(), r.end());
+    std::vector<uint8_t> b(src);
+    run_program(blend.data(), 4, RgbImage{b.data(), 3, 4});
+    bool ok = true;
+    for (size_t i = 0; i < b.size(); ++i) ok &= b[i] == (alpha == 0 ? src[i] : uint8_t(255 - src[i]));
+    CHECK(ok);
+  }
+  std::vector<float> zero = row(17, {0.0f});
+  for (const auto& r : {row(18, {0.0f}), row(19, {0})}) zero.insert(zero.end(), r.begin(), r.end());
+  std::vector<uint8_t> z(src);
+  run_program(zero.data(), 3, RgbImage{z.data(), 3, 4});
+  bool zeros = true;
+  for (uint8_t v : z) zeros &= v == 0;
+  CHECK(zeros);
+  // A mix_add outside a mix reaching the kernels is an internal error, not a read past a buffer.
+  bool threw = false;
+  try {
+    mix_add(RgbImage{z.data(), 3, 4}, 1.0f);
+  } catch (const InternalError&) {
+    threw = true;
+  }
+  CHECK(threw);
 }
 
 void test_erase() {
@@ -238,7 +441,10 @@ void test_erase() {
 int main() {
   test_sizes();
   test_identities();
+  test_pil_affine();
   test_validation();
+  test_mix_validation();
+  test_mix();
   test_erase();
   std::printf("augment_test: %d checks, %d failures\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;

@@ -2,7 +2,8 @@
 
 A program is a float32 ``Tensor[N, K, 8]``: per sample K rows ``[code, a0, a1, a2, a3, a4, a5, a6]`` run in
 order on the sample's uint8 RGB crop after the resize and flips, before the dtype conversion and
-normalisation. Each op follows ``torchvision.transforms.v2.functional`` on a uint8 image:
+normalisation. Ops 1-13 follow ``torchvision.transforms.v2.functional`` on a uint8 image, ops 14-16 Pillow (what
+timm's augmentation ops do to a PIL image):
 
 ========================  ====  ==========================================================================
 op                        code  arguments
@@ -24,6 +25,21 @@ no-op (padding)           0
 ``invert``                11
 ``rgb_to_grayscale``      12    (3 output channels)
 ``gaussian_blur``         13    a0 / a1 kernel size x / y (odd), a2 / a3 sigma x / y (> 0)
+``fill``                  14    a0, a1, a2: R, G, B (integers 0..255), the fill colour of the sample's
+                                following ``pil_affine`` rows (0, 0, 0 at the start of each program:
+                                Pillow's default)
+``pil_affine``            15    a0..a5: Pillow's AFFINE data (a, b, c, d, e, f), a6 resample 0 NEAREST,
+                                1 BILINEAR, 2 BICUBIC: ``img.transform(img.size, Image.AFFINE, data,
+                                resample, fillcolor=fill)`` (output (x, y) samples the input at
+                                (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5)
+``solarize_add``          16    a0 add (integer 0..255), a1 threshold (0..256): v < threshold becomes
+                                min(255, v + add) (timm's ``solarize_add``)
+``mix_begin``             17    a0 w0: the image becomes the chains' source, float32 sum = w0 * image
+``mix_add``               18    a0 w: sum += w * image, then image = source
+``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
+                                mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
+                                (timm's AugMixAugment). Rows 17-19 run where ``spdl_torch.build_info()
+                                ["augment_codes"]`` lists them
 ========================  ====  ==========================================================================
 
 ``erase``: a float32 ``Tensor[N, 8]``, per sample ``[apply, top, left, height, width, v0, v1, v2]`` applied
@@ -49,6 +65,12 @@ EQUALIZE = 10
 INVERT = 11
 GRAYSCALE = 12
 GAUSSIAN_BLUR = 13
+FILL = 14
+PIL_AFFINE = 15
+SOLARIZE_ADD = 16
+MIX_BEGIN = 17
+MIX_ADD = 18
+MIX_END = 19
 
 #: name -> code, for every op (torchvision's functional names).
 OP_CODES = {
@@ -66,6 +88,12 @@ OP_CODES = {
     "invert": INVERT,
     "rgb_to_grayscale": GRAYSCALE,
     "gaussian_blur": GAUSSIAN_BLUR,
+    "fill": FILL,
+    "pil_affine": PIL_AFFINE,
+    "solarize_add": SOLARIZE_ADD,
+    "mix_begin": MIX_BEGIN,
+    "mix_add": MIX_ADD,
+    "mix_end": MIX_END,
 }
 
 AUGMENT_COLUMNS = 8  # [code, a0, ..., a6]

@@ -27,8 +27,8 @@ from .._seeds import splitmix64
 
 # Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
 from ._augment_codes import (
-    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, NO_FILL, NOOP,
-    POSTERIZE, SATURATION, SHARPNESS, SOLARIZE,
+    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, FILL, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD,
+    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, POSTERIZE, SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
 )
 from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
@@ -36,13 +36,15 @@ from ._augment_codes import ERASE_RANDOM, ERASE_VALUE
 
 # The row constants are also this module's names (the policies and the tests' reference read them here).
 __all__ = ["AugmentOp", "AugmentProgram", "ERASE_NONE", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "Rng", "affine_args",
-           "interpolation_choice", "native_augment"]
+           "interpolation_choice", "native_augment", "native_codes"]
 
 #: Op name -> code, as reported in :class:`AugmentOp`.
 CODES = {
     "identity": NOOP, "affine": AFFINE, "brightness": BRIGHTNESS, "contrast": CONTRAST, "saturation": SATURATION, "hue": HUE,
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
+    "fill": FILL, "pil_affine": PIL_AFFINE, "solarize_add": SOLARIZE_ADD, "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD,
+    "mix_end": MIX_END,
 }
 
 _MASK64 = (1 << 64) - 1
@@ -65,6 +67,15 @@ def native_augment() -> bool:
     from ..io import decode_images
 
     return "augment" in inspect.signature(decode_images).parameters
+
+
+def native_codes() -> frozenset[int]:
+    """The op codes this build's ``decode_images(augment=...)`` runs (``build_info()["augment_codes"]``; a build
+    that does not list them runs codes 0-13)."""
+    from .._build_info import build_info
+
+    listed = build_info().get("augment_codes")
+    return frozenset(int(c) for c in listed.split(",") if c) if listed is not None else frozenset(range(14))
 
 
 class Rng:
@@ -92,6 +103,28 @@ class Rng:
     def randint(self, n: int) -> int:
         """Uniform in [0, n) (n >= 1), by the multiply-shift rule over 64 bits."""
         return (self._next() * n) >> 64
+
+    def normal(self) -> float:
+        """Standard normal (Box-Muller, two uniforms per draw)."""
+        u1 = 1.0 - self.random()
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * self.random())
+
+    def gamma(self, shape: float) -> float:
+        """Gamma(shape, 1) for shape > 0 (Marsaglia-Tsang; shape < 1 as Gamma(shape + 1) * U^(1/shape))."""
+        if shape < 1.0:
+            u = 1.0 - self.random()  # (0, 1]
+            return self.gamma(shape + 1.0) * u ** (1.0 / shape)
+        d = shape - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            x = self.normal()
+            v = 1.0 + c * x
+            if v <= 0.0:
+                continue
+            v = v * v * v
+            u = 1.0 - self.random()  # (0, 1]
+            if math.log(u) < 0.5 * x * x + d - d * v + d * math.log(v):
+                return d * v
 
     def randperm(self, n: int) -> list[int]:
         """A uniform permutation of range(n) (Fisher-Yates)."""

@@ -16,6 +16,7 @@ from ._plan import FusedPlan
 from ._policies import ERASERS, match_augment, match_erasing
 from ._timm import is_timm, translate
 from ._timm_erasing import TimmErasing
+from ._timm_policies import match_timm_policy
 
 __all__ = ["Analysis", "analyse", "fuse", "input_kind"]
 
@@ -186,7 +187,8 @@ def analyse(transform: Callable | None) -> Analysis:
                 break
             eraser, random = sampler, True
         else:
-            sampler, why = match_augment(t, kw["height"], kw["width"])  # raises ValueError for bad arguments
+            match = match_timm_policy if is_timm(t) else match_augment  # both raise ValueError for bad arguments
+            sampler, why = match(t, kw["height"], kw["width"])
             if sampler is not None:
                 why = _augment_blocked(pil, dtype, normalized, colour)
             if sampler is None or why:

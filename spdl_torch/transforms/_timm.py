@@ -9,11 +9,19 @@ bicubic, nearest, or ``"random"``)                      ``"random"``: a filter p
 ``MaybeToTensor`` / ``MaybePILToTensor``                ``ToTensor`` / ``PILToTensor``
 ``RandomErasing`` (``mode`` const, rand, pixel;         timm's own box rule and count (:mod:`._timm_erasing`)
 ``min_count`` / ``max_count``)
+``RandAugment`` (``rand-...``: uniform or weighted      timm's op rules as rows per sample
+op choice, ``mstd`` noise, ``mmax``, ``inc``),          (:mod:`._timm_policies`): Pillow's affine
+``AutoAugment`` (``original``, ``originalr``, ``v0``,   (fill colour, nearest / bilinear / bicubic drawn
+``v0r``), ``AugMixAugment`` (``augmix-...``,            per op call), ``solarize_add``, the colour ops
+``blended=False``)                                      of torchvision's kernels, AugMix's mix rows
 =====================================================  =============================================
 
-Not fused, with the reason: timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` (ops resample with a
-random bilinear or bicubic filter and fill with the per-channel ``img_mean``; ``SolarizeAdd``),
-``ResizeKeepRatio``, ``ToNumpy`` (returns a NumPy array; it runs after the op on PIL images).
+The policies run on the uint8 crop after the geometry and flips, as in timm's pipeline on the PIL image; their
+ops' outputs are Pillow's (exact for the geometry, point and histogram ops but for a float32 matrix's rare
+border sample; the enhancements that blend with a grey Pillow rounds differ by at most 1 level, >= 49 dB:
+``docs/images.md``). Not fused, with the reason: the ``GaussianBlur`` ops of timm's ``3a`` sets,
+``AugMixAugment(blended=True)``, a policy placed before the geometry, ``ResizeKeepRatio``, ``ToNumpy``
+(returns a NumPy array; it runs after the op on PIL images).
 """
 
 from __future__ import annotations
@@ -55,9 +63,9 @@ def translate(t: Any) -> tuple[Any, str]:
         return T1.PILToTensor(), ""
     if name == "RandomErasing":
         return _erasing(t)
-    if name in _POLICIES:
-        return None, (f"timm's {name} (its ops resample with a random bilinear/bicubic filter and fill with the "
-                      "per-channel img_mean; the fused affine has one grey fill and nearest/bilinear)")
+    if name in _POLICIES:  # fused by match_augment (._timm_policies) on the crop, after the geometry
+        return None, f"timm's {name} before the geometry (fused augmentations run on the crop)"
+
     if name == "ResizeKeepRatio":
         return None, ("timm's ResizeKeepRatio rounds its size per axis (decode_images' Resize(S) truncates the "
                       "longer side as torchvision does)")

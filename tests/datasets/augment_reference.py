@@ -1,15 +1,19 @@
-"""A pure-torch reference executor of augment programs (the ``augment`` / ``erase`` rows of
-``decode_images``) with ``torchvision.transforms.v2.functional``, and a stand-in for the native op built on it.
+"""A reference executor of augment programs (the ``augment`` / ``erase`` rows of ``decode_images``) with
+``torchvision.transforms.v2.functional`` (codes 1-13) and Pillow itself (``fill``, ``pil_affine``,
+``solarize_add``, the mix rows' ``Image.blend``), and a stand-in for the native op built on it.
 
-``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W]; ``apply_erase(slot,
-row)`` runs an erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
+``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the fill colour and
+the mix state per program, as the op keeps them per sample); ``apply_erase(slot, row)`` runs an erase row on
+the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
 uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
+from PIL import Image
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 from torchvision.transforms.v2 import functional as F
@@ -17,13 +21,44 @@ from torchvision.transforms.v2 import functional as F
 from spdl_torch.transforms import _augment_program as P
 
 _INTERP = {0: InterpolationMode.NEAREST, 1: InterpolationMode.BILINEAR}
+_PIL_FILTERS = {0: Image.Resampling.NEAREST, 1: Image.Resampling.BILINEAR, 2: Image.Resampling.BICUBIC}
 
 
-def apply_row(image: torch.Tensor, row: torch.Tensor | list[float]) -> torch.Tensor:
-    """One row ``[code, a0..a6]`` on a uint8 Tensor[3, H, W]."""
+def to_pil(image: torch.Tensor) -> Image.Image:
+    """A uint8 Tensor[3, H, W] as an RGB ``PIL.Image``."""
+    return Image.fromarray(np.ascontiguousarray(image.permute(1, 2, 0).numpy()), "RGB")
+
+
+def from_pil(image: Image.Image) -> torch.Tensor:
+    """An RGB ``PIL.Image`` as a uint8 Tensor[3, H, W]."""
+    return torch.from_numpy(np.array(image.convert("RGB"))).permute(2, 0, 1).contiguous()
+
+
+def pil_affine(image: torch.Tensor, data: list[float], resample: int, fill: tuple[int, int, int]) -> torch.Tensor:
+    """Pillow's ``img.transform(img.size, Image.AFFINE, data, resample, fillcolor=fill)`` (resample as the row's
+    code: 0 NEAREST, 1 BILINEAR, 2 BICUBIC)."""
+    pil = to_pil(image)
+    return from_pil(pil.transform(pil.size, Image.Transform.AFFINE, [float(v) for v in data[:6]],
+                                  resample=_PIL_FILTERS[int(resample)], fillcolor=tuple(int(c) for c in fill)))
+
+
+def solarize_add(image: torch.Tensor, add: int, threshold: float) -> torch.Tensor:
+    """timm's ``solarize_add``: a value below ``threshold`` becomes ``min(255, v + add)``."""
+    lut = torch.tensor([min(255, v + int(add)) if v < threshold else v for v in range(256)], dtype=torch.uint8)
+    return lut[image.long()]
+
+
+def apply_row(image: torch.Tensor, row: torch.Tensor | list[float], fill: tuple[int, int, int] = (0, 0, 0)
+              ) -> torch.Tensor:
+    """One row ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (``fill``: the colour of a ``pil_affine`` row; a
+    ``fill`` row or a mix row alone changes nothing: :func:`apply_program` keeps their state)."""
     code, a = int(row[0]), [float(x) for x in row[1:]]
-    if code == P.NOOP:
+    if code in (P.NOOP, P.FILL):
         return image
+    if code == P.PIL_AFFINE:
+        return pil_affine(image, a[:6], int(a[6]), fill)
+    if code == P.SOLARIZE_ADD:
+        return solarize_add(image, int(a[0]), a[1])
     if code == P.AFFINE:
         return F.affine(image, angle=a[0], translate=[a[1], a[2]], scale=1.0, shear=[a[3], a[4]],
                         interpolation=_INTERP[int(a[5])], fill=None if a[6] == P.NO_FILL else a[6])
@@ -55,9 +90,25 @@ def apply_row(image: torch.Tensor, row: torch.Tensor | list[float]) -> torch.Ten
 
 
 def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]."""
+    """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]: the fill colour starts black; the mix rows as
+    AugMix (``mix_end`` mode 1: timm's ``_apply_basic``, ``Image.blend`` of the source and the clipped mix)."""
+    fill = (0, 0, 0)
+    source = acc = None
     for row in rows:
-        image = apply_row(image, row)
+        code, a = int(row[0]), [float(x) for x in row[1:]]
+        if code == P.FILL:
+            fill = (int(a[0]), int(a[1]), int(a[2]))
+        elif code == P.MIX_BEGIN:
+            source, acc = image, torch.tensor(a[0], dtype=torch.float32) * image.float()
+        elif code == P.MIX_ADD:
+            acc = acc + torch.tensor(a[0], dtype=torch.float32) * image.float()
+            image = source
+        elif code == P.MIX_END:
+            mixed = acc.clamp(0, 255).to(torch.uint8)  # truncation, as numpy's astype
+            image = mixed if int(a[0]) == 0 else from_pil(Image.blend(to_pil(source), to_pil(mixed), a[1]))
+            source = acc = None
+        else:
+            image = apply_row(image, row, fill)
     return image
 
 

@@ -9,12 +9,14 @@ the kernels then pick another source pixel (nearest affine) or a neighbouring le
 """
 
 import math
+import random
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms.v2 import functional as F
 
@@ -185,6 +187,82 @@ def test_gaussian_blur_matches_torchvision(kernel, sigma, size):
     _assert_close(got, F.gaussian_blur(img, list(kernel), list(sigma)), f"blur {kernel} {sigma} {size}")
 
 
+def _pillow_affine(img: torch.Tensor, data, resample: int, fill) -> torch.Tensor:
+    pil = Image.fromarray(np.ascontiguousarray(img.permute(1, 2, 0).numpy()), "RGB")
+    out = pil.transform(pil.size, Image.Transform.AFFINE, [float(v) for v in data],
+                        resample=(Image.Resampling.NEAREST, Image.Resampling.BILINEAR, Image.Resampling.BICUBIC)[resample],
+                        fillcolor=tuple(fill))
+    return torch.from_numpy(np.array(out)).permute(2, 0, 1)
+
+
+def _random_matrix(rng: random.Random, h: int, w: int) -> list[float]:
+    """Pillow AFFINE data of timm's kinds (shear, translate, rotate about the centre) and arbitrary ones,
+    as float32 values (the row's)."""
+    kind = rng.randrange(5)
+    f = rng.uniform(-0.3, 0.3)
+    if kind == 0:
+        m = [1.0, f, 0.0, 0.0, 1.0, 0.0] if rng.random() < 0.5 else [1.0, 0.0, 0.0, f, 1.0, 0.0]
+    elif kind == 1:
+        m = [1.0, 0.0, f * 1.5 * w, 0.0, 1.0, 0.0] if rng.random() < 0.5 else [1.0, 0.0, 0.0, 0.0, 1.0, f * 1.5 * h]
+    elif kind == 2:
+        a = -math.radians(rng.choice([rng.uniform(-30, 30), 30.0, -30.0, 90.0, 180.0]))
+        m = [round(math.cos(a), 15), round(math.sin(a), 15), 0.0, round(-math.sin(a), 15), round(math.cos(a), 15), 0.0]
+        m[2], m[5] = m[0] * -w / 2 + m[1] * -h / 2 + w / 2, m[3] * -w / 2 + m[4] * -h / 2 + h / 2
+    elif kind == 3:
+        m = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]  # the identity (and its engines: scale for nearest)
+    else:
+        m = [rng.uniform(-2, 2) for _ in range(6)]
+    return [float(np.float32(v)) for v in m]
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 9), (9, 1), (2, 3), (31, 31), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_pil_affine_equals_pillow(size):
+    # Random matrices of timm's kinds, the three filters and random fills, 60 samples of one batch: exact.
+    rng = random.Random(size[0] * 100 + size[1])
+    img = _photo(*size, seed=9)
+    n = 60
+    prog = torch.zeros(n, 2, codes.AUGMENT_COLUMNS)
+    wants = []
+    for k in range(n):
+        m, resample = _random_matrix(rng, *size), k % 3
+        fill = [rng.randrange(256) for _ in range(3)] if k % 4 else [0, 0, 0]
+        if k % 4:
+            prog[k, 0, :4] = torch.tensor([codes.FILL, *fill])
+        prog[k, 1, :8] = torch.tensor([codes.PIL_AFFINE, *m, resample])
+        wants.append(_pillow_affine(img, m, resample, fill))
+    got = spdl_torch.io.decode_images([_png(img)] * n, height=size[0], width=size[1], geometry="resize",
+                                      interpolation="nearest", augment=prog).data
+    for k in range(n):
+        assert torch.equal(got[k], wants[k]), (k, prog[k].tolist())
+
+
+def test_fill_is_per_sample_and_black_by_default():
+    img = _photo(12, 10, seed=4)
+    shift = [codes.PIL_AFFINE, 1, 0, 5, 0, 1, 0, 0]  # translate by 5 px: the right half is fill
+    prog = torch.zeros(3, 3, codes.AUGMENT_COLUMNS)
+    prog[0, 0, :4] = torch.tensor([codes.FILL, 10, 20, 30])
+    prog[0, 1] = torch.tensor(shift)
+    prog[0, 2, :4] = torch.tensor([codes.FILL, 200, 100, 50])  # after the last pil_affine: no effect
+    prog[1, 0] = torch.tensor(shift)  # another sample: Pillow's default black, not sample 0's fill
+    prog[2, 0, :4] = torch.tensor([codes.FILL, 1, 2, 3])
+    prog[2, 1] = torch.tensor(shift)
+    prog[2, 2, :4] = torch.tensor([codes.FILL, 7, 8, 9])
+    got = spdl_torch.io.decode_images([_png(img)] * 3, height=12, width=10, geometry="resize",
+                                      interpolation="nearest", augment=prog).data
+    for k, fill in enumerate([(10, 20, 30), (0, 0, 0), (1, 2, 3)]):
+        assert torch.equal(got[k], _pillow_affine(img, shift[1:7], 0, fill)), k
+        assert got[k][:, :, 5:].reshape(3, -1).unique(dim=1).flatten().tolist() == list(fill)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 9), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_solarize_add_equals_timms(size):
+    img = _photo(*size, seed=6)
+    for add, threshold in [(0, 128), (30, 128), (110, 128), (128, 256), (255, 0), (17, 99.5), (255, 256)]:
+        want = torch.tensor([min(255, v + add) if v < threshold else v for v in range(256)], dtype=torch.uint8)
+        got = _run(img, _program((codes.SOLARIZE_ADD, add, threshold)))
+        assert torch.equal(got, want[img.long()]), (add, threshold)
+
+
 def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
     img = _photo(29, 41, seed=11)
     program = _program((codes.AFFINE, 15.0, 2, 1, 0, 0, 1, 64), (codes.CONTRAST, 1.4), (codes.HUE, 0.2),
@@ -300,10 +378,15 @@ def test_codes_table_matches_the_native_header():
              "Saturation": "adjust_saturation", "Hue": "adjust_hue", "Sharpness": "adjust_sharpness",
              "Posterize": "posterize", "Solarize": "solarize", "Autocontrast": "autocontrast",
              "Equalize": "equalize", "Invert": "invert", "Grayscale": "rgb_to_grayscale",
-             "GaussianBlur": "gaussian_blur"}
+             "GaussianBlur": "gaussian_blur", "Fill": "fill", "PilAffine": "pil_affine", "SolarizeAdd": "solarize_add",
+             "MixBegin": "mix_begin", "MixAdd": "mix_add", "MixEnd": "mix_end"}
     assert {names[k]: v for k, v in native.items()} == codes.OP_CODES
     assert f"kColumns = {codes.AUGMENT_COLUMNS};" in header and f"kEraseColumns = {codes.ERASE_COLUMNS};" in header
     assert f"kNoFill = {codes.NO_FILL}f;" in header
+    assert f"kMaxCode = {max(codes.OP_CODES.values())};" in header
+    # the build lists the codes it runs (spdl_torch.build_info()["augment_codes"])
+    listed = {int(c) for c in spdl_torch.build_info()["augment_codes"].split(",")}
+    assert set(range(17)) <= listed <= set(codes.OP_CODES.values())
 
 
 def test_bad_programs_raise_value_error_naming_the_row():
@@ -319,16 +402,24 @@ def test_bad_programs_raise_value_error_naming_the_row():
     with pytest.raises(ValueError, match=r"erase as a float32 tensor of shape \[2, 8\]"):
         decode(data, erase=torch.zeros(1, 8), **kw)
     bad = torch.zeros(2, 3, 8)
-    bad[1, 2, 0] = 14
-    with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 14 not supported"):
+    bad[1, 2, 0] = 20
+    with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 20 not supported"):
         decode(data, augment=bad, **kw)
+    if codes.MIX_BEGIN not in {int(c) for c in spdl_torch.build_info()["augment_codes"].split(",")}:
+        bad[1, 2, 0] = codes.MIX_BEGIN  # in the table, not run by this build
+        with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 17 not supported by this build"):
+            decode(data, augment=bad, **kw)
     bad[1, 2, 0] = 2.5
     with pytest.raises(ValueError, match=r"augment code 2.5 not supported"):
         decode(data, augment=bad, **kw)
     for row, match in [([5, 0.7], "hue factor in"), ([7, 9], "posterize bits"), ([2, -1], "brightness factor"),
                        ([1, 0, 0, 0, 95, 0, 0, 0], "shear"), ([1, 0, 0, 0, 0, 0, 3, 0], "interpolation"),
                        ([1, 0, 0, 0, 0, 0, 0, 300], "fill"), ([13, 2, 3, 1, 1], "kernel sizes odd"),
-                       ([13, 3, 3, -1, 1], "sigmas"), ([8, 300], "solarize threshold")]:
+                       ([13, 3, 3, -1, 1], "sigmas"), ([8, 300], "solarize threshold"),
+                       ([14, 0, 256, 0], "fill colours"), ([14, 0.5, 0, 0], "fill colours"),
+                       ([15, 1, 0, 0, 0, 1, 0, 3], "pil_affine resample"), ([15, 1, 0, math.nan, 0, 1, 0, 0], "finite"),
+                       ([16, 300, 128], "solarize_add addend"), ([16, 2.5, 128], "solarize_add addend"),
+                       ([16, 10, 257], "solarize_add threshold")]:
         prog = torch.zeros(2, 1, 8)
         prog[0, 0, :len(row)] = torch.tensor(row, dtype=torch.float32)
         with pytest.raises(ValueError, match=rf"augment\[0, 0\]: .*{match}"):

@@ -163,6 +163,10 @@ void solarize(const RgbImage& img, float threshold) {
   apply_table(img, [threshold](uint8_t v) { return float(v) >= threshold ? uint8_t(255 - v) : v; });
 }
 
+void solarize_add(const RgbImage& img, int add, float threshold) {
+  apply_table(img, [add, threshold](uint8_t v) { return float(v) < threshold ? uint8_t(std::min(255, v + add)) : v; });
+}
+
 void invert(const RgbImage& img) {
   uint8_t* p = img.data;
   for (int64_t i = 0, n = img.pixels() * 3; i < n; ++i) p[i] = uint8_t(255 - p[i]);

@@ -15,6 +15,11 @@ namespace spdl_torch::core::augment {
 void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y,
             bool bilinear, float fill);
 
+// pil_affine.cpp (Pillow's rule, not torchvision's): img.transform(img.size, Image.AFFINE, m, resample,
+// fillcolor=fill) of a Pillow RGB image; m = the 6 AFFINE coefficients (a, b, c, d, e, f), resample 0 NEAREST,
+// 1 BILINEAR, 2 BICUBIC, fill = 3 bytes (R, G, B).
+void pil_affine(const RgbImage& img, const double* m, int resample, const uint8_t* fill);
+
 // color.cpp
 void adjust_brightness(const RgbImage& img, float factor);
 void adjust_contrast(const RgbImage& img, float factor);
@@ -22,6 +27,8 @@ void adjust_saturation(const RgbImage& img, float factor);
 void adjust_hue(const RgbImage& img, float hue_factor);
 void posterize(const RgbImage& img, int bits);
 void solarize(const RgbImage& img, float threshold);
+// timm's solarize_add (not torchvision's): a value v < threshold becomes min(255, v + add), add in 0..255.
+void solarize_add(const RgbImage& img, int add, float threshold);
 void invert(const RgbImage& img);
 void grayscale(const RgbImage& img);  // rgb_to_grayscale(num_output_channels=3)
 
@@ -35,5 +42,16 @@ void adjust_sharpness(const RgbImage& img, float factor);
 // reaches past the image (kernel_size // 2 >= the side; torch's reflect pad raises there) the
 // reflection folds again.
 void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_x, float sigma_y);
+
+// mix.cpp: AugMix's mix of chains (the MixBegin / MixAdd / MixEnd rows, ops.h), torchvision's AugMix.forward:
+// mix = w0 * image, mix.add_(w * chain) per chain, mix.to(uint8). The source copy and the float32 sum are
+// per-thread buffers kept from mix_begin to mix_end (released there when large), so the calls of one mix run
+// on one thread, in that order, on images of one size.
+void mix_begin(const RgbImage& img, float w0);
+void mix_add(const RgbImage& img, float w);
+// mode 0: image = trunc(clamp(sum, 0, 255)); mode 1 (timm's AugMixAugment._apply_basic): mixed = the same,
+// image = Pillow's Image.blend(source, mixed, alpha) for alpha in [0, 1]: trunc(src + alpha * (mixed - src))
+// in float32.
+void mix_end(const RgbImage& img, int mode, float alpha);
 
 }  // namespace spdl_torch::core::augment

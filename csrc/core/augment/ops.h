@@ -4,10 +4,18 @@
 // A program is K rows of 8 floats, [code, a0, a1, a2, a3, a4, a5, a6], run in order on the sample's uint8
 // RGB crop after the resample and before the dtype conversion / normalisation. Each kernel follows
 // torchvision.transforms.v2.functional on a uint8 [3, H, W] tensor (float32 arithmetic, the same
-// rounding and truncation); the exceptions are named at the kernel.
+// rounding and truncation); the exceptions are named at the kernel. Codes 14..16 follow Pillow (what timm's
+// ops do to PIL images) instead.
+//
+// The mix rows (17..19) mix augmentation chains as AugMix does: MixBegin keeps a copy of the image (the
+// chains' source) and starts a float32 sum with w0 * image; each chain is the rows after it up to a MixAdd,
+// which adds w * image to the sum (float32 product, then float32 sum) and puts the source back; MixEnd turns
+// the sum into the image. A sample's mix rows nest: MixBegin, (rows, MixAdd)*, MixEnd, no mix inside a mix
+// (validate_program).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace spdl_torch::core::augment {
@@ -28,10 +36,21 @@ enum class Code : int {
   Invert = 11,
   Grayscale = 12,    // 3 output channels
   GaussianBlur = 13, // a0 kernel x, a1 kernel y (odd, >= 1), a2 sigma x, a3 sigma y (> 0)
+  // Pillow's rules (timm's ops on PIL images):
+  Fill = 14,         // a0, a1, a2: R, G, B (integers 0..255): the fill of the sample's following PilAffine rows
+                     // (0, 0, 0 at the start of each sample's program, Pillow's default)
+  PilAffine = 15,    // a0..a5: Pillow's AFFINE data (a, b, c, d, e, f): output (x, y) samples the input at
+                     // (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5; a6 resample 0 NEAREST,
+                     // 1 BILINEAR, 2 BICUBIC; = img.transform(img.size, Image.AFFINE, data, resample, fillcolor)
+  SolarizeAdd = 16,  // a0 add (integer 0..255), a1 threshold (0..256): v < threshold -> min(255, v + add)
+  MixBegin = 17,     // a0 w0 >= 0: source = image, sum = w0 * image
+  MixAdd = 18,       // a0 w >= 0: sum += w * image, image = source
+  MixEnd = 19,       // a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1 mixed = the
+                     // same, image = Pillow's Image.blend(source, mixed, a1), a1 in [0, 1] (timm's AugMixAugment)
 };
 
 constexpr int kColumns = 8;       // a program row: code + 7 arguments
-constexpr int kMaxCode = 13;
+constexpr int kMaxCode = 19;
 constexpr float kNoFill = -1.0f;  // affine a6: torchvision's fill=None (zeros padding, no mask blend)
 
 // Erase rows (after normalisation, in the slot's dtype): [apply, top, left, height, width, v0, v1, v2].
@@ -55,10 +74,18 @@ void validate_step(const float* row, const std::string& where);
 // non-integer box).
 void validate_erase(const float* row, const std::string& where);
 
+// Whether this build runs rows of `code` (validate_step rejects the others as "not supported").
+bool code_supported(int code);
+
+// validate_step on each of a sample's `steps` rows (row k named where(k)), and the nesting of its mix rows:
+// a MixAdd or MixEnd outside a mix, a MixBegin inside one, or a mix still open after the last row throws
+// InvalidArgument naming the row.
+void validate_program(const float* rows, int64_t steps, const std::function<std::string(int64_t)>& where);
+
 // Whether any of the `steps` rows is not a no-op.
 bool has_program(const float* rows, int64_t steps);
 
-// Runs the rows in order on `image` in place (rows must be valid: validate_step).
+// Runs the rows in order on `image` in place (rows must be valid: validate_program).
 void run_program(const float* rows, int64_t steps, const RgbImage& image);
 
 }  // namespace spdl_torch::core::augment

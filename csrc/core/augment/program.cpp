@@ -1,6 +1,8 @@
 // Program rows: their validation and their dispatch to the kernels.
 #include <cmath>
+#include <functional>
 #include <sstream>
+#include <string>
 
 #include "core/augment/kernels.h"
 #include "core/augment/ops.h"
@@ -29,6 +31,10 @@ void need_finite(const float* row, int first, int last, const std::string& where
   }
 }
 
+void need_weight(float v, const std::string& where, const char* op) {
+  if (!std::isfinite(v) || v < 0) bad(where, std::string("expected a finite ") + op + " weight >= 0, got " + num(v));
+}
+
 void need_factor(float v, const std::string& where, const char* op) {
   if (!std::isfinite(v) || v < 0) bad(where, std::string("expected a finite ") + op + " factor >= 0, got " + num(v));
 }
@@ -41,6 +47,7 @@ void validate_step(const float* row, const std::string& where) {
   if (!is_int(code) || code < 0 || code > kMaxCode) {
     bad(where, "augment code " + num(code) + " not supported (expected an integer 0.." + std::to_string(kMaxCode) + ")");
   }
+  if (!code_supported(int(code))) bad(where, "augment code " + num(code) + " not supported by this build");
   const float a0 = row[1];
   switch (Code(int(code))) {
     case Code::None:
@@ -91,8 +98,50 @@ void validate_step(const float* row, const std::string& where) {
         }
       }
       return;
+    case Code::Fill:
+      for (int a = 0; a < 3; ++a) {
+        if (!is_int(row[1 + a]) || row[1 + a] < 0 || row[1 + a] > 255) {
+          bad(where, "expected fill colours R, G, B as integers 0..255, got a" + std::to_string(a) + "=" + num(row[1 + a]));
+        }
+      }
+      return;
+    case Code::PilAffine:
+      need_finite(row, 0, 5, where, "pil_affine");
+      if (row[7] != 0 && row[7] != 1 && row[7] != 2) {
+        bad(where, "expected pil_affine resample 0 (NEAREST), 1 (BILINEAR) or 2 (BICUBIC), got " + num(row[7]));
+      }
+      return;
+    case Code::SolarizeAdd:
+      if (!is_int(a0) || a0 < 0 || a0 > 255) bad(where, "expected a solarize_add addend as an integer 0..255, got " + num(a0));
+      if (!(row[2] >= 0 && row[2] <= 256)) bad(where, "expected a solarize_add threshold in [0, 256], got " + num(row[2]));
+      return;
+    case Code::MixBegin:
+      return need_weight(a0, where, "mix_begin");
+    case Code::MixAdd:
+      return need_weight(a0, where, "mix_add");
+    case Code::MixEnd:
+      if (a0 != 0 && a0 != 1) bad(where, "expected a mix_end mode 0 (torchvision) or 1 (blend), got " + num(a0));
+      if (a0 == 1 && !(row[2] >= 0 && row[2] <= 1)) bad(where, "expected a mix_end blend alpha in [0, 1], got " + num(row[2]));
+      return;
   }
   bad(where, "augment code " + num(code) + " not supported");
+}
+
+void validate_program(const float* rows, int64_t steps, const std::function<std::string(int64_t)>& where) {
+  int64_t open = -1;  // the row of the mix in progress
+  for (int64_t k = 0; k < steps; ++k) {
+    const float* r = rows + k * kColumns;
+    validate_step(r, where(k));
+    const float code = r[0];
+    if (code == float(Code::MixBegin)) {
+      if (open >= 0) bad(where(k), "mix_begin inside the mix begun at row " + std::to_string(open) + " (mixes do not nest)");
+      open = k;
+    } else if (code == float(Code::MixAdd) || code == float(Code::MixEnd)) {
+      if (open < 0) bad(where(k), std::string(code == float(Code::MixAdd) ? "mix_add" : "mix_end") + " without a mix_begin before it");
+      if (code == float(Code::MixEnd)) open = -1;
+    }
+  }
+  if (open >= 0) bad(where(open), "mix_begin without a mix_end (the program ends inside the mix)");
 }
 
 void validate_erase(const float* row, const std::string& where) {
@@ -114,6 +163,8 @@ void validate_erase(const float* row, const std::string& where) {
   }
 }
 
+bool code_supported(int code) { return code >= 0 && code <= kMaxCode; }
+
 bool has_program(const float* rows, int64_t steps) {
   for (int64_t k = 0; k < steps; ++k) {
     if (rows[k * kColumns] != 0) return true;
@@ -123,6 +174,7 @@ bool has_program(const float* rows, int64_t steps) {
 
 void run_program(const float* rows, int64_t steps, const RgbImage& img) {
   if (img.pixels() <= 0) return;
+  uint8_t fill[3] = {0, 0, 0};  // the fill of pil_affine rows: Pillow's default until a fill row
   for (int64_t k = 0; k < steps; ++k) {
     const float* r = rows + k * kColumns;
     const float* a = r + 1;
@@ -141,6 +193,16 @@ void run_program(const float* rows, int64_t steps, const RgbImage& img) {
       case Code::Invert: invert(img); break;
       case Code::Grayscale: grayscale(img); break;
       case Code::GaussianBlur: gaussian_blur(img, int(a[0]), int(a[1]), a[2], a[3]); break;
+      case Code::Fill: fill[0] = uint8_t(a[0]), fill[1] = uint8_t(a[1]), fill[2] = uint8_t(a[2]); break;
+      case Code::PilAffine: {
+        const double m[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
+        pil_affine(img, m, int(a[6]), fill);
+        break;
+      }
+      case Code::SolarizeAdd: solarize_add(img, int(a[0]), a[1]); break;
+      case Code::MixBegin: mix_begin(img, a[0]); break;
+      case Code::MixAdd: mix_add(img, a[0]); break;
+      case Code::MixEnd: mix_end(img, int(a[0]), a[1]); break;
       default: throw InternalError("augment: code " + num(r[0]) + " reached run_program unvalidated");
     }
   }

@@ -1,0 +1,410 @@
+"""timm's ``RandAugment``, ``AutoAugment`` and ``AugMixAugment`` (``timm.data.auto_augment``, what
+``timm.data.create_transform(auto_augment=...)`` builds) as fused samplers, read from the timm objects (never
+from their config strings) without importing timm.
+
+Each timm ``AugmentOp`` (``name``, ``prob``, ``magnitude``, ``hparams``, ``kwargs``) is drawn with timm's rules:
+applied unless ``random() > prob``; the magnitude ``m`` gets its noise (``magnitude_std``: ``gauss(m, std)``,
+``inf``: ``uniform(0, m)``) and is clipped to ``[0, magnitude_max or 10]``; then timm's ``LEVEL_TO_ARG`` rule
+of the op's name turns it into the op's argument (the sign of Rotate / Shear / Translate / the ``*Increasing``
+enhancements drawn with probability 1/2); the geometric ops draw their filter from ``kwargs["resample"]``
+(one filter, or a uniform choice per call). ``RandAugment`` picks ``num_layers`` ops uniformly with
+replacement, or by ``choice_weights`` without replacement (numpy's ``choice(replace=False, p=...)``:
+successive draws, each renormalised over the ops not drawn yet); ``AutoAugment`` picks one sub-policy
+uniformly and runs its ops in order; ``AugMixAugment`` draws Dirichlet(``alpha``) chain weights and a
+Beta(``alpha``, ``alpha``) blend, ``width`` chains of ``depth`` ops (``depth <= 0``: 1..3 per chain) picked
+uniformly with replacement, each from the un-augmented crop, and mixes them as ``_apply_basic`` does.
+
+The ops become rows (:mod:`._augment_codes`):
+
+==========================================  ======================================================================
+timm op                                     rows
+==========================================  ======================================================================
+Rotate, ShearX/Y, TranslateX/Y(Rel)         ``fill`` (``kwargs["fillcolor"]``) + ``pil_affine`` (Pillow's AFFINE
+                                            matrix: ``Image.rotate``'s about (w/2, h/2), angle 0 the identity,
+                                            180 the exact flip; shear ``(1, f, 0, 0, 1, 0)``; translate
+                                            ``(1, 0, px, 0, 1, 0)``), the drawn filter
+SolarizeAdd                                 ``solarize_add`` (threshold 128)
+Solarize(Increasing)                        ``solarize`` (threshold 256: the identity)
+Posterize, PosterizeIncreasing / Original   ``posterize`` (bits >= 8: the identity; bits <= 0: all zero, as
+                                            Pillow < 12 gives it; Pillow >= 12 raises in timm itself)
+Color(Increasing), Desaturate               ``adjust_saturation``
+Contrast / Brightness / Sharpness(Incr.)    ``adjust_contrast`` / ``adjust_brightness`` / ``adjust_sharpness``
+AutoContrast, Equalize, Invert              ``autocontrast``, ``equalize``, ``invert``
+AugMixAugment's mix                         ``mix_begin(0)``, per chain its ops + ``mix_add(w)``,
+                                            ``mix_end(1, m)`` (Pillow's ``Image.blend``)
+==========================================  ======================================================================
+
+The rows give Pillow's values, measured against timm's own ops (``docs/images.md``): exact for the point and
+histogram ops (``solarize_add``, ``solarize``, ``posterize``, ``invert``, ``equalize``) and for brightness and
+sharpness (torchvision's kernels round as ``ImageEnhance`` does there); at most 1 level off for the ops that
+blend with a grey Pillow rounds and torchvision does not (Color, Contrast, Desaturate: >= 49 dB) and for
+``autocontrast`` (a float32 scale where Pillow's is double: rare); at most 1 level off for the geometric ops
+on < 1 % of the values: the row holds Pillow's double matrix as float32, each coefficient rounded up
+(:func:`float32_up`), so a sample Pillow puts exactly on a pixel border stays on its side, and a bilinear /
+bicubic value Pillow computes as a whole number may truncate to one level less. Not fused, with the reason:
+the ``GaussianBlur`` / ``GaussianBlurRand`` ops (timm's ``3a`` sets: Pillow's box-approximated blur),
+``AugMixAugment(blended=True)``, a fill colour other than integers 0..255, and the rows on a build without
+them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from ._augment_program import AugmentOp, Rng, native_codes
+from ._augment_codes import FILL, MIX_ADD, MIX_BEGIN, MIX_END, PIL_AFFINE, SOLARIZE_ADD
+from ._policies import Sampler
+
+__all__ = ["float32_up", "match_timm_policy", "rotate_matrix", "timm_sampler"]
+
+_POLICIES = ("RandAugment", "AutoAugment", "AugMixAugment")
+
+_LEVEL_DENOM = 10.0
+_PIL_FILTERS = {0: 0, 2: 1, 3: 2}  # Pillow's NEAREST, BILINEAR, BICUBIC -> the pil_affine resample code
+_GEOMETRY = {"Rotate", "ShearX", "ShearY", "TranslateX", "TranslateY", "TranslateXRel", "TranslateYRel"}
+_COLOR = {"Color": "saturation", "Contrast": "contrast", "Brightness": "brightness", "Sharpness": "sharpness"}
+_NAMES = _GEOMETRY | {"AutoContrast", "Equalize", "Invert", "Posterize", "PosterizeIncreasing", "PosterizeOriginal",
+                      "Solarize", "SolarizeIncreasing", "SolarizeAdd", "Desaturate", "GaussianBlur",
+                      "GaussianBlurRand"} | set(_COLOR) | {f"{n}Increasing" for n in _COLOR}
+_UNFUSED = {"GaussianBlur": "Pillow's GaussianBlur filter (box blurs) has no fused kernel",
+            "GaussianBlurRand": "Pillow's GaussianBlur filter (box blurs) has no fused kernel"}
+
+
+class _Unfused(Exception):
+    """A timm op or argument that has no fused form (the message is the reason)."""
+
+
+def _bad(cls: str, arg: str, value: Any, want: str) -> ValueError:
+    return ValueError(f"{cls} (timm): {arg}={value!r} is invalid ({want})")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy"
+
+
+def rotate_matrix(degrees: float, width: int, height: int) -> tuple[float, ...] | None:
+    """The AFFINE data of Pillow's ``Image.rotate(degrees)`` (``expand=False``, about ``(w / 2, h / 2)``), its
+    arithmetic step for step; ``None`` for its copy fast path (angle 0 mod 360). Its transpose fast paths
+    (180, and 90 / 270 of a square image) are the matrices that give those transposes exactly."""
+    angle = degrees % 360.0
+    if angle == 0:
+        return None
+    w, h = width, height
+    if angle == 180:
+        return (-1.0, 0.0, float(w), 0.0, -1.0, float(h))
+    if angle in (90, 270) and w == h:
+        return (0.0, -1.0, float(w), 1.0, 0.0, 0.0) if angle == 90 else (0.0, 1.0, 0.0, -1.0, 0.0, float(h))
+    cx, cy = w / 2, h / 2
+    rad = -math.radians(angle)
+    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0, round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
+    a, b, c, d, e, f = m
+    m[2], m[5] = a * -cx + b * -cy + c, d * -cx + e * -cy + f
+    m[2] += cx
+    m[5] += cy
+    return tuple(m)
+
+
+def float32_up(v: float) -> float:
+    """The least float32 value >= ``v`` (finite ``v`` within float32's range).
+
+    The ``pil_affine`` rows hold Pillow's double matrix as float32: each coefficient rounded up, so that every
+    sample coordinate ``a x' + b y' + c`` (x', y' > 0) comes out at or just above Pillow's double one, never
+    below it. A sample Pillow puts exactly on a pixel border (a timm shear or translation often does: 0.12 *
+    12.5 = 1.5) then lands on the same side of it (Pillow's floor and its ``u < w`` test both keep a value
+    just above a border with the border), where rounding to nearest would put half of them on the other side
+    (a fill instead of a pixel at the image's edge, or the neighbouring pixel)."""
+    f = struct.unpack("<f", struct.pack("<f", v))[0]
+    if f >= v:
+        return f
+    bits = struct.unpack("<I", struct.pack("<f", f))[0]
+    bits = bits + 1 if f > 0 else bits - 1 if f < 0 else 1  # the next float32 up (from 0: the least subnormal)
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+class _Op:
+    """One timm ``AugmentOp``, read and checked: draws its rows for a sample."""
+
+    def __init__(self, op: Any, cls: str) -> None:
+        name = getattr(op, "name", None)
+        if name not in _NAMES:
+            raise _bad(cls, "op name", name, f"one of timm's LEVEL_TO_ARG names: {', '.join(sorted(_NAMES))}")
+        if name in _UNFUSED:
+            raise _Unfused(f"timm's {name} op ({_UNFUSED[name]})")
+        self.name, self.cls = name, cls
+        prob = getattr(op, "prob", None)
+        if not _number(prob) or not 0.0 <= float(prob) <= 1.0:
+            raise _bad(cls, f"{name}.prob", prob, "a probability in [0, 1]")
+        self.prob = float(prob)
+        m = getattr(op, "magnitude", None)
+        if not _number(m) or not math.isfinite(float(m)):
+            raise _bad(cls, f"{name}.magnitude", m, "a finite number")
+        self.magnitude = float(m)
+        hp = dict(getattr(op, "hparams", None) or {})
+        std = hp.get("magnitude_std", 0) or 0
+        if not _number(std) or math.isnan(float(std)) or float(std) < 0:
+            raise _bad(cls, f"{name}.hparams['magnitude_std']", std, "a number >= 0, or inf for uniform(0, m)")
+        self.std = float(std)
+        mmax = hp.get("magnitude_max")
+        if mmax is not None and (not _number(mmax) or not float(mmax) >= 0):
+            raise _bad(cls, f"{name}.hparams['magnitude_max']", mmax, "None or a number >= 0")
+        self.upper = float(mmax or _LEVEL_DENOM)
+        self.translate_const = float(hp.get("translate_const", 250))
+        self.translate_pct = float(hp.get("translate_pct", 0.45))
+        self.geometric = name in _GEOMETRY
+        self.fill: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        self.filters: tuple[int, ...] = ()
+        if self.geometric:
+            kw = getattr(op, "kwargs", {}) or {}
+            self.fill = _fill(kw.get("fillcolor"))
+            resample = kw.get("resample", 3)
+            choices = list(resample) if isinstance(resample, (tuple, list)) else [resample]
+            try:
+                self.filters = tuple(_PIL_FILTERS[int(r)] for r in choices)
+            except (KeyError, TypeError, ValueError):
+                self.filters = ()
+            if not self.filters:
+                raise _bad(cls, f"{name}.kwargs['resample']", resample,
+                           "Pillow's NEAREST, BILINEAR or BICUBIC, or a sequence of them (Image.transform's filters)")
+
+    def max_rows(self) -> int:
+        return 2 if self.geometric else 1
+
+    def _level(self, rng: Rng) -> float:
+        m = self.magnitude
+        if self.std > 0:
+            m = rng.uniform(0.0, m) if self.std == math.inf else m + self.std * rng.normal()
+        return max(0.0, min(m, self.upper))
+
+    def draw(self, rng: Rng, h: int, w: int, state: list[Any]) -> list[AugmentOp]:
+        """The rows of one call of the op (``[]`` when it does not apply); ``state[0]``: the fill set by this
+        sampler's rows so far (``None``: none yet)."""
+        if self.prob < 1.0 and rng.random() > self.prob:
+            return []
+        level = self._level(rng)
+        name, cls = self.name, self.cls
+
+        def signed(v: float) -> float:
+            return -v if rng.random() > 0.5 else v
+
+        if self.geometric:
+            if name == "Rotate":
+                arg = signed(level / _LEVEL_DENOM * 30.0)
+                matrix = rotate_matrix(arg, w, h)
+            elif name in ("ShearX", "ShearY"):
+                arg = signed(level / _LEVEL_DENOM * 0.3)
+                matrix = (1.0, arg, 0.0, 0.0, 1.0, 0.0) if name == "ShearX" else (1.0, 0.0, 0.0, arg, 1.0, 0.0)
+            else:
+                if name.endswith("Rel"):
+                    arg = signed(level / _LEVEL_DENOM * self.translate_pct)
+                    px = arg * (w if name == "TranslateXRel" else h)
+                else:
+                    arg = px = signed(level / _LEVEL_DENOM * self.translate_const)
+                matrix = (1.0, 0.0, px, 0.0, 1.0, 0.0) if name.startswith("TranslateX") else (1.0, 0.0, 0.0, 0.0, 1.0, px)
+            resample = self.filters[rng.randint(len(self.filters))] if len(self.filters) > 1 else self.filters[0]
+            if matrix is None:  # Pillow's copy
+                return [AugmentOp("identity", (), cls, name, arg)]
+            ops = []
+            if state[0] != self.fill:
+                state[0] = self.fill
+                ops.append(AugmentOp("fill", self.fill, cls, name))
+            ops.append(AugmentOp("pil_affine", (*(float32_up(v) for v in matrix), float(resample)), cls, name, arg))
+            return ops
+        if name in ("AutoContrast", "Equalize", "Invert"):
+            return [AugmentOp(name.lower(), (), cls, name)]
+        if name.startswith("Posterize"):
+            bits = int(level / _LEVEL_DENOM * 4)
+            bits = 4 - bits if name == "PosterizeIncreasing" else bits + 4 if name == "PosterizeOriginal" else bits
+            if bits >= 8:
+                return [AugmentOp("identity", (), cls, name, float(bits))]
+            return [AugmentOp("posterize", (float(max(bits, 0)),), cls, name, float(bits))]
+        if name.startswith("Solarize"):
+            if name == "SolarizeAdd":
+                add = min(128, int(level / _LEVEL_DENOM * 110))
+                return [AugmentOp("solarize_add", (float(add), 128.0), cls, name, float(add))]
+            thresh = min(256, int(level / _LEVEL_DENOM * 256))
+            if name == "SolarizeIncreasing":
+                thresh = 256 - thresh
+            if thresh >= 256:
+                return [AugmentOp("identity", (), cls, name, float(thresh))]
+            return [AugmentOp("solarize", (float(thresh),), cls, name, float(thresh))]
+        if name == "Desaturate":
+            lv = max(0.5, min(1.0, 0.5 + 0.5 * (level / _LEVEL_DENOM)))
+            factor = min(1.0, max(0.0, 1.0 - lv))
+            return [AugmentOp("saturation", (factor,), cls, name, lv)]
+        base = name[:-len("Increasing")] if name.endswith("Increasing") else name
+        if name.endswith("Increasing"):
+            factor = max(0.1, 1.0 + signed(level / _LEVEL_DENOM * 0.9))
+        else:
+            factor = level / _LEVEL_DENOM * 1.8 + 0.1
+        return [AugmentOp(_COLOR[base], (factor,), cls, name, factor)]
+
+
+def _byte(v: Any) -> int | None:
+    """An integer 0..255 (Python's or NumPy's), else None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        i = operator.index(v)
+    except TypeError:
+        return None
+    return i if 0 <= i <= 255 else None
+
+
+def _fill(color: Any) -> tuple[float, float, float]:
+    """Pillow's fill of an RGB image: ``None`` black, one integer ``v`` (v, 0, 0), three integers 0..255 as given."""
+    if color is None:
+        return (0.0, 0.0, 0.0)
+    if _byte(color) is not None:
+        return (float(_byte(color)), 0.0, 0.0)
+    if isinstance(color, (tuple, list)) and len(color) == 3 and all(_byte(c) is not None for c in color):
+        return (float(color[0]), float(color[1]), float(color[2]))
+    raise _Unfused(f"fillcolor={color!r} (the fused fill is three integers 0..255)")
+
+
+def _ops(t: Any, attr: str, cls: str) -> list[_Op]:
+    ops = getattr(t, attr, None)
+    if not isinstance(ops, (list, tuple)) or not ops:
+        raise _bad(cls, attr, ops, "a non-empty list of timm AugmentOps")
+    return [_Op(op, cls) for op in ops]
+
+
+def _rand_augment(t: Any, cls: str) -> Sampler:
+    ops = _ops(t, "ops", cls)
+    n = getattr(t, "num_layers", None)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise _bad(cls, "num_layers", n, "an int >= 0")
+    weights = getattr(t, "choice_weights", None)
+    if weights is not None:
+        weights = [float(p) for p in weights]
+        if len(weights) != len(ops) or not all(math.isfinite(p) and p >= 0 for p in weights) \
+                or abs(sum(weights) - 1.0) > 1e-6:
+            raise _bad(cls, "choice_weights", t.choice_weights,
+                       f"{len(ops)} probabilities >= 0 that sum to 1 (one per op)")
+        if sum(p > 0 for p in weights) < n:
+            raise _bad(cls, "choice_weights", t.choice_weights,
+                       f"at least num_layers={n} non-zero weights (ops are drawn without replacement)")
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        state: list[Any] = [None]
+        if weights is None:
+            picks = [ops[rng.randint(len(ops))] for _ in range(n)]
+        else:  # successive draws without replacement, renormalised over what is left
+            left = list(weights)
+            picks = []
+            for _ in range(n):
+                live = [k for k, p in enumerate(left) if p > 0]
+                u = rng.random() * sum(left[k] for k in live)
+                for k in live:
+                    u -= left[k]
+                    if u < 0:
+                        break
+                picks.append(ops[k])
+                left[k] = 0.0
+        return [row for op in picks for row in op.draw(rng, h, w, state)]
+
+    return Sampler(cls, n * max(op.max_rows() for op in ops), draw)
+
+
+def _auto_augment(t: Any, cls: str) -> Sampler:
+    subs = getattr(t, "policy", None)
+    if not isinstance(subs, (list, tuple)) or not subs or not all(isinstance(sub, (list, tuple)) and sub for sub in subs):
+        raise _bad(cls, "policy", subs, "a non-empty list of non-empty sub-policies of timm AugmentOps")
+    policy = [[_Op(op, cls) for op in sub] for sub in subs]
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        state: list[Any] = [None]
+        return [row for op in policy[rng.randint(len(policy))] for row in op.draw(rng, h, w, state)]
+
+    return Sampler(cls, max(sum(op.max_rows() for op in sub) for sub in policy), draw)
+
+
+def _log_gamma(rng: Rng, shape: float) -> float:
+    """log of a Gamma(shape) draw (Rng.gamma's rule, in logs so that small shapes do not underflow)."""
+    if shape < 1.0:
+        return math.log(rng.gamma(shape + 1.0)) + math.log(1.0 - rng.random()) / shape
+    return math.log(rng.gamma(shape))
+
+
+def _dirichlet(rng: Rng, alphas: Sequence[float]) -> list[float]:
+    logs = [_log_gamma(rng, a) for a in alphas]
+    top = max(logs)
+    g = [math.exp(v - top) for v in logs]
+    total = sum(g)
+    return [v / total for v in g]
+
+
+def _augmix(t: Any, cls: str) -> Sampler:
+    if getattr(t, "blended", False):
+        raise _Unfused("blended=True (its per-chain blends are not fused; blended=False, timm's default, is)")
+    ops = _ops(t, "ops", cls)
+    alpha, width, depth = (getattr(t, a, None) for a in ("alpha", "width", "depth"))
+    if not _number(alpha) or not (math.isfinite(float(alpha)) and float(alpha) > 0):
+        raise _bad(cls, "alpha", alpha, "a finite number > 0")
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise _bad(cls, "width", width, "an int >= 1")
+    if not isinstance(depth, int) or isinstance(depth, bool):
+        raise _bad(cls, "depth", depth, "an int (<= 0: 1 to 3 ops per chain)")
+    alpha = float(alpha)
+    max_depth = depth if depth > 0 else 3
+
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+        weights = _dirichlet(rng, [alpha] * width)
+        m = _dirichlet(rng, [alpha, alpha])[0]  # Beta(alpha, alpha)
+        state: list[Any] = [None]
+        rows = [AugmentOp("mix_begin", (0.0,), cls, "AugMix")]
+        for wk in weights:
+            d = depth if depth > 0 else 1 + rng.randint(3)
+            for _ in range(d):
+                rows += ops[rng.randint(len(ops))].draw(rng, h, w, state)
+            rows.append(AugmentOp("mix_add", (wk,), cls, "AugMix", wk))
+        rows.append(AugmentOp("mix_end", (1.0, m), cls, "AugMix", m))
+        return rows
+
+    return Sampler(cls, 2 + width * (1 + max_depth * max(op.max_rows() for op in ops)), draw)
+
+
+def timm_sampler(t: Any) -> Sampler:
+    """The sampler of timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` ``t``, whatever this build runs.
+
+    Raises:
+        ValueError: an argument timm would fail on or misuse (naming the transform and the argument).
+        LookupError: ``t`` has no fused form (the message says why).
+    """
+    cls = type(t).__name__
+    try:
+        if cls == "RandAugment":
+            return _rand_augment(t, cls)
+        if cls == "AutoAugment":
+            return _auto_augment(t, cls)
+        if cls == "AugMixAugment":
+            return _augmix(t, cls)
+    except _Unfused as e:
+        raise LookupError(f"timm's {cls}: {e}") from None
+    raise LookupError(f"timm's {cls} is not an augmentation policy")
+
+
+def match_timm_policy(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+    """A sampler for timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` ``t`` (crops of any size: the
+    sizes come with each draw), ``(None, why not)`` when it has no fused form or this build lacks its rows,
+    ``(None, "")`` for any other transform.
+
+    Raises:
+        ValueError: an argument timm would fail on or misuse (naming the transform and the argument).
+    """
+    cls = type(t).__name__
+    if type(t).__module__.split(".")[0] != "timm" or cls not in _POLICIES:
+        return None, ""
+    try:
+        sampler = timm_sampler(t)
+    except LookupError as e:
+        return None, str(e)
+    need, what = ({FILL, PIL_AFFINE, SOLARIZE_ADD}, "the Pillow rows (augment codes 14-16)")
+    if cls == "AugMixAugment":
+        need, what = need | {MIX_BEGIN, MIX_ADD, MIX_END}, "the Pillow and mix rows (augment codes 14-19)"
+    if not need <= native_codes():
+        return None, f"timm's {cls} needs {what}, which this build's decode_images lacks"
+    return sampler, ""
