@@ -24,7 +24,16 @@ no-op (padding)           0
 ``invert``                11
 ``rgb_to_grayscale``      12    (3 output channels)
 ``gaussian_blur``         13    a0 / a1 kernel size x / y (odd), a2 / a3 sigma x / y (> 0)
+``mix_begin``             17    a0 w0 >= 0: keeps the image as the chains' source; sum = w0 * image (float32)
+``mix_add``               18    a0 w >= 0: sum += w * image (float32 product, then sum); image = the source
+``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's ``AugMix``); 1
+                                the same mixed image blended into the source as Pillow's
+                                ``Image.blend(source, mixed, a1)``, a1 in [0, 1] (timm's ``AugMixAugment``)
 ========================  ====  ==========================================================================
+
+Codes 14..16 are reserved. The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows
+followed by its ``mix_add``, then ``mix_end`` (AugMix); a mix row out of that order, a mix inside a mix or a
+program that ends inside a mix is rejected naming the row.
 
 ``erase``: a float32 ``Tensor[N, 8]``, per sample ``[apply, top, left, height, width, v0, v1, v2]`` applied
 to the finished slot (after the normalisation, in the output dtype's values): apply 0 off, 1 the values
@@ -49,6 +58,9 @@ EQUALIZE = 10
 INVERT = 11
 GRAYSCALE = 12
 GAUSSIAN_BLUR = 13
+MIX_BEGIN = 17
+MIX_ADD = 18
+MIX_END = 19
 
 #: name -> code, for every op (torchvision's functional names).
 OP_CODES = {
@@ -66,6 +78,9 @@ OP_CODES = {
     "invert": INVERT,
     "rgb_to_grayscale": GRAYSCALE,
     "gaussian_blur": GAUSSIAN_BLUR,
+    "mix_begin": MIX_BEGIN,
+    "mix_add": MIX_ADD,
+    "mix_end": MIX_END,
 }
 
 AUGMENT_COLUMNS = 8  # [code, a0, ..., a6]

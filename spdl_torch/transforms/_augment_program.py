@@ -27,8 +27,8 @@ from .._seeds import splitmix64
 
 # Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
 from ._augment_codes import (
-    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, NO_FILL, NOOP,
-    POSTERIZE, SATURATION, SHARPNESS, SOLARIZE,
+    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD, MIX_BEGIN,
+    MIX_END, NO_FILL, NOOP, POSTERIZE, SATURATION, SHARPNESS, SOLARIZE,
 )
 from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
@@ -43,6 +43,7 @@ CODES = {
     "identity": NOOP, "affine": AFFINE, "brightness": BRIGHTNESS, "contrast": CONTRAST, "saturation": SATURATION, "hue": HUE,
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
+    "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD, "mix_end": MIX_END,
 }
 
 _MASK64 = (1 << 64) - 1
@@ -92,6 +93,36 @@ class Rng:
     def randint(self, n: int) -> int:
         """Uniform in [0, n) (n >= 1), by the multiply-shift rule over 64 bits."""
         return (self._next() * n) >> 64
+
+    def normal(self) -> float:
+        """Standard normal (Box-Muller, two uniforms per draw)."""
+        u1 = 1.0 - self.random()
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * self.random())
+
+    def gamma(self, shape: float) -> float:
+        """Gamma(shape, 1) for shape > 0 (Marsaglia and Tsang; shape < 1: Gamma(shape + 1) * U^(1 / shape)).
+        At least the smallest positive double, so that a Dirichlet's sum is never 0."""
+        boost = 1.0
+        if shape < 1.0:
+            boost = (1.0 - self.random()) ** (1.0 / shape)
+            shape += 1.0
+        d = shape - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            x = self.normal()
+            v = 1.0 + c * x
+            if v <= 0.0:
+                continue
+            v = v * v * v
+            u = 1.0 - self.random()
+            if u < 1.0 - 0.0331 * x ** 4 or math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+                return max(d * v * boost, 2.2250738585072014e-308)
+
+    def dirichlet(self, alphas: Sequence[float]) -> list[float]:
+        """Dirichlet(alphas): independent Gamma(alpha_i) draws over their sum."""
+        g = [self.gamma(a) for a in alphas]
+        total = sum(g)
+        return [x / total for x in g]
 
     def randperm(self, n: int) -> list[int]:
         """A uniform permutation of range(n) (Fisher-Yates)."""

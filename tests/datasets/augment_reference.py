@@ -1,15 +1,19 @@
 """A pure-torch reference executor of augment programs (the ``augment`` / ``erase`` rows of
 ``decode_images``) with ``torchvision.transforms.v2.functional``, and a stand-in for the native op built on it.
 
-``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W]; ``apply_erase(slot,
+``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the mix rows as
+torchvision's ``AugMix.forward`` computes its mix, mode 1 as timm's ``AugMixAugment`` blends it with Pillow);
+``apply_erase(slot,
 row)`` runs an erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
 uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
+from PIL import Image
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 from torchvision.transforms.v2 import functional as F
@@ -51,13 +55,37 @@ def apply_row(image: torch.Tensor, row: torch.Tensor | list[float]) -> torch.Ten
         return F.rgb_to_grayscale(image, num_output_channels=3)
     if code == P.GAUSSIAN_BLUR:
         return F.gaussian_blur(image, kernel_size=[int(a[0]), int(a[1])], sigma=[a[2], a[3]])
+    if code in (P.MIX_BEGIN, P.MIX_ADD, P.MIX_END):
+        raise ValueError("mix rows need the program around them (apply_program)")
     raise ValueError(f"unknown augment code {code}")
 
 
+def _blend_pil(source: torch.Tensor, mixed: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Pillow's ``Image.blend(source, mixed, alpha)`` of two uint8 Tensor[3, H, W] (timm's last step)."""
+    to_pil = lambda x: Image.fromarray(np.ascontiguousarray(x.permute(1, 2, 0).numpy()))  # noqa: E731
+    out = Image.blend(to_pil(source), to_pil(mixed), alpha)
+    return torch.from_numpy(np.asarray(out).copy()).permute(2, 0, 1).contiguous()
+
+
 def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]."""
+    """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]. A mix is torchvision's AugMix: ``mix = w0 *
+    image`` (float32), per chain ``mix.add_(w * chain)`` and the image back to the source, then
+    ``mix.to(uint8)``; mode 1 clips it and blends it into the source with Pillow (timm)."""
+    source = mix = None
     for row in rows:
-        image = apply_row(image, row)
+        code, a = int(row[0]), [float(x) for x in row[1:]]
+        if code == P.MIX_BEGIN:
+            source, mix = image, torch.tensor(a[0], dtype=torch.float32) * image
+        elif code == P.MIX_ADD:
+            mix.add_(torch.tensor(a[0], dtype=torch.float32) * image)
+            image = source
+        elif code == P.MIX_END:
+            # torchvision's .to(uint8) truncates; the clamp matters only for weights that sum past 1
+            mixed = mix.clamp(0, 255).to(torch.uint8)
+            image = mixed if a[0] == 0 else _blend_pil(source, mixed, a[1])
+            source = mix = None
+        else:
+            image = apply_row(image, row)
     return image
 
 
