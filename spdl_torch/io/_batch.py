@@ -237,8 +237,10 @@ def decode_images(
             before ``color``, the dtype conversion and normalisation. The codes and arguments are those of
             ``spdl_torch.transforms._augment_codes`` (affine, brightness, contrast, saturation, hue,
             sharpness, posterize, solarize, autocontrast, equalize, invert, grayscale, gaussian_blur), each
-            as ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR);
-            code 0 rows are no-ops.
+            as ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR),
+            and AugMix's mix rows (``mix_begin``, a chain's rows and its ``mix_add`` per chain, ``mix_end``:
+            the float32 weighted sum of torchvision's ``AugMix``; a sample's mix rows must nest); code 0 rows
+            are no-ops.
         erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (one box per sample), ``Tensor[N, B, 8]`` (B
             boxes per sample, written in order) or ``None``: ``[apply, top, left, height,
             width, v0, v1, v2]`` written into the finished slot (after the normalisation, in ``dtype``'s

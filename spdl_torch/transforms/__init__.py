@@ -31,7 +31,8 @@ zero padding, as CenterCrop)
 ``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,
 ``RandomAffine`` (no scale), ``GaussianBlur``,
 ``RandomAutocontrast / Equalize / Posterize / Solarize / Invert``,
-``RandomAdjustSharpness``, ``RandomApply`` of these (uint8 crop)
+``RandomAdjustSharpness``, ``AugMix``, ``RandomApply`` of these
+(uint8 crop)
 ``RandomErasing`` (after the conversion to float; the last step)   ``erase`` rows per sample
 timm's ``RandAugment``, ``AutoAugment``, ``AugMixAugment`` (uint8  ``augment`` rows per sample (Pillow's
 crop, after the geometry)                                          affine, fill, ``solarize_add``, mix)
@@ -42,10 +43,13 @@ RGB crop after the resize and flips, before the conversion and normalisation, in
 sample's ops are drawn from its seed with torchvision's rules (which op, magnitude bin, sign and
 probability; magnitudes that depend on the image size use the crop's output size), so they repeat exactly
 whatever the number of threads. :meth:`FusedPlan.sample_augmentation` (or :func:`sample_augmentation`) lists
-the ops a seed gets. Affine ops take nearest or bilinear interpolation and one grey ``fill`` (timm's policies:
-Pillow's affine with its nearest, bilinear or bicubic filter and an RGB fill, :mod:`._timm_policies`). ``AugMix``,
-``RandomAffine(scale=...)``, ``RandomRotation(expand=True)``, per-channel fills, other filters, an
-augmentation of a float or grey image and a flip after an augmentation do not fuse (the reason is given).
+the ops a seed gets. ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
+magnitude bins and signs from the sample's seed too and mixes the chains with torchvision's float32
+arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). Affine ops take nearest
+or bilinear interpolation and one grey ``fill`` (timm's policies: Pillow's affine with its nearest, bilinear or
+bicubic filter and an RGB fill, :mod:`._timm_policies`). ``RandomAffine(scale=...)``,
+``RandomRotation(expand=True)``, per-channel fills, other filters, an augmentation of a float or grey image and
+a flip after an augmentation do not fuse (the reason is given).
 Arguments torchvision would fail on or misuse (a magnitude outside the bins, ``p`` outside [0, 1], an
 unknown policy, an empty ``RandomApply``) raise ``ValueError`` naming the transform and the argument. timm's
 transforms are recognised by module and class name (see :mod:`._timm`).

@@ -42,6 +42,10 @@ no-op (padding)           0
                                 ["augment_codes"]`` lists them
 ========================  ====  ==========================================================================
 
+The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows
+followed by its ``mix_add``, then ``mix_end`` (AugMix); a mix row out of that order, a mix inside a mix or a
+program that ends inside a mix is rejected naming the row.
+
 ``erase``: a float32 ``Tensor[N, 8]``, per sample ``[apply, top, left, height, width, v0, v1, v2]`` applied
 to the finished slot (after the normalisation, in the output dtype's values): apply 0 off, 1 the values
 ``v0, v1, v2`` per channel, 2 normal(0, 1) values drawn from the sample's seed (``value="random"``).

@@ -110,10 +110,12 @@ class Rng:
         return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * self.random())
 
     def gamma(self, shape: float) -> float:
-        """Gamma(shape, 1) for shape > 0 (Marsaglia-Tsang; shape < 1 as Gamma(shape + 1) * U^(1/shape))."""
+        """Gamma(shape, 1) for shape > 0 (Marsaglia and Tsang; shape < 1: Gamma(shape + 1) * U^(1 / shape)).
+        At least the smallest positive double, so that a Dirichlet's sum is never 0."""
+        boost = 1.0
         if shape < 1.0:
-            u = 1.0 - self.random()  # (0, 1]
-            return self.gamma(shape + 1.0) * u ** (1.0 / shape)
+            boost = (1.0 - self.random()) ** (1.0 / shape)
+            shape += 1.0
         d = shape - 1.0 / 3.0
         c = 1.0 / math.sqrt(9.0 * d)
         while True:
@@ -122,9 +124,19 @@ class Rng:
             if v <= 0.0:
                 continue
             v = v * v * v
-            u = 1.0 - self.random()  # (0, 1]
-            if math.log(u) < 0.5 * x * x + d - d * v + d * math.log(v):
-                return d * v
+            u = 1.0 - self.random()
+            if u < 1.0 - 0.0331 * x ** 4 or math.log(u) < 0.5 * x * x + d * (1.0 - v + math.log(v)):
+                return max(d * v * boost, 2.2250738585072014e-308)
+
+    def dirichlet(self, alphas: Sequence[float]) -> list[float]:
+        """Dirichlet(alphas): independent Gamma(alpha_i) draws over their sum, in logs (a shape < 1 as
+        Gamma(shape + 1) * U^(1 / shape)) so that small shapes do not underflow to a zero sum."""
+        logs = [math.log(self.gamma(a + 1.0)) + math.log(1.0 - self.random()) / a if a < 1.0
+                else math.log(self.gamma(a)) for a in alphas]
+        top = max(logs)
+        g = [math.exp(v - top) for v in logs]
+        total = sum(g)
+        return [v / total for v in g]
 
     def randperm(self, n: int) -> list[int]:
         """A uniform permutation of range(n) (Fisher-Yates)."""

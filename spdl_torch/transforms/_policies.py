@@ -209,6 +209,71 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
     return Sampler(cls, max(len(sub) for sub in policies), draw), ""
 
 
+def _int_arg(t: Any, arg: str, low: int, high: float = math.inf) -> int:
+    value = getattr(t, arg)
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        want = f"an int in [{low}, {high}]" if high != math.inf else f"an int >= {low}"
+        raise _bad(t, arg, value, want)
+    return value
+
+
+def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
+    """torchvision's AugMix: weights m ~ Dirichlet([alpha, alpha]) (m0: the image's), chain weights
+    Dirichlet([alpha] * mixture_width) * m1; each chain ``chain_depth`` ops (<= 0: uniform in 1..3), each op
+    uniform over the augmentation space, its magnitude bin uniform in [0, severity) of the space's 10 bins,
+    negated with probability 1/2 when signed. Rows: mix_begin(m0), per chain its ops and mix_add(w_i),
+    mix_end(0)."""
+    v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
+    severity = _int_arg(t, "severity", 1, t._PARAMETER_MAX)
+    width = _int_arg(t, "mixture_width", 1)
+    depth = t.chain_depth
+    if not isinstance(depth, int) or isinstance(depth, bool):
+        raise _bad(t, "chain_depth", depth, "an int (<= 0: a depth drawn from 1..3)")
+    alpha = t.alpha
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
+        raise _bad(t, "alpha", alpha, "a finite number > 0")
+    alpha = float(alpha)
+    args, why = _geometry_args(t)
+    if args is None:
+        return None, why
+    interp, fill = args
+    space = _space(t, t._PARAMETER_MAX, h, w)
+    if not v1 and not t.all_ops:  # v2 keeps the partial table apart; v1's _augmentation_space reads all_ops
+        space = {k: space[k] for k in t._PARTIAL_AUGMENTATION_SPACE}
+    table = list(space.items())
+    cache: dict[tuple[str, float], AugmentOp] = {}
+
+    def op(name: str, magnitude: float) -> AugmentOp:
+        found = cache.get((name, magnitude))
+        if found is None:
+            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
+            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
+        return found
+
+    def mix(kind: str, value: float) -> AugmentOp:
+        return AugmentOp(kind, (value,), cls, kind, None if kind == "mix_end" else value)
+
+    def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
+        m0, m1 = rng.dirichlet((alpha, alpha))
+        weights = [d * m1 for d in rng.dirichlet([alpha] * width)]
+        ops = [mix("mix_begin", m0)]
+        for wi in weights:
+            for _ in range(depth if depth > 0 else 1 + rng.randint(3)):
+                name, (mags, signed) = table[rng.randint(len(table))]
+                mag = 0.0
+                if mags is not None:
+                    mag = mags[rng.randint(severity)]
+                    if signed and rng.random() < 0.5:
+                        mag = -mag
+                ops.append(op(name, mag))
+            ops.append(mix("mix_add", wi))
+        ops.append(mix("mix_end", 0.0))
+        return ops
+
+    max_depth = depth if depth > 0 else 3
+    return Sampler(cls, 2 + width * (max_depth + 1), draw), ""
+
+
 # ------------------------------------------------------------------------------------- single transforms
 
 def _maybe(p: float, ops: Callable[[Rng, int, int], list[AugmentOp]]) -> Callable[[Rng, int, int], list[AugmentOp]]:
@@ -319,7 +384,7 @@ def match_augment(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
     if isinstance(t, _AUTO) and typ.__module__.startswith("torchvision.transforms"):
         return _auto_sampler(t, h, w)
     if typ in (T1.AugMix, v2.AugMix):
-        return None, "AugMix mixes several augmentation chains (no single chain of ops per sample)"
+        return _augmix(t, cls, h, w)
     if typ in (T1.ColorJitter, v2.ColorJitter):
         return _color_jitter(t, cls), ""
     if typ in (T1.RandomRotation, v2.RandomRotation):

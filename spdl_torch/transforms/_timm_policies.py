@@ -52,7 +52,6 @@ from __future__ import annotations
 import math
 import operator
 import struct
-from collections.abc import Sequence
 from typing import Any
 
 from ._augment_program import AugmentOp, Rng, native_codes
@@ -322,21 +321,6 @@ def _auto_augment(t: Any, cls: str) -> Sampler:
     return Sampler(cls, max(sum(op.max_rows() for op in sub) for sub in policy), draw)
 
 
-def _log_gamma(rng: Rng, shape: float) -> float:
-    """log of a Gamma(shape) draw (Rng.gamma's rule, in logs so that small shapes do not underflow)."""
-    if shape < 1.0:
-        return math.log(rng.gamma(shape + 1.0)) + math.log(1.0 - rng.random()) / shape
-    return math.log(rng.gamma(shape))
-
-
-def _dirichlet(rng: Rng, alphas: Sequence[float]) -> list[float]:
-    logs = [_log_gamma(rng, a) for a in alphas]
-    top = max(logs)
-    g = [math.exp(v - top) for v in logs]
-    total = sum(g)
-    return [v / total for v in g]
-
-
 def _augmix(t: Any, cls: str) -> Sampler:
     if getattr(t, "blended", False):
         raise _Unfused("blended=True (its per-chain blends are not fused; blended=False, timm's default, is)")
@@ -352,8 +336,8 @@ def _augmix(t: Any, cls: str) -> Sampler:
     max_depth = depth if depth > 0 else 3
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
-        weights = _dirichlet(rng, [alpha] * width)
-        m = _dirichlet(rng, [alpha, alpha])[0]  # Beta(alpha, alpha)
+        weights = rng.dirichlet([alpha] * width)
+        m = rng.dirichlet([alpha, alpha])[0]  # Beta(alpha, alpha)
         state: list[Any] = [None]
         rows = [AugmentOp("mix_begin", (0.0,), cls, "AugMix")]
         for wk in weights:

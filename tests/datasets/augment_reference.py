@@ -3,8 +3,9 @@
 ``solarize_add``, the mix rows' ``Image.blend``), and a stand-in for the native op built on it.
 
 ``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the fill colour and
-the mix state per program, as the op keeps them per sample); ``apply_erase(slot, row)`` runs an erase row on
-the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
+the mix state per program, as the op keeps them per sample; the mix rows as torchvision's ``AugMix.forward``
+computes its mix, mode 1 as timm's ``AugMixAugment`` blends it with Pillow); ``apply_erase(slot, row)`` runs an
+erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
 uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
 """
 
@@ -86,6 +87,8 @@ def apply_row(image: torch.Tensor, row: torch.Tensor | list[float], fill: tuple[
         return F.rgb_to_grayscale(image, num_output_channels=3)
     if code == P.GAUSSIAN_BLUR:
         return F.gaussian_blur(image, kernel_size=[int(a[0]), int(a[1])], sigma=[a[2], a[3]])
+    if code in (P.MIX_BEGIN, P.MIX_ADD, P.MIX_END):
+        raise ValueError("mix rows need the program around them (apply_program)")
     raise ValueError(f"unknown augment code {code}")
 
 
