@@ -111,6 +111,21 @@ def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, 
     raise ValueError(f"no fused form of the policy op {name!r}")
 
 
+def _op_maker(cls: str, v1: bool, interp: int, fill: float, h: int, w: int) -> Callable[[str, float], AugmentOp]:
+    """A policy's ``op(name, signed magnitude) -> AugmentOp``, one object per (name, magnitude): the magnitudes
+    are a few bins."""
+    cache: dict[tuple[str, float], AugmentOp] = {}
+
+    def op(name: str, magnitude: float) -> AugmentOp:
+        found = cache.get((name, magnitude))
+        if found is None:
+            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
+            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
+        return found
+
+    return op
+
+
 def _space(t: Any, num_bins: int, h: int, w: int) -> dict[str, tuple[list[float] | None, bool]]:
     """The transform's own augmentation space (torchvision's tables, evaluated for the crop size)."""
     out: dict[str, tuple[list[float] | None, bool]] = {}
@@ -141,14 +156,7 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         return None, why
     interp, fill = args
 
-    cache: dict[tuple[str, float], AugmentOp] = {}  # the magnitudes are a few bins: one op each
-
-    def op(name: str, magnitude: float) -> AugmentOp:
-        found = cache.get((name, magnitude))
-        if found is None:
-            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
-            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
-        return found
+    op = _op_maker(cls, v1, interp, fill, h, w)
 
     if isinstance(t, (T1.TrivialAugmentWide, v2.TrivialAugmentWide)):
         bins = _check_bins(t)
@@ -241,14 +249,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
     if not v1 and not t.all_ops:  # v2 keeps the partial table apart; v1's _augmentation_space reads all_ops
         space = {k: space[k] for k in t._PARTIAL_AUGMENTATION_SPACE}
     table = list(space.items())
-    cache: dict[tuple[str, float], AugmentOp] = {}
-
-    def op(name: str, magnitude: float) -> AugmentOp:
-        found = cache.get((name, magnitude))
-        if found is None:
-            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
-            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
-        return found
+    op = _op_maker(cls, v1, interp, fill, h, w)
 
     def mix(kind: str, value: float) -> AugmentOp:
         return AugmentOp(kind, (value,), cls, kind, None if kind == "mix_end" else value)
