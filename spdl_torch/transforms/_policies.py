@@ -126,6 +126,18 @@ def _op_maker(cls: str, v1: bool, interp: int, fill: float, h: int, w: int) -> C
     return op
 
 
+def _pick(rng: Rng, table: list, bin_index: Callable[[Rng], int]) -> tuple[str, float]:
+    """One op of a policy's ``table`` drawn uniformly, its magnitude the bin ``bin_index(rng)`` picks (0.0 for an
+    op without magnitudes), negated with probability 1/2 when the op is signed: torchvision's order of draws."""
+    name, (mags, signed) = table[rng.randint(len(table))]
+    mag = 0.0
+    if mags is not None:
+        mag = mags[bin_index(rng)]
+        if signed and rng.random() < 0.5:
+            mag = -mag
+    return name, mag
+
+
 def _space(t: Any, num_bins: int, h: int, w: int) -> dict[str, tuple[list[float] | None, bool]]:
     """The transform's own augmentation space (torchvision's tables, evaluated for the crop size)."""
     out: dict[str, tuple[list[float] | None, bool]] = {}
@@ -163,13 +175,7 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         table = list(_space(t, bins, h, w).items())
 
         def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
-            name, (mags, signed) = table[rng.randint(len(table))]
-            mag = 0.0
-            if mags is not None:
-                mag = mags[rng.randint(bins)]
-                if signed and rng.random() < 0.5:
-                    mag = -mag
-            return [op(name, mag)]
+            return [op(*_pick(rng, table, lambda r: r.randint(bins)))]
 
         return Sampler(cls, 1, draw), ""
     if isinstance(t, (T1.RandAugment, v2.RandAugment)):
@@ -182,16 +188,7 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         table = list(_space(t, bins, h, w).items())
 
         def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
-            ops = []
-            for _ in range(num_ops):
-                name, (mags, signed) = table[rng.randint(len(table))]
-                mag = 0.0
-                if mags is not None:
-                    mag = mags[m]
-                    if signed and rng.random() < 0.5:
-                        mag = -mag
-                ops.append(op(name, mag))
-            return ops
+            return [op(*_pick(rng, table, lambda _: m)) for _ in range(num_ops)]
 
         return Sampler(cls, num_ops, draw), ""
     policy = t.policy
@@ -260,13 +257,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
         ops = [mix("mix_begin", m0)]
         for wi in weights:
             for _ in range(depth if depth > 0 else 1 + rng.randint(3)):
-                name, (mags, signed) = table[rng.randint(len(table))]
-                mag = 0.0
-                if mags is not None:
-                    mag = mags[rng.randint(severity)]
-                    if signed and rng.random() < 0.5:
-                        mag = -mag
-                ops.append(op(name, mag))
+                ops.append(op(*_pick(rng, table, lambda r: r.randint(severity))))
             ops.append(mix("mix_add", wi))
         ops.append(mix("mix_end", 0.0))
         return ops

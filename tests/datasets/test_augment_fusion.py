@@ -195,16 +195,19 @@ def _real_decode(paths, seeds, geometry):
     return decode_images(paths, seeds=seeds, **geometry).data
 
 
-def test_programs_do_not_depend_on_the_thread_count(native, paths):
-    preset = train_preset(v2, "tensor", "ra", crop=40, re_prob=0.3)
+def assert_same_batches_for_1_and_2_workers(transform, paths):
     batches = []
     for workers in (1, 2):
-        ds = FileListDataset(paths, transform=preset, seed=5, require_fused=True)
+        ds = FileListDataset(paths, transform=transform, seed=5, require_fused=True)
         loader = spdl_torch.DataLoader(ds, batch_size=4, num_workers=workers, collate_fn=collate)
         batches.append([b[0] for b in loader])
     assert len(batches[0]) == 3
     for a, b in zip(*batches):
         assert torch.equal(a, b)
+
+
+def test_programs_do_not_depend_on_the_thread_count(native, paths):
+    assert_same_batches_for_1_and_2_workers(train_preset(v2, "tensor", "ra", crop=40, re_prob=0.3), paths)
 
 
 def test_resumed_dataset_repeats_the_augmentations(native, paths):
@@ -285,15 +288,7 @@ def test_augmix_fuses_and_equals_the_reference_end_to_end(native, paths, tmp_pat
 
 
 def test_augmix_does_not_depend_on_the_thread_count(native, paths):
-    t = _augmix_pipelines(40)["v2"]
-    batches = []
-    for workers in (1, 2):
-        ds = FileListDataset(paths, transform=t, seed=5, require_fused=True)
-        loader = spdl_torch.DataLoader(ds, batch_size=4, num_workers=workers, collate_fn=collate)
-        batches.append([b[0] for b in loader])
-    assert len(batches[0]) == 3
-    for a, b in zip(*batches):
-        assert torch.equal(a, b)
+    assert_same_batches_for_1_and_2_workers(_augmix_pipelines(40)["v2"], paths)
 
 
 @pytest.mark.parametrize("make, arg", [
