@@ -122,10 +122,11 @@ class FusedBatchMixin:
         else:
             n = len(plan.rest.transforms) - 1
             after = f" and the {n} transform{'s' if n != 1 else ''} after it" if n else ""
-            cost = ("runs once per batch in Python on the batch tensor (deterministic, not fused)"
+            verb = "run" if n else "runs"  # "X and the 2 transforms after it run", "X runs"
+            cost = (f"{verb} once per batch in Python on the batch tensor (deterministic, not fused)"
                     if plan.per_sample is None else
-                    "runs per sample in Python after the native decode" if plan.batched is None else
-                    "runs once per batch in Python, the transforms from the first random one on per sample")
+                    f"{verb} per sample in Python after the native decode" if plan.batched is None else
+                    f"{verb} once per batch in Python, the transforms from the first random one on per sample")
             msg = f"{name}: the transform is only partly fused: {first}{after} {cost}"
             if plan.unfused_reason:
                 msg += f" ({first.split('(')[0]}: {plan.unfused_reason})"

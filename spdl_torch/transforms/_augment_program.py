@@ -149,9 +149,15 @@ class Rng:
 
 class AugmentOp(NamedTuple):
     """One op a sample gets. ``op``: a kernel op name (``"affine"``, ``"brightness"``, ..., ``"erase"``);
-    ``args``: the row's arguments ``a0..a6`` (``erase``: ``apply, i, j, h, w, v0, v1, v2``); ``transform``:
-    the torchvision transform that drew it; ``name`` / ``magnitude``: the policy's op name and signed
-    magnitude as torchvision draws them (e.g. ``"ShearX"``, -0.3; ``None`` where the transform has none)."""
+    ``args``: the row's arguments ``a0..a6`` as ``decode_images`` takes them (``erase``: ``apply, i, j, h, w,
+    v0, v1, v2``; the codes and arguments of every op are listed in ``spdl_torch/transforms/_augment_codes.py``,
+    e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
+    ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
+    magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
+    level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.
+    A ``fill`` row carries the name of the geometric op it colours. AugMix's rows: ``mix_begin`` (the weight of
+    the original image), then each chain's ops and a ``mix_add`` (the chain's weight), then ``mix_end`` (mode 0
+    torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
 
     op: str
     args: tuple[float, ...]

@@ -48,7 +48,7 @@ def _paths(root):
 def test_partial_fusion_warns_once_naming_the_first_unfused(root, cls):
     make = (lambda **kw: ImageFolder(root, **kw)) if cls == "ImageFolder" else (lambda **kw: FileListDataset(_paths(root), **kw))
     with pytest.warns(UserWarning, match=rf"{cls}: the transform is only partly fused: RandomPerspective\(.*\) and the 1 "
-                                         r"transform after it runs per sample in Python") as record:
+                                         r"transform after it run per sample in Python") as record:
         ds = make(transform=PARTLY_FUSED)
     assert len([w for w in record if issubclass(w.category, UserWarning)]) == 1
     with warnings.catch_warnings():
@@ -68,7 +68,7 @@ def test_partial_fusion_warns_once_naming_the_first_unfused(root, cls):
 
 def test_batched_remainder_warning_says_once_per_batch(root):
     t = v2.Compose([v2.CenterCrop(24), v2.ToDtype(torch.float32), v2.Normalize([120.0] * 3, [60.0] * 3)])
-    with pytest.warns(UserWarning, match=r"ToDtype\(.*\) and the 1 transform after it runs once per batch in Python"):
+    with pytest.warns(UserWarning, match=r"ToDtype\(.*\) and the 1 transform after it run once per batch in Python"):
         ImageFolder(root, transform=t)
 
 

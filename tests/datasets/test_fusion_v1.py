@@ -185,7 +185,7 @@ def test_remainder_before_to_tensor_gets_pil_images(small_tree):
     # Fused CenterCrop; the PIL-only Lambda, ToTensor and Normalize run per sample, on PIL images first.
     gray = T.Lambda(lambda im: im.convert("L").convert("RGB"))
     t = T.Compose([T.CenterCrop(40), gray, T.ToTensor(), T.Normalize(MEAN, STD)])
-    with pytest.warns(UserWarning, match=r"only partly fused: Lambda.* runs per sample in Python"):
+    with pytest.warns(UserWarning, match=r"only partly fused: Lambda.* run per sample in Python"):
         ours = ImageFolder(small_tree, transform=t)
     plan = ours.plan
     assert plan.rest_input == "pil" and plan.batched is None
