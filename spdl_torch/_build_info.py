@@ -18,10 +18,7 @@ def build_info() -> dict[str, str]:
     * ``"ffmpeg"``: ``"1"``, or ``"0"`` for a build without FFmpeg (``SPDL_TORCH_FFMPEG=0``), which decodes
       JPEG images only: video, audio and the other image formats raise an error naming the missing FFmpeg;
     * ``"decoders"``: what decodes, comma-separated: ``"jpeg,png,gif,webp,bmp,tiff,pnm,video,audio"`` or
-      ``"jpeg"``;
-    * ``"augment_codes"``: the op codes of ``decode_images(augment=...)`` rows this build runs, comma-separated
-      (``spdl_torch/transforms/_augment_codes.py``); the fused augmentations that need a code it lacks stay
-      per sample, with that reason.
+      ``"jpeg"``.
     """
     from . import _library  # noqa: F401  (loads the ops)
 

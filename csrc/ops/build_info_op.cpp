@@ -1,5 +1,5 @@
 // build_info: what this build of the library holds ("variant=cuda"/"variant=cpu", "nvjpeg=1"/"nvjpeg=0",
-// "ffmpeg=1"/"ffmpeg=0", "decoders=jpeg,png,...", "augment_codes=0,1,..."), read by spdl_torch.build_info() to give clear errors for a
+// "ffmpeg=1"/"ffmpeg=0", "decoders=jpeg,png,..."), read by spdl_torch.build_info() to give clear errors for a
 // feature the build lacks. No tensor inputs, so the kernel sits under BackendSelect.
 #include <ATen/ATen.h>
 #include <torch/library.h>
@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "core/augment/ops.h"
 #include "core/features.h"
 
 namespace spdl_torch::ops {
@@ -26,11 +25,6 @@ std::vector<std::string> build_info() {
 #endif
   info.emplace_back(core::kWithFfmpeg ? "ffmpeg=1" : "ffmpeg=0");
   info.emplace_back(std::string("decoders=") + core::kImageDecoders + (core::kWithFfmpeg ? ",video,audio" : ""));
-  std::string codes;
-  for (int code = 0; code <= core::augment::kMaxCode; ++code) {
-    if (core::augment::code_supported(code)) codes += (codes.empty() ? "" : ",") + std::to_string(code);
-  }
-  info.emplace_back("augment_codes=" + codes);
   return info;
 }
 

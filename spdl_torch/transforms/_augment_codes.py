@@ -38,8 +38,7 @@ no-op (padding)           0
 ``mix_add``               18    a0 w: sum += w * image, then image = source
 ``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
                                 mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
-                                (timm's AugMixAugment). Rows 17-19 run where ``spdl_torch.build_info()
-                                ["augment_codes"]`` lists them
+                                (timm's AugMixAugment)
 ========================  ====  ==========================================================================
 
 The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows

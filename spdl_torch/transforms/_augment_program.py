@@ -36,7 +36,7 @@ from ._augment_codes import ERASE_RANDOM, ERASE_VALUE
 
 # The row constants are also this module's names (the policies and the tests' reference read them here).
 __all__ = ["AugmentOp", "AugmentProgram", "ERASE_NONE", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "Rng", "affine_args",
-           "interpolation_choice", "native_augment", "native_codes"]
+           "interpolation_choice", "native_augment"]
 
 #: Op name -> code, as reported in :class:`AugmentOp`.
 CODES = {
@@ -67,15 +67,6 @@ def native_augment() -> bool:
     from ..io import decode_images
 
     return "augment" in inspect.signature(decode_images).parameters
-
-
-def native_codes() -> frozenset[int]:
-    """The op codes this build's ``decode_images(augment=...)`` runs (``build_info()["augment_codes"]``; a build
-    that does not list them runs codes 0-13)."""
-    from .._build_info import build_info
-
-    listed = build_info().get("augment_codes")
-    return frozenset(int(c) for c in listed.split(",") if c) if listed is not None else frozenset(range(14))
 
 
 class Rng:

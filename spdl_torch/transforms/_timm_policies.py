@@ -54,8 +54,7 @@ import operator
 import struct
 from typing import Any
 
-from ._augment_program import AugmentOp, Rng, native_codes
-from ._augment_codes import FILL, MIX_ADD, MIX_BEGIN, MIX_END, PIL_AFFINE, SOLARIZE_ADD
+from ._augment_program import AugmentOp, Rng
 from ._policies import Sampler
 
 __all__ = ["float32_up", "match_timm_policy", "rotate_matrix", "timm_sampler"]
@@ -386,9 +385,4 @@ def match_timm_policy(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         sampler = timm_sampler(t)
     except LookupError as e:
         return None, str(e)
-    need, what = ({FILL, PIL_AFFINE, SOLARIZE_ADD}, "the Pillow rows (augment codes 14-16)")
-    if cls == "AugMixAugment":
-        need, what = need | {MIX_BEGIN, MIX_ADD, MIX_END}, "the Pillow and mix rows (augment codes 14-19)"
-    if not need <= native_codes():
-        return None, f"timm's {cls} needs {what}, which this build's decode_images lacks"
     return sampler, ""

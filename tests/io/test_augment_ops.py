@@ -384,9 +384,6 @@ def test_codes_table_matches_the_native_header():
     assert f"kColumns = {codes.AUGMENT_COLUMNS};" in header and f"kEraseColumns = {codes.ERASE_COLUMNS};" in header
     assert f"kNoFill = {codes.NO_FILL}f;" in header
     assert f"kMaxCode = {max(codes.OP_CODES.values())};" in header
-    # the build lists the codes it runs (spdl_torch.build_info()["augment_codes"])
-    listed = {int(c) for c in spdl_torch.build_info()["augment_codes"].split(",")}
-    assert listed == set(codes.OP_CODES.values())
 
 
 def test_bad_programs_raise_value_error_naming_the_row():
@@ -405,10 +402,6 @@ def test_bad_programs_raise_value_error_naming_the_row():
     bad[1, 2, 0] = 20
     with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 20 not supported"):
         decode(data, augment=bad, **kw)
-    if codes.MIX_BEGIN not in {int(c) for c in spdl_torch.build_info()["augment_codes"].split(",")}:
-        bad[1, 2, 0] = codes.MIX_BEGIN  # in the table, not run by this build
-        with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 17 not supported by this build"):
-            decode(data, augment=bad, **kw)
     bad[1, 2, 0] = 2.5
     with pytest.raises(ValueError, match=r"augment code 2.5 not supported"):
         decode(data, augment=bad, **kw)

@@ -74,9 +74,6 @@ void validate_step(const float* row, const std::string& where);
 // non-integer box).
 void validate_erase(const float* row, const std::string& where);
 
-// Whether this build runs rows of `code` (validate_step rejects the others as "not supported").
-bool code_supported(int code);
-
 // validate_step on each of a sample's `steps` rows (row k named where(k)), and the nesting of its mix rows:
 // a MixAdd or MixEnd outside a mix, a MixBegin inside one, or a mix still open after the last row throws
 // InvalidArgument naming the row.

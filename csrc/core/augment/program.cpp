@@ -47,7 +47,6 @@ void validate_step(const float* row, const std::string& where) {
   if (!is_int(code) || code < 0 || code > kMaxCode) {
     bad(where, "augment code " + num(code) + " not supported (expected an integer 0.." + std::to_string(kMaxCode) + ")");
   }
-  if (!code_supported(int(code))) bad(where, "augment code " + num(code) + " not supported by this build");
   const float a0 = row[1];
   switch (Code(int(code))) {
     case Code::None:
@@ -162,8 +161,6 @@ void validate_erase(const float* row, const std::string& where) {
     }
   }
 }
-
-bool code_supported(int code) { return code >= 0 && code <= kMaxCode; }
 
 bool has_program(const float* rows, int64_t steps) {
   for (int64_t k = 0; k < steps; ++k) {
