@@ -324,6 +324,17 @@ class HttpFetch:
         self._lru: list[tuple[tuple[int, str], _Body]] = []  # every held answer, least recently used first
         self._sizes: dict[tuple[int, str], int] = {}  # (loop, url) -> the object's size, from a 200 answer
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) keeps the limit, the headers and what was learned of the hosts;
+        the aiohttp ClientSessions, held answers and probes belong to this process's event loop: the copy opens
+        its own."""
+        return {"limit": self.limit, "headers": self.headers, "ignoring": set(self._ignoring),
+                "ranged_hosts": set(self._ranged_hosts)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        HttpFetch.__init__(self, limit=state["limit"], headers=state["headers"])
+        self._ignoring, self._ranged_hosts = state["ignoring"], state["ranged_hosts"]
+
     async def _session(self) -> Any:
         import aiohttp
 
@@ -533,6 +544,14 @@ class ShardCache:
         os.makedirs(self.directory, exist_ok=True)
         self._lock = threading.Lock()
         self._downloads: dict[str, Future] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) uses the same directory and bound, with its own lock; the
+        downloads in flight are this process's."""
+        return {"directory": self.directory, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ShardCache.__init__(self, state["directory"], state["max_bytes"])
 
     def path(self, url: str) -> str:
         digest = hashlib.sha1(url.encode()).hexdigest()[:20]
