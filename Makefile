@@ -76,7 +76,8 @@ lint: $(STAMPS)/venv
 	$(VENV)/bin/ruff check .
 
 # Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
-# those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
+# those; `make test-all` runs every tier, the framework and torchrun ones included (every corpus file: the
+# test-*-corpus targets). CI (.ci/run) runs the tiers one target at a time.
 # The media corpus (tests/media.py: fetched once into data/media_corpus, absent where it cannot be had) is set-up,
 # not test time.
 test: build
