@@ -2,9 +2,9 @@
 ARCHITECTURE.md documents is the real one; every module states its one concern (a docstring) and is on its
 folder's map (the nearest README.md); no module grows past a sanity bound."""
 
-import re
-
 import ast
+import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -59,8 +59,10 @@ def _imports(path: Path, root: Path, modules: set[str], lazy: bool) -> set[str]:
     return {m for m in out if m in modules and m != name}
 
 
+@functools.cache
 def _graph(package: Path = PACKAGE, lazy: bool = False) -> dict[str, set[str]]:
-    """module -> the modules of the same package it imports."""
+    """module -> the modules of the same package it imports (computed once per package and kind: callers do not
+    change it)."""
     paths = {_module_name(p, package.parent): p for p in package.rglob("*.py")}
     return {name: _imports(path, package.parent, set(paths), lazy) for name, path in paths.items()}
 
@@ -155,7 +157,7 @@ def _documented_graph(text: str) -> dict[str, tuple[set[str], set[str]]]:
 
 
 def test_the_documented_import_graph_is_the_real_one():
-    eager, lazy = _unit_graph(_graph()), _unit_graph(_graph(lazy=True))
+    eager, lazy = _unit_graph(_graph(lazy=False)), _unit_graph(_graph(lazy=True))  # the cycle tests' graphs
     real = {u: (eager[u], lazy[u] - eager[u]) for u in eager}
     assert _documented_graph(ARCHITECTURE.read_text()) == real, (
         "ARCHITECTURE.md's import graph differs from the code's; the real table:\n" + _table(real))
