@@ -740,7 +740,7 @@ static void test_batch_options_validate() {
 
 // The geometry pieces: torchvision's Resize size rule with max_size, RandomCrop's offset range,
 // torch's nearest index rules, the grey rules and vertical flips in the resample.
-static void test_issue16_geometry() {
+static void test_geometry_rules() {
   ResizedSize r = resized_size(90, 50, 40, 50);  // 40 x 72 -> longer 72 > 50: 27 x 50 (int(50 * 40 / 72))
   CHECK(r.height == 50 && r.width == 27);
   r = resized_size(50, 90, 40, 0);
@@ -968,7 +968,7 @@ int main(int argc, char** argv) {
   test_pixel_limit();
   test_batch_options_validate();
   test_internal_error_is_rethrown();
-  test_issue16_geometry();
+  test_geometry_rules();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,7 +3,7 @@ loop, with bounded concurrency, a per-request timeout and retries (exponential b
 into the tar reader through a read-ahead window (a shard is never held whole in memory).
 
 :class:`HttpFetch` is the built-in fetch (aiohttp, HTTP range requests, with checks on what a server answers:
-``Content-Range``, a 200 to a range request; its sessions closed at interpreter exit). Any other client plugs in
+``Content-Range``, a 200 to a range request; its aiohttp sessions closed at interpreter exit). Any other client plugs in
 as a coroutine function of the same signature; it returns the bytes ``[start, stop)``, fewer only at the end of the object, and
 raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx: retried), ``ConnectionError``,
 ``TimeoutError`` or :class:`TransientFetchError` for what a retry may fix. An S3 example with aiobotocore::
@@ -298,7 +298,7 @@ class _Bodies:
 
 
 class HttpFetch:
-    """HTTP(S) range requests with aiohttp (one session per event loop, ``limit`` connections).
+    """HTTP(S) range requests with aiohttp (one client session per event loop, ``limit`` connections).
 
     ``await fetch(url, start, stop)`` -> the bytes ``[start, stop)`` (fewer at the end of the object; empty
     past it). Raises :class:`FetchStatusError` for an error status and :class:`TransientFetchError` (retried)
