@@ -7,7 +7,8 @@ whose Python code does not share one GIL. The declarations are methods of the da
 ``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the GIL) and
 ``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder that can run elsewhere);
 spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` answer for the
-datasets inside. Why the remainder stays on threads: the GIL-bound remainder on one thread overlaps with the native
+datasets inside. A dataset that declares neither but that the loader converts (torchvision's folder datasets, a
+class with ``spdl_source``: :mod:`spdl_torch.datasets._convert`) answers through its native view. Why the remainder stays on threads: the GIL-bound remainder on one thread overlaps with the native
 decode on the others. ``python -m benchmarks.bench_worker_modes --root ROOT --workloads partial partial_py`` (a
 partly fused ImageFolder, RandomPerspective or a ~2 ms Python callable per sample, 2 cores) measured threads at
 1.03-1.22x torch's DataLoader items/s, and the remainder in processes (``"hybrid"``, the explicit choice) at
@@ -33,9 +34,12 @@ def plan_is_native(plan: Any) -> bool:
     return plan is not None and getattr(plan, "per_sample", None) is None
 
 
-def _declares(dataset: Any, method: str) -> bool:
+def _declares(dataset: Any, method: str, converter: Any = None) -> bool:
     fn = getattr(dataset, method, None)
-    return bool(fn()) if callable(fn) else False
+    if callable(fn):
+        return bool(fn())
+    view = converter.view(dataset) if converter is not None else None
+    return view is not None and bool(getattr(view, method)())
 
 
 def leaves(dataset: Any) -> list[Any] | None:
@@ -53,26 +57,28 @@ def leaves(dataset: Any) -> list[Any] | None:
     return [dataset]
 
 
-def declares_native(dataset: Any) -> bool:
-    """Whether ``dataset`` declares native loading (its ``spdl_native_loading()`` returns true; for ``Subset``,
-    ``ConcatDataset`` and ``ChainDataset``: every dataset inside does)."""
+def declares_native(dataset: Any, converter: Any = None) -> bool:
+    """Whether ``dataset`` declares native loading (its ``spdl_native_loading()`` returns true, or that of its
+    native view from ``converter``; for ``Subset``, ``ConcatDataset`` and ``ChainDataset``: every dataset inside
+    does)."""
     inner = leaves(dataset)
-    return inner is not None and all(_declares(d, "spdl_native_loading") for d in inner)
+    return inner is not None and all(_declares(d, "spdl_native_loading", converter) for d in inner)
 
 
-def declares_remainder(dataset: Any) -> bool:
+def declares_remainder(dataset: Any, converter: Any = None) -> bool:
     """Whether ``dataset`` loads natively except a per-sample Python remainder (its ``spdl_python_remainder()``
-    returns true; for ``Subset``, ``ConcatDataset`` and ``ChainDataset``: every dataset inside is native or has
-    such a remainder, and one at least has)."""
+    returns true, or that of its native view; for ``Subset``, ``ConcatDataset`` and ``ChainDataset``: every
+    dataset inside is native or has such a remainder, and one at least has)."""
     inner = leaves(dataset)
     if inner is None:
         return False
-    remainder = [_declares(d, "spdl_python_remainder") for d in inner]
-    return any(remainder) and all(r or _declares(d, "spdl_native_loading") for d, r in zip(inner, remainder))
+    remainder = [_declares(d, "spdl_python_remainder", converter) for d in inner]
+    return any(remainder) and all(r or _declares(d, "spdl_native_loading", converter)
+                                  for d, r in zip(inner, remainder))
 
 
 def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_error: str,
-                        dataset_per_worker: bool) -> str:
+                        dataset_per_worker: bool, converter: Any = None) -> str:
     """``"main"`` (``num_workers=0``: loads in the calling thread), ``"thread"``, ``"hybrid"`` (threads, and the
     datasets' per-sample Python remainder in worker processes) or ``"process"``.
 
@@ -94,7 +100,7 @@ def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_err
         return "process"
     if worker_mode in ("thread", "hybrid"):
         return worker_mode
-    if thread_only or declares_native(dataset) or declares_remainder(dataset):
+    if thread_only or declares_native(dataset, converter) or declares_remainder(dataset, converter):
         return "thread"
     return "process"
 

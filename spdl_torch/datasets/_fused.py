@@ -42,10 +42,16 @@ class FusedBatchMixin:
     transform: Callable | None
     target_transform: Callable | None
 
-    def _init_fused(self, seed: int | None, fusable: bool = True) -> None:
-        from ..transforms import fuse
+    def _init_fused(self, seed: int | None, fusable: bool = True, input: str | None = None,
+                    plan: Any = None) -> None:
+        """``input``: what the transform is given (``"pil"``, ``"tensor"``; ``None``: inferred, see
+        :func:`spdl_torch.transforms.input_kind`); ``plan``: an analysis of ``transform`` made already (its
+        :class:`~spdl_torch.transforms.Analysis`), else it is analysed here."""
+        from ..transforms import analyse
 
-        self.plan = fuse(self.transform) if fusable else None
+        self._input = input
+        self._analysis = plan if plan is not None else analyse(self.transform, input) if fusable else None
+        self.plan = self._analysis.plan if fusable else None
         self._fusable = fusable
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
@@ -97,7 +103,9 @@ class FusedBatchMixin:
         self.max_pixels = _limit("max_pixels", max_pixels)
         self.max_bytes = _limit("max_bytes", max_bytes)
         self.warn_unfused, self.require_fused = bool(warn_unfused), bool(require_fused)
-        analysis = analyse(self.transform)
+        analysis = getattr(self, "_analysis", None)
+        if analysis is None:
+            analysis = analyse(self.transform, getattr(self, "_input", None))
         self._pil_input = analysis.input == "pil"
         name = type(self).__name__
         if not fusable:
@@ -210,13 +218,21 @@ class FusedBatchMixin:
             image = self.transform(image)
         return image, self._transformed_target(index)
 
-    def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+    def _sources(self, indices: Sequence[int]) -> tuple[list[Any], list[str], list[Any]]:
+        """``(datas, names, targets)`` of ``indices``: the encoded images (uint8 tensors, read here from
+        ``_path(i)`` under ``max_bytes``), the names errors give them (the paths) and the transformed
+        targets. A dataset whose samples are not files overrides it."""
         from ..io import read_file
-        from ..transforms import sample_seeds
 
         paths = [self._path(i) for i in indices]
         max_bytes = self._max_bytes()
         datas = [read_file(p, max_bytes=max_bytes) for p in paths]
+        return datas, paths, [self._transformed_target(i) for i in indices]
+
+    def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        from ..transforms import sample_seeds
+
+        datas, paths, targets = self._sources(indices)
         seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
         from ..cuda._finish import run_plan
         from ..dataloader import loader_context
@@ -243,10 +259,7 @@ class FusedBatchMixin:
             raise type(e)(f"{paths[i]} {getattr(e, 'reason', e)}") from None
         if isinstance(images, torch.Tensor):
             register_fused_batch(images)
-        out = []
-        for k, i in enumerate(indices):
-            out.append((images[k], self._transformed_target(i)))
-        return out
+        return [(images[k], targets[k]) for k in range(len(indices))]
 
     def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
         """Samples ``indices`` as a list of ``(image, target)``. With a fused transform, one native call

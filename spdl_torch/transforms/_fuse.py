@@ -11,7 +11,7 @@ import torchvision.transforms as T1
 from torchvision.transforms import v2
 
 from ._augment_program import AugmentProgram, native_augment
-from ._classes import behaves_as, library_class, runs_as_written
+from ._classes import behaves_as, delegated, library_class, runs_as_written
 from ._geometry import match_geometry
 from ._plan import FusedPlan
 from ._policies import ERASERS, apply_probability, draw_probability, match_augment, match_erasing
@@ -116,10 +116,19 @@ class _Colour:
         return kw
 
 
-def analyse(transform: Callable | None) -> Analysis:
+def analyse(transform: Callable | None, input: str | None = None) -> Analysis:
     """Matches the longest prefix of ``transform`` (torchvision v1 or v2; ``Compose`` and
-    ``nn.Sequential`` flattened) onto ``decode_images`` arguments; see :mod:`spdl_torch.transforms`."""
-    kind = input_kind(transform)
+    ``nn.Sequential`` flattened) onto ``decode_images`` arguments; see :mod:`spdl_torch.transforms`.
+
+    ``input``: what the pipeline is given, ``"pil"`` (a ``PIL.Image``: v2 transforms then run Pillow's kernels,
+    as torchvision's ``ImageFolder`` makes them do) or ``"tensor"``; ``None``: :func:`input_kind`'s guess.
+
+    Raises:
+        ValueError: ``input`` is not ``None``, ``"pil"`` or ``"tensor"``; an argument torchvision refuses.
+    """
+    if input not in (None, "pil", "tensor"):
+        raise ValueError(f"input should be None, 'pil' or 'tensor', got {input!r}")
+    kind = input_kind(transform) if input is None else input
     if transform is None:
         return Analysis(None, None, "", kind)
     orig = _flatten(transform)
@@ -303,6 +312,8 @@ def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], nor
 
 
 def _compose(like: Any, ts: list[Any]) -> Callable:
+    while delegated(like) is not None:
+        like = delegated(like)
     return T1.Compose(ts) if library_class(type(like)) is T1.Compose else v2.Compose(ts)
 
 
@@ -320,7 +331,8 @@ def _split_rest(plan: FusedPlan, like: Any, ts: list[Any], pil: bool) -> None:
     plan.per_sample = _compose(like, ts[head:]) if head < len(ts) else None
 
 
-def fuse(transform: Callable | None) -> FusedPlan | None:
+def fuse(transform: Callable | None, input: str | None = None) -> FusedPlan | None:
     """Maps the longest fusable prefix of a torchvision pipeline onto ``decode_images`` (see
-    :mod:`spdl_torch.transforms`); ``None`` when no prefix yields a fixed output size (nothing fused)."""
-    return analyse(transform).plan
+    :mod:`spdl_torch.transforms`); ``None`` when no prefix yields a fixed output size (nothing fused).
+    ``input``: as :func:`analyse`'s."""
+    return analyse(transform, input).plan

@@ -494,16 +494,17 @@ def _posterize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple], str]:
 
 
 def _solarize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple], str]:
-    """``v >= threshold`` inverted; on a PIL image (v1) Pillow's rule ``not v < threshold``: a threshold above
-    255 leaves it as it is, NaN inverts all; on a tensor above 255 torchvision refuses, NaN leaves it."""
+    """``v >= threshold`` inverted; on a PIL image (v1 or v2: both run ``ImageOps.solarize``) Pillow's rule
+    ``not v < threshold``: a threshold above 255 leaves it as it is, NaN inverts all; on a tensor above 255
+    torchvision refuses, NaN leaves it."""
     thr = t.threshold
     if not isinstance(thr, numbers.Real):
         raise _bad(t, "threshold", thr, "a number")
     thr = float(thr)
     if math.isnan(thr):
-        return (("invert", ()) if v1 and pil else ("identity", ())), ""
+        return (("invert", ()) if pil else ("identity", ())), ""
     if thr > 255.0:
-        if not (v1 and pil):
+        if not pil:
             raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
         return ("identity", ()), ""
     return (("invert", ()) if thr <= 0.0 else ("solarize", (thr,))), ""
@@ -514,7 +515,7 @@ def _sharpness(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple] | None, s
     if not isinstance(factor, numbers.Real) or math.isnan(factor) or math.isinf(factor):
         raise _bad(t, "sharpness_factor", factor, "a finite number")
     if factor < 0:
-        if not (v1 and pil):  # torchvision's tensor kernel refuses it
+        if not pil:  # torchvision's tensor kernel refuses it (Pillow's ImageEnhance takes it)
             raise _bad(t, "sharpness_factor", factor, "a non-negative number")
         return None, "RandomAdjustSharpness with a negative factor of a PIL image (the fused sharpness takes factors >= 0)"
     return ("sharpness", (float(factor),)), ""
