@@ -21,11 +21,14 @@ NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
 # the fused forms are compared with (tests/datasets/test_augment_timm*.py; spdl_torch never imports it).
 TIMM_PKG    := timm==1.0.31
+# Hugging Face datasets (the "hf" extra in pyproject.toml: spdl_torch.datasets.HFImageDataset; its tests build their
+# datasets in tmp_path, offline). Pinned; 5.2.0 installs pyarrow 26 and pandas 3 beside numpy 2.4 and torch 2.14.1.
+HF_PKG      := datasets==5.2.0
 # aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
 DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
+               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(HF_PKG) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 

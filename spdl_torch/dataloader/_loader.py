@@ -18,6 +18,7 @@ from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
 from ..datasets._collate import collate as _fused_collate
+from ..datasets._collate import install_default_collate_hook
 from ..datasets._convert import Converter
 from ._iterator import DataLoaderIter, dataset_epoch
 from ._mode import describe_mode, resolve_worker_mode
@@ -274,6 +275,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
                 "it re-fetches a failed batch's samples one by one"
                 + (" (got an IterableDataset)" if self._is_iterable else " (got batch_size=None)"))
         install_torch_hooks()
+        install_default_collate_hook()
         self._last_iter: weakref.ref | None = None  # for state_dict()
         self._epoch = -1  # epoch of the latest iterator
         self._dataset_epoch_seen = dataset_epoch(dataset)  # what the dataset held when the loader last set it
@@ -384,6 +386,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         self.__dict__.update(state)  # not through __setattr__: torch's refuses batch_size & co. once initialized
         self.__dict__.update(_iterator=None, _last_iter=None, _skipped_lock=threading.Lock())
         install_torch_hooks()  # an unpickled loader may be the first of its process
+        install_default_collate_hook()
 
     # -- resumption --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

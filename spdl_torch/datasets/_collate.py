@@ -1,5 +1,12 @@
 """The zero-copy collate of fused batches: ``__getitems__`` of the fused datasets returns views ``batch[i]`` of one
-batch tensor and registers it here; :func:`collate` recognises such views and returns the batch tensor itself."""
+batch tensor and registers it here; :func:`collate` recognises such views and returns the batch tensor itself.
+
+:func:`install_default_collate_hook` (installed by :class:`spdl_torch.DataLoader`) makes torch's own
+``default_collate`` do the same: its tensor rule (``default_collate_fn_map[torch.Tensor]``, the extension point
+torch's ``collate`` documents) returns the registered batch whose rows, in order, are the tensors it is given, and
+stacks anything else as before. A ``collate_fn`` that calls ``default_collate`` (torchvision's reference
+``train.py``: ``mixup_cutmix(*default_collate(batch))``) then gets the fused batch without a copy. In torch's
+worker processes the rule stacks as before (into shared memory, for the trip to the main process)."""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from typing import Any
 import torch
 from torch.utils.data import default_collate
 
-__all__ = ["collate", "register_fused_batch"]
+__all__ = ["collate", "install_default_collate_hook", "register_fused_batch"]
 
 # Batch tensors made by __getitems__: only their rows collate without a copy (a dataset that returns rows
 # of its own storage keeps default_collate's copy, so a batch never aliases dataset memory).
@@ -67,3 +74,27 @@ def collate(batch: list[Any]) -> Any:
 def _collate_value(values: list[Any]) -> Any:
     base = _batch_base(values)
     return base if base is not None else default_collate(values)
+
+
+def install_default_collate_hook() -> None:
+    """Makes ``torch.utils.data.default_collate`` return a fused batch tensor itself for its rows (see the
+    module's docstring). Idempotent; values are unchanged: the rows are exactly that tensor's."""
+    from torch.utils.data._utils import collate as torch_collate
+    from torch.utils.data._utils import worker as torch_worker
+
+    rules = torch_collate.default_collate_fn_map
+    original = rules.get(torch.Tensor)
+    if original is None or getattr(original, "_spdl_fused_rows", False):
+        return
+
+    def collate_tensor_fn(batch, *, collate_fn_map=None):
+        if torch_worker._worker_info is None:  # not in a worker process of torch's DataLoader
+            base = _batch_base(list(batch))
+            if base is not None:
+                return base
+        return original(batch, collate_fn_map=collate_fn_map)
+
+    collate_tensor_fn._spdl_fused_rows = True
+    collate_tensor_fn.__wrapped__ = original
+    collate_tensor_fn.__doc__ = original.__doc__
+    rules[torch.Tensor] = collate_tensor_fn
