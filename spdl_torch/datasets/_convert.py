@@ -98,7 +98,10 @@ class SourceView(FusedBatchMixin, Dataset):
         self.transform = source.transform
         self.target_transform = getattr(source, "target_transform", None) if kind == "folder" else None
         self._made_from = {a: getattr(source, a, None) for a in (_TV_ATTRS if kind == "folder" else ("transform",))}
-        self._init_fused(None, True, input=analysis.input, plan=analysis)
+        # seed 0, not drawn: a view is made during a fetch, where drawing from torch's global RNG would shift what
+        # the user's code draws (a collate_fn's MixUp); in a loader the seeds come from its base seed anyway
+        self._init_fused(0, True, input=analysis.input, plan=analysis)
+        self._seed_given = False
         self._init_fusion(False, False, True, None, None)
 
     @property

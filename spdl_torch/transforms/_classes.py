@@ -107,6 +107,11 @@ def runs_as_written(t: Any) -> str:
     return f"{type(t).__name__} {what}: runs as written"
 
 
+# a __call__ that takes *args / **kwargs, or is a generator or coroutine, is not a plain call
+_NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+              | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
+
+
 def _delegating_call(self, image):  # the code a delegating wrapper's __call__ must have (any attribute name)
     return self.transforms(image)
 
@@ -128,7 +133,7 @@ def delegated(t: Any) -> Any | None:
         return None
     code, model = call.__code__, _delegating_call.__code__
     if (code.co_code != model.co_code or code.co_argcount != 2 or code.co_kwonlyargcount or code.co_posonlyargcount
-            or code.co_flags & ~inspect.CO_NESTED != model.co_flags & ~inspect.CO_NESTED or len(code.co_names) != 1):
+            or code.co_flags & _NOT_PLAIN or len(code.co_names) != 1):
         return None
     inner = getattr(t, "__dict__", {}).get(code.co_names[0], _MISSING)
     return None if inner is _MISSING or not callable(inner) else inner

@@ -36,7 +36,12 @@ _BATCH_SAFE = (
 def _flatten(t: Any, as_written: bool = True) -> list[Any]:
     """The transforms of a pipeline, nested ``Compose`` / ``nn.Sequential`` flattened. A container that runs
     code of its own (a subclass overriding ``forward`` / ``__call__``, see :mod:`._classes`) stays one opaque
-    transform; with ``as_written=False`` (what a pipeline expects as input) every subclass is looked into."""
+    transform; with ``as_written=False`` (what a pipeline expects as input) every subclass is looked into. A
+    plain wrapper that only calls a pipeline it holds (:func:`._classes.delegated`, e.g. torchvision's reference
+    presets) is that pipeline."""
+    inner = delegated(t)
+    if inner is not None:
+        return _flatten(inner, as_written)
     kind = behaves_as(t) if as_written else library_class(type(t))
     if kind in _COMPOSES or kind is torch.nn.Sequential:
         subs = t.transforms if kind in _COMPOSES else list(t)
