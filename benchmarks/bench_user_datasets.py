@@ -4,7 +4,7 @@ dataset object, in fresh processes, interleaved; medians and ratios.
     python -m benchmarks.bench_user_datasets --root data/imagenet_like [--reps 3] [--json FILE]
     python -m benchmarks.bench_user_datasets --root data/imagenet_like --fidelity   # pixel differences
 
-Workloads (``WORKLOADS``; batch 32, 2 workers, 2 epochs per pass over the root's ``train`` files):
+Workloads (``WORKLOADS``; batch 32, 2 workers, ``--epochs`` (2) epochs per pass over the root's ``train`` files):
 
 * ``ta_v1`` / ``ra_v1`` / ``aa_v1``, ``ta_v2`` / ``ra_v2`` / ``aa_v2``: ``torchvision.datasets.ImageFolder`` with
   torchvision's classification reference training preset (``references/classification/presets.py``'s
@@ -104,7 +104,7 @@ def _hf_dataset(workload: str, root: str):
     return datasets.load_dataset("parquet", data_files=path, split="train", cache_dir=cache)
 
 
-def one_pass(workload: str, contender: str, root: str) -> dict:
+def one_pass(workload: str, contender: str, root: str, epochs: int = EPOCHS) -> dict:
     import resource
 
     import torch
@@ -153,7 +153,7 @@ def one_pass(workload: str, contender: str, root: str) -> dict:
     t0 = time.perf_counter()
     n = total = 0
     first = None
-    for _ in range(EPOCHS):
+    for _ in range(epochs):
         for images, _labels in loader:
             total += len(images)
             if first is None:
@@ -168,8 +168,9 @@ def one_pass(workload: str, contender: str, root: str) -> dict:
             "converted": "loads natively" in repr(loader) if contender in ("spdl", "patched") and not workload.startswith("hf") else None}
 
 
-def run_pass(workload: str, contender: str, root: str) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_user_datasets", "--one", workload, contender, "--root", root]
+def run_pass(workload: str, contender: str, root: str, epochs: int = EPOCHS) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.bench_user_datasets", "--one", workload, contender, "--root", root,
+           "--epochs", str(epochs)]
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "HF_DATASETS_OFFLINE": "1"}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, env=env, cwd=os.path.dirname(HERE))
     if proc.returncode != 0:
@@ -223,6 +224,9 @@ def fidelity(root: str, images: int = 64) -> dict:
     sub = torch.utils.data.Subset(tv, [i for i, (p, _) in enumerate(tv.samples) if p in keep])
     got = torch.cat([x for x, _ in spdl_torch.DataLoader(sub, batch_size=32)])
     out["eval"] = float((got - ref).abs().mean())
+    own = spdl_torch.datasets.ImageFolder(train, transform=ev, warn_unfused=False)
+    got = torch.cat([x for x, _ in spdl_torch.DataLoader(torch.utils.data.Subset(own, sub.indices), batch_size=32)])
+    out["own_eval"] = float((got - ref).abs().mean())
     for name in PRESETS:
         tf = preset(name)
         tv = torchvision.datasets.ImageFolder(train, transform=tf)
@@ -255,6 +259,13 @@ def fidelity(root: str, images: int = 64) -> dict:
                 x = F.erase(x, int(erase[1]), int(erase[2]), int(erase[3]), int(erase[4]), torch.tensor(erase[5:8]).view(3, 1, 1))
             refs.append(x)
         out[name] = float((got - torch.stack(refs)).abs().mean())
+        # spdl_torch's own ImageFolder, the same transform and loader seed (so the same draws where the plan is
+        # the same: a v2 preset is given a tensor there)
+        own = spdl_torch.datasets.ImageFolder(train, transform=preset(name), warn_unfused=False)
+        loader = spdl_torch.DataLoader(torch.utils.data.Subset(own, sub.indices), batch_size=32,
+                                       generator=torch.Generator().manual_seed(0))
+        got = torch.cat([x for x, _ in loader])
+        out[f"own_{name}"] = float((got - torch.stack(refs)).abs().mean())
     return out
 
 
@@ -263,12 +274,13 @@ def main() -> None:
     ap.add_argument("--root", required=True, help="the folder holding train/ (data/imagenet_like)")
     ap.add_argument("--one", nargs=2, metavar=("WORKLOAD", "CONTENDER"))
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=EPOCHS, help="epochs per pass")
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     ap.add_argument("--json")
     ap.add_argument("--fidelity", action="store_true")
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(one_pass(*args.one, args.root)))
+        print(json.dumps(one_pass(*args.one, args.root, args.epochs)))
         return
     if args.fidelity:
         print(json.dumps(fidelity(args.root), indent=1))
@@ -277,7 +289,7 @@ def main() -> None:
     results = []
     for rep in range(args.reps):
         for w, c in runs[rep % len(runs):] + runs[:rep % len(runs)]:  # the order rotates per repetition
-            r = run_pass(w, c, args.root)
+            r = run_pass(w, c, args.root, args.epochs)
             r["rep"] = rep
             results.append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)

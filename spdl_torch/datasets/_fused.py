@@ -83,7 +83,7 @@ class FusedBatchMixin:
         given. In a worker process of ``torch.utils.data.DataLoader`` without ``seed``: that loader's base seed
         (``worker_info.seed - worker_info.id``). Otherwise ``seed`` (drawn once when not given) and
         :meth:`set_epoch`'s epoch."""
-        from ..dataloader import ThreadWorkerInfo, loader_context
+        from ..dataloader._worker import ThreadWorkerInfo, loader_context
 
         ctx = loader_context()
         if ctx is not None:
@@ -235,7 +235,7 @@ class FusedBatchMixin:
         datas, paths, targets = self._sources(indices)
         seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
         from ..cuda._finish import run_plan
-        from ..dataloader import loader_context
+        from ..dataloader._worker import loader_context
 
         ctx = loader_context()  # pinned output, and ToDtype/Normalize left to the device, for the loader's copy
         pool = None if ctx is None or self.plan.per_sample is None else ctx.remainder
