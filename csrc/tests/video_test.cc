@@ -3,15 +3,18 @@
 //
 //   video_test [CORPUS_DIR...]
 // Synthetic checks on small ffmpeg-made files (when the CLI exists): requests in any order equal a linear
-// decode, frames not wanted are not converted, skip_frame gives identical frames; then over a subsample
+// decode, frames not wanted are not converted, skip_frame gives identical frames, a first frame later than
+// the header's start bounds the timestamp span; then over a subsample
 // of CORPUS_DIR/video: the same, plus every truncation of a file's first 64 KiB either decodes or raises
 // DecodeError (never another exception, a sanitizer report or a hang).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +58,31 @@ static void check_orders(const MediaSource& src, int64_t max_frames) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   CHECK(r.converted_frames() == int64_t(distinct.size()));
+}
+
+// An AVI with B-frames stores decode times only: its first frame shows at 0.04 s, its header starts at 0.
+// The exact span starts at the first frame, and the header's start is outside it.
+static void late_first_frame(const fs::path& dir) {
+  const fs::path file = dir / "video_test_late.avi";
+  const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc2=size=64x48:rate=25:duration=0.4 -c:v mpeg4 -bf 2 " +
+                          file.string();
+  CHECK(std::system(cmd.c_str()) == 0);
+  const Bytes data = read_all(file);
+  VideoReader r(MediaSource::from_memory(data.data(), data.size()), VideoReadOptions{});
+  const std::optional<SecondsSpan> span = r.seconds_span(SeekMode::Exact);
+  CHECK(span && std::fabs(span->begin - 0.04) < 1e-9 && std::fabs(span->end - 0.44) < 1e-9);
+  CHECK(r.metadata().start_time == 0.0);
+  CHECK(r.index_at(span->begin) == 0 && r.index_at(span->end - 1e-6) == r.num_frames() - 1);
+  std::string why;
+  try {
+    r.index_at(0.0);
+  } catch (const FrameRangeError& e) {
+    why = e.what();
+  }
+  CHECK(why.find("timestamp 0 s is outside the stream's [0.04 s, 0.44 s)") == 0);
+  const std::optional<SecondsSpan> header = r.seconds_span(SeekMode::Approximate);
+  CHECK(header && header->begin == 0.0 && std::fabs(header->end - 0.4) < 1e-9);
+  fs::remove(file);
 }
 
 static void synthetic(const fs::path& dir) {
@@ -125,6 +153,7 @@ static void synthetic(const fs::path& dir) {
     CHECK(std::all_of(out.begin() + per, out.end(), [](uint8_t v) { return v == 0; }));
   }
   fs::remove(file);
+  late_first_frame(dir);
 }
 
 static void corpus(const fs::path& root) {

@@ -142,7 +142,7 @@ def test_index_past_the_end_raises_index_error_with_the_range():
         decode_video_frames(path, indices=[0, 30])
     with pytest.raises(IndexError, match="out of range"):
         decode_video_frames(path, indices=[-1])
-    with pytest.raises(IndexError, match=r"timestamp 5\.000000 s is outside the stream's \[0\.000000 s, 1\.200000 s\)"):
+    with pytest.raises(IndexError, match=r"timestamp 5 s is outside the stream's \[0 s, 1\.2 s\)"):
         decode_video_frames(path, seconds=[5.0])
     with pytest.raises(IndexError, match="outside"):
         decode_video_frames(path, seconds=[-0.5])
@@ -242,12 +242,12 @@ def test_discarded_packets_are_no_frames_of_the_header_count_or_the_timestamps()
         assert (meta.num_frames, meta.num_frames_counted) == (n, False)
         pts = decode_video_frames(path, indices=range(n)).pts_seconds.tolist()
         assert pts[0] == 0.0
-        with pytest.raises(IndexError, match=r"outside the stream's \[0\.000000 s, "):
+        with pytest.raises(IndexError, match=r"outside the stream's \[0 s, "):
             decode_video_frames(path, seconds=[-0.001])
         out = decode_video_frames(path, seconds=[0.0, pts[-1], pts[-1] + 0.039])
         np.testing.assert_array_equal(frames_hwc(out), vm.cli_frames(path)[[0, n - 1, n - 1]])
     # the discarded last frame's time, 29 x 40 ms, is past the end
-    with pytest.raises(IndexError, match=r"timestamp 1\.160000 s is outside the stream's \[0\.000000 s, 1\.160000 s\)"):
+    with pytest.raises(IndexError, match=r"timestamp 1\.16 s is outside the stream's \[0 s, 1\.16 s\)"):
         decode_video_frames(vm.make_mp4_short_edit(), seconds=[1.16])
 
 
