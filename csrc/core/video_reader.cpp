@@ -76,7 +76,7 @@ struct VideoReader::Impl {
   Impl(const MediaSource& src, const VideoReadOptions& o)
       : source(src),
         opt(o),
-        demuxer(std::make_unique<Demuxer>(src)),
+        demuxer(open_demuxer(src, o)),
         stream(demuxer->find_stream(StreamKind::Video, o.stream)),
         codec(open_video_decoder(*demuxer, stream, o)),
         reader(*demuxer, stream, codec.get(), o.strict),
@@ -101,6 +101,17 @@ struct VideoReader::Impl {
         if (!wanted) ++skipped;
       }
     });
+  }
+
+  // A header that declares a picture FFmpeg refuses to open is over our own pixel limit first, when it is
+  // (the same error as every other oversized image); else FFmpeg's refusal, which names its limit.
+  static std::unique_ptr<Demuxer> open_demuxer(const MediaSource& src, const VideoReadOptions& o) {
+    try {
+      return std::make_unique<Demuxer>(src);
+    } catch (const PictureSizeError& e) {
+      check_pixel_limit("video", e.width(), e.height(), o.max_pixels);
+      throw;
+    }
   }
 
   static AVCodecContextPtr open_video_decoder(const Demuxer& d, int index, const VideoReadOptions& o) {
