@@ -203,9 +203,9 @@ def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = F
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
         stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name;
             ``stream=`` is its deprecated name).
-        count_frames: count the frames from the packets even when the header has a count (reads the whole
-            file, decodes nothing, except for streams whose packets carry no usable timestamps; the count
-            :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``).
+        count_frames: ``num_frames`` counted from the packets even when the header has a count (the count
+            :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``; the packets are read
+            anyway with ``seek_mode="exact"``, and decoded only for streams without usable timestamps).
         seek_mode: the mode whose timestamp span ``begin_stream_seconds`` / ``end_stream_seconds`` give
             (as torchcodec's ``VideoDecoder(seek_mode=...).metadata``): ``"exact"`` (the default: reads every
             packet's pts, as :func:`decode_video_frames` does) or ``"approximate"`` (the header only).
