@@ -12,7 +12,7 @@ PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
                libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg ccache
-# Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
+# Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_loader_frameworks.py). Pinned; they install
 # in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
 FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
 # nvidia-nvjpeg (header + libnvjpeg, ~3 MB): the CUDA variant's nvJPEG op compiles against it (setup.py finds it
@@ -77,9 +77,9 @@ lint: $(STAMPS)/venv
 
 # Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
 # those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
-# The media corpus (tests/media.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
+# The media corpus (tests/_utils/corpus.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
 test: build
-	@$(PY) -c "from tests.media import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
+	@$(PY) -c "from tests._utils.corpus import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
 	$(PY) -m pytest -q -m "not slow" --durations=15 tests
 
 test-slow: build
@@ -93,8 +93,8 @@ test-all: build
 # preprocessed text is the same as in the in-place build then comes from the cache (same relative paths); loaded through SPDL_TORCH_LIBRARY; then the tests that cover it (what it
 # decodes, the errors of what it does not; tests that need FFmpeg skip, naming it).
 NOFF_DIR    := build/no_ffmpeg
-NOFF_TESTS  := tests/test_no_ffmpeg.py tests/io/test_decode_image.py tests/io/test_exif_orientation.py \
-               tests/io/test_partial_decode.py tests/dataloader/test_dataloader.py
+NOFF_TESTS  := tests/project/test_no_ffmpeg.py tests/io/test_image.py tests/io/test_image_orientation.py \
+               tests/io/test_batch_partial_decode.py tests/dataloader/test_loader.py
 $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	$(CCACHE_ENV) SPDL_TORCH_FFMPEG=0 MAX_JOBS=$${MAX_JOBS:-$$(nproc)} $(PY) setup.py -q build_ext \
 	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | $(BUILD_LOG); \
@@ -111,12 +111,12 @@ test-audio-corpus: build
 
 # Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
 test-frameworks: build
-	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_frameworks.py
+	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_loader_frameworks.py
 
 # Not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU); test_order.py checks the same
 # rules in-process.
 test-torchrun: build
-	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_torchrun.py
+	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_dataset_torchrun.py
 
 # Not part of `make test`: every corpus video against the ffmpeg CLI (counts, 120 first frames, seeks; ~minutes).
 .PHONY: test-video-corpus
@@ -151,8 +151,8 @@ SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
 
 .PHONY: test-sanitize fuzz fuzz-build fuzz-shards soak bench-augment-kernels
 
-# Corpus location (fetched on first use by tests/media.py; empty when the corpus is not available).
-CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
+# Corpus location (fetched on first use by tests/_utils/corpus.py; empty when the corpus is not available).
+CORPUS_CMD = $$($(PY) -c "from tests._utils.corpus import corpus_dir; print(corpus_dir() or '')")
 
 # One binary per csrc/tests/*_test.cc (core_test: images; media_test: the demux layer), each given the corpus.
 SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/tests/*_test.cc)))

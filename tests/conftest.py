@@ -1,4 +1,4 @@
-"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/images.py``."""
+"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/_utils/images.py``."""
 
 import random
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from . import images
+from tests._utils import images
 
 # The reason every FFmpeg feature of a build without FFmpeg (SPDL_TORCH_FFMPEG=0) raises with
 # (csrc/core/features.h): in that build a test that meets it is skipped with it, not failed.

@@ -11,7 +11,7 @@ from torchvision.transforms import v2
 from spdl_torch import cuda, transforms
 from spdl_torch.cuda._finish import run_plan
 
-from .. import images
+from tests._utils import images
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 

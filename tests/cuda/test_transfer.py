@@ -1,4 +1,4 @@
-"""The transfer stage's bookkeeping with a fake CUDA backend (tests/cuda/fakes.py): copies on the side stream,
+"""The transfer stage's bookkeeping with a fake CUDA backend (tests/_utils/fake_cuda.py): copies on the side stream,
 one event per batch, the consumer waiting for its own batch's event only, record_stream of every device tensor
 on the consumer's stream, the depth of batches in flight, and the loader's device path end to end."""
 
@@ -10,7 +10,7 @@ import spdl_torch
 from spdl_torch import cuda
 from spdl_torch.cuda import _transfer
 
-from .fakes import FakeBackend, fake_pinning
+from tests._utils.fake_cuda import FakeBackend, fake_pinning
 
 
 def _batches(n, log=None):
@@ -93,7 +93,7 @@ def fake_cuda(monkeypatch):
 
 
 def _folder(image_folder, tmp_path, n=12):
-    from .. import images
+    from tests._utils import images
 
     image_folder(["a", "b"], n // 2, lambda rng, c, k: images.upsampled_noise(30 + k, 40, seed=rng), quality=95)
     return tmp_path

@@ -12,15 +12,15 @@ import torch
 from spdl_torch.errors import DecodeError
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
-from .. import audio as A
-from .. import media
+from tests._utils import audio as A
+from tests._utils import corpus
 
 SUBSAMPLE = 40
 FAST_PER_SUFFIX = 1
 
 
 def _files():
-    paths = media.files("audio")
+    paths = corpus.files("audio")
     if os.environ.get("SPDL_TORCH_AUDIO_CORPUS") == "all" or not paths:
         return paths
     by_suffix = {}
@@ -50,7 +50,7 @@ FAST = _fast_tier(FILES)
 
 def _params(files):
     return [p if p.values[0] is None or p.values[0] in FAST else pytest.param(*p.values, id=p.id, marks=pytest.mark.slow)
-            for p in media.params(files)]
+            for p in corpus.params(files)]
 pytestmark = [pytest.mark.corpus, pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")]
 
 

@@ -15,7 +15,7 @@ import torch
 
 import spdl_torch
 from spdl_torch.io import decode_video_frames, video_metadata
-from tests import video_media as vm
+from tests._utils import video as vm
 
 ALL = list(vm.SPECS)
 
@@ -347,15 +347,15 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
 # SPDL_TORCH_VIDEO_CORPUS=1 (`make test-video-corpus`).
 import os  # noqa: E402
 
-from tests import media  # noqa: E402
+from tests._utils import corpus  # noqa: E402
 
 _EXHAUSTIVE = os.environ.get("SPDL_TORCH_VIDEO_CORPUS") == "1"
-_CORPUS = media.files("video")
+_CORPUS = corpus.files("video")
 _SUBSAMPLE = _CORPUS if _EXHAUSTIVE else _CORPUS[:: max(1, len(_CORPUS) // 8)][:8]
 _HEAD = 120 if _EXHAUSTIVE else 12  # frames compared with the CLI per file
 
 
-@pytest.mark.parametrize("path", media.params(_SUBSAMPLE))
+@pytest.mark.parametrize("path", corpus.params(_SUBSAMPLE))
 def test_corpus_first_frames_and_seeks_equal_the_cli(path):
     ref = vm.cli_frames(path, _HEAD)
     meta = video_metadata(path, count_frames=True)
@@ -372,7 +372,7 @@ def test_corpus_first_frames_and_seeks_equal_the_cli(path):
 
 
 @pytest.mark.skipif(not _EXHAUSTIVE, reason="every frame of every corpus video (minutes): make test-video-corpus")
-@pytest.mark.parametrize("path", media.params(_CORPUS))
+@pytest.mark.parametrize("path", corpus.params(_CORPUS))
 def test_corpus_every_frame_equals_the_cli(path):
     """Every frame of every corpus video equals the CLI's at its position (streamed in chunks), the count
     equals ffprobe's, and frames asked in a random order across the whole file equal them too."""

@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.slow  # each scenario forks 10 children that exit with work in flight
 
 RUNS = 10
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_exit_scenarios.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_utils", "run_exit_scenario.py")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCENARIOS = {

@@ -1,0 +1,154 @@
+"""The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules; every module states its
+one concern (a docstring) and is on its folder's map (the nearest README.md); no module grows past a sanity
+bound."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent.parent / "spdl_torch"
+# Files are split by concern, not by size: a module holds one noun (``datasets/shards/_table.py``: the member
+# table and the reads it allows), however long. This bound only catches a module that has quietly grown a
+# second concern: the longest single-noun module is ~630 lines (``datasets/shards/_remote.py``: fetch, retries,
+# HttpFetch, the local cache).
+SANITY_MAX_LINES = 700
+# Cycles closed only by an import inside a function. Pipeline.as_dataset() imports PipelineDataset (a torch
+# IterableDataset, which checks that it wraps a Pipeline) on call, so that the engine imports no torch.
+KNOWN_LAZY_CYCLES: list[list[str]] = [["spdl_torch.datasets._pipeline", "spdl_torch.pipeline._pipeline"]]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, root: Path, modules: set[str], lazy: bool) -> set[str]:
+    """The ``modules`` that ``path`` (a module under the folder ``root``) imports: when it is imported, or
+    with ``lazy`` also inside its functions. Imports under ``if TYPE_CHECKING:`` never run and are left
+    out. ``from . import x`` of a submodule needs only the package's implicit import, not the package's
+    ``__init__`` to have run."""
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                submodules = {f"{base}.{a.name}" for a in node.names} & modules
+                out.update(submodules)
+                if len(submodules) < len(node.names):  # names defined by the module ``base`` itself
+                    out.add(base)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not lazy:
+                continue
+            else:
+                visit(ast.iter_child_nodes(node))
+
+    visit(ast.parse(path.read_text()).body)
+    return {m for m in out if m in modules and m != name}
+
+
+def _graph(package: Path = PACKAGE, lazy: bool = False) -> dict[str, set[str]]:
+    """module -> the modules of the same package it imports."""
+    paths = {_module_name(p, package.parent): p for p in package.rglob("*.py")}
+    return {name: _imports(path, package.parent, set(paths), lazy) for name, path in paths.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def strong(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "with-lazy-imports"])
+def test_no_import_cycle(lazy):
+    graph = _graph(lazy=lazy)
+    assert "spdl_torch.io" in graph["spdl_torch"]  # the graph is read: the package imports its io module
+    cycles = _cycles(graph)
+    assert [c for c in cycles if not (lazy and c in KNOWN_LAZY_CYCLES)] == []
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_import_graph_of_a_small_package(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from . import a\nfrom .b import thing\n")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .sub import c\n"
+                              "def f():\n    from . import b\n")
+    (pkg / "b.py").write_text("import os\nfrom .a import f\nthing = 1\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "c.py").write_text("from ..b import thing\nfrom .. import a\n")
+    assert _graph(pkg) == {"pkg": {"pkg.a", "pkg.b"}, "pkg.a": set(), "pkg.b": {"pkg.a"}, "pkg.sub": set(),
+                           "pkg.sub.c": {"pkg.a", "pkg.b"}}
+    assert _cycles(_graph(pkg)) == []
+    assert _graph(pkg, lazy=True)["pkg.a"] == {"pkg.b"}
+    assert _cycles(_graph(pkg, lazy=True)) == [["pkg.a", "pkg.b"]]
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def _folder_map(path: Path) -> Path:
+    """The README.md that maps ``path``'s folder: its own, else the nearest one above it."""
+    folder = path.parent
+    while not (folder / "README.md").exists():
+        folder = folder.parent
+    return folder / "README.md"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_states_its_concern_and_is_on_the_map(path):
+    rel = path.relative_to(PACKAGE.parent)
+    assert ast.get_docstring(ast.parse(path.read_text())), f"{rel}: no module docstring saying what it holds"
+    if path.name != "__init__.py":
+        readme = _folder_map(path)
+        assert path.stem in readme.read_text(), f"{rel} is not named in {readme.relative_to(PACKAGE.parent)}"
+
+
+def test_the_map_finds_the_nearest_readme():
+    shards = PACKAGE / "datasets" / "shards"
+    assert _folder_map(shards / "_table.py") == shards / "README.md"
+    assert _folder_map(PACKAGE / "io" / "_image.py") == PACKAGE / "README.md"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_length_sanity_bound(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= SANITY_MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines; does it hold two concerns?"
