@@ -19,7 +19,7 @@ FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
 # under site-packages/nvidia/cu13); CUDA 13.0 like torch 2.14.1's wheels.
 NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
-# the fused forms are compared with (tests/datasets/test_augment_timm*.py; spdl_torch never imports it).
+# the fused forms are compared with (tests/transforms/test_timm*.py; spdl_torch never imports it).
 TIMM_PKG    := timm==1.0.31
 # aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.

@@ -14,7 +14,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-
 import pytest
 import torch
 import torchvision
@@ -22,7 +21,7 @@ import torchvision
 import spdl_torch
 from spdl_torch.deploy import Classifier, DecodeResize
 
-from tests.test_deploy import DecodeUnchanged, _encoded, gray16_png, tiny_cnn
+from tests._utils.deploy import DecodeUnchanged, gradient_image, gray16_png, tiny_cnn
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +68,7 @@ def deployed(tmp_path_factory):
     images = []
     for i, (w, h, fmt, ext) in enumerate([(64, 48, "JPEG", "jpg"), (50, 70, "PNG", "png"), (81, 33, "WEBP", "webp")]):
         path = out / f"image{i}.{ext}"
-        path.write_bytes(_encoded(w, h, fmt, i).numpy().tobytes())
+        path.write_bytes(gradient_image(w, h, fmt, i).numpy().tobytes())
         images.append(str(path))
 
     torch.manual_seed(0)

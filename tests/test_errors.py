@@ -1,11 +1,10 @@
 """Structured errors: the tag grammar of the native ops (parsed by spdl_torch._errors), DecodeError's
 ``path`` / ``sample_index`` on real decode failures, ``spdl_torch.errors.from_op_error`` on raw op errors,
-InternalError, and the ``mode=`` -> ``geometry=`` rename of decode_images."""
+InternalError, and the pixel limit's message (one check for every decoder and the batch planner)."""
 
 import errno
 import io
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -176,24 +175,6 @@ def test_internal_error():
 
 
 # --- geometry= (mode= deprecated) -----------------------------------------------------------------------
-
-
-def test_geometry_keyword_and_deprecated_mode():
-    data = [_jpeg(40, 50, seed=s) for s in range(3)]
-    seeds = torch.tensor([1, 2, 3])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new keyword warns nothing
-        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
-    with pytest.warns(DeprecationWarning, match="mode= is deprecated, use geometry="):
-        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds).data
-    assert torch.equal(new, old)
-    assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize").data)
-    assert torch.equal(decode_images(data, height=16, width=12).data, decode_images(data, height=16, width=12,
-                                                                             geometry="eval").data)
-    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
-        decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
-    with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
-        decode_images(data, height=16, width=12, geometry="bad")
 
 
 # --- the pixel limit (one check for every decoder and the batch planner) -------------------------------

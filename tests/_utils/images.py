@@ -85,3 +85,15 @@ def train_box(seed: int, height: int, width: int, **kwargs) -> tuple:
     from spdl_torch.io import sample_geometry
 
     return tuple(sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", **kwargs))[:5]
+
+
+def photo(h: int, w: int, seed: int = 0) -> torch.Tensor:
+    """uint8 ``Tensor[3, h, w]``: smooth colour regions plus a little noise (a photo's statistics)."""
+    smooth = upsampled_noise(h, w, seed=seed, cell=6).astype(np.int16)
+    grain = noise((h, w, 3), seed=seed + 1, high=25).astype(np.int16) - 12
+    return torch.from_numpy(np.clip(smooth + grain, 0, 255).astype(np.uint8)).permute(2, 0, 1).contiguous()
+
+
+def png_tensor(img: torch.Tensor) -> torch.Tensor:
+    """A uint8 ``Tensor[3, H, W]`` as PNG bytes (a 1-D uint8 tensor)."""
+    return encode_tensor(np.ascontiguousarray(img.permute(1, 2, 0).numpy()), "PNG")

@@ -1,9 +1,9 @@
-"""Helpers for the tests of issue #14 (DataLoader drop-in): every behavioural test runs against both loaders,
+"""The two loaders side by side: every behavioural test of the DataLoader runs against both,
 ``torch.utils.data.DataLoader`` (the reference that proves the test right) and ``spdl_torch.DataLoader``.
 
 ``both(ours=..., torch_skip=...)`` parametrizes a test's ``DL`` argument over the two loaders. ``ours`` is the
-reason of a ``pytest.mark.xfail(strict=True)`` on the spdl_torch variant while today's code fails it (the reason
-names the item of issue #14); when the fix lands the variant XPASSes, and the marker is removed.
+reason of a ``pytest.mark.xfail(strict=True)`` on the spdl_torch variant while the code fails it; when the fix
+lands the variant XPASSes, and the marker is removed.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def collect(loader) -> list:
     leaves. Where a test fails (or xfails) because a worker thread raised, pytest formats the failure while the
     other worker threads may still format their own exceptions, and Python 3.11's traceback formatting races
     (``SystemError: AST constructor recursion depth mismatch`` in pytest's own reporting, an INTERNALERROR that
-    ends the session: seen once in this suite, see #14 item 8)."""
+    ends the session: seen once in this suite)."""
     before = {t.ident for t in our_threads()}
     it = iter(loader)
     try:

@@ -1,4 +1,5 @@
-"""Scripts that end with work in flight, run by ``test_exit.py``: ``python _exit_scenarios.py SCENARIO RUNS DIR``.
+"""Scripts that end with work in flight, run by tests/reliability/test_exit.py:
+``python run_exit_scenario.py SCENARIO RUNS DIR``.
 
 The parent imports everything and builds the inputs under DIR once, then forks RUNS children at once. Each child
 (stdout and stderr to its own files under DIR) runs the scenario, leaves its loaders / pipelines with work still

@@ -1,6 +1,7 @@
-"""One rank of the framework tests (test_frameworks.py), started twice by ``torchrun --nproc-per-node 2``.
+"""One rank of the framework tests (tests/dataloader/test_loader_frameworks.py), started twice by
+``torchrun --nproc-per-node 2``.
 
-    torchrun --standalone --nproc-per-node 2 framework_rank.py {lightning|accelerate} {torch|spdl|spdl-process} OUT_DIR
+    torchrun --standalone --nproc-per-node 2 run_framework_rank.py {lightning|accelerate} {torch|spdl|spdl-process} OUT_DIR
 
 Trains (Lightning: ``Trainer(strategy="ddp", accelerator="cpu", devices=2)``, gloo) or iterates (Accelerate:
 ``Accelerator(cpu=True).prepare(loader)``) one epoch over a 16-sample dataset with ``num_workers=2`` and writes

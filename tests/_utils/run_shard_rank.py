@@ -1,6 +1,6 @@
-"""One rank of test_torchrun.py, started twice by ``torchrun --nproc-per-node 2``:
+"""One rank of tests/datasets/shards/test_dataset_torchrun.py, started twice by ``torchrun --nproc-per-node 2``:
 
-    torchrun --standalone --nproc-per-node 2 shard_rank.py INDEX_JSON OUT_DIR
+    torchrun --standalone --nproc-per-node 2 run_shard_rank.py INDEX_JSON OUT_DIR
 
 With a gloo process group (CPU), iterates one epoch of ``TarShardDataset(INDEX_JSON)`` (rank and world size from
 the process group) through ``spdl_torch.DataLoader(num_workers=2, batch_size=4)``, then consumes 3 batches of

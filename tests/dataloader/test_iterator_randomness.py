@@ -1,5 +1,6 @@
-"""#14 items 5-6: reproducible random transforms with a fixed ``generator=`` seed, and an epoch that travels
-with each iterator instead of living on the shared dataset."""
+"""Randomness per iterator (spdl_torch/dataloader/_iterator.py): reproducible random transforms with a fixed
+``generator=`` seed, global RNG draws in workers as torch's, and an epoch that travels with each iterator
+instead of living on the shared dataset."""
 
 import random
 

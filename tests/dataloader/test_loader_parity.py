@@ -1,12 +1,11 @@
 """The intent of PyTorch's own ``test/test_dataloader.py`` (torch 2.14), re-written and run against both
 loaders: every case that is not about processes themselves (pids, exit codes, pickling, fork/spawn, shared
-memory). Which torch cases are ported, and which are not and why, is listed in the report of issue #14 and at
-the end of this file.
+memory). Which torch cases are not ported, and why, is listed at the end of this file.
 
 Sizes are smaller than torch's (40 samples, 2-3 workers) so that the file runs in seconds.
 
 The plain Python datasets of these tests load, by default (``worker_mode="auto"``), in torch's worker processes
-(see ``test_worker_mode.py``), so torch's own cases hold for ours as written. A few of them inspect facts only
+(see ``test_mode.py``), so torch's own cases hold for ours as written. A few of them inspect facts only
 worker processes have: ``test_get_worker_info`` (each worker's pid, ``it._workers``); ``it._workers`` of thread
 mode lists handles of the worker threads with ``is_alive`` / ``join`` / ``exitcode``, so
 ``test_iterable_style_dataset_workers`` and ``test_partial_workers`` also run on threads. Tests that pass
@@ -972,11 +971,11 @@ def test_partial_workers(DL):
 #   test_fd_limit_exceeded, test_early_exit (open files / exit of worker processes, fork context);
 #   test_segfault, test_no_segfault, TestConvAfterFork (a worker process killed by a signal, fork);
 #   test_large_sampler_indices (the index queues between processes blocking);
-#   test_proper_exit (process exit codes; threads: test_lifecycle.py);
+#   test_proper_exit (process exit codes; threads: test_iterator.py);
 #   test_multiprocessing_contexts, test_multiprocessing_iterdatapipe(_with_dill),
 #   IntegrationTestDataLoaderDataPipe (start methods, pickling, DataPipes under spawn);
 #   test_numpy_gen_state (torch's internal _generate_state), test_invalid_ctor_args_combinations and
-#   test_invalid_assign_after_init (ported table-driven in test_validation.py);
+#   test_invalid_assign_after_init (ported table-driven in test_loader_validation.py);
 #   the pin-memory / CUDA cases (TestCustomPinFn, *_pin_memory*, TestDataLoaderDeviceType: no CUDA here);
 #   TestDatasetRandomSplit, TestTensorDataset, TestStackDataset, ConcatDataset and the default_collate /
 #   default_convert unit tests (torch's own dataset classes and functions, not the loader; the collate

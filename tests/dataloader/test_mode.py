@@ -1,5 +1,5 @@
 """Where the workers run (``worker_mode``): the ``"auto"`` rule (threads for datasets that declare native loading,
-a per-sample Python remainder included -- ``worker_mode="hybrid"`` sends it to processes: ``test_hybrid_mode.py``
+a per-sample Python remainder included -- ``worker_mode="hybrid"`` sends it to processes: ``test_remainder.py``
 --, torch's worker processes for any other), what process mode keeps of our loader, and patching torch's name."""
 
 import json

@@ -10,7 +10,7 @@ import torch.utils.data as tud
 from spdl_torch.dataloader import get_worker_info
 
 # The resume logic of thread workers, at every position of many configurations (process mode's resume, which
-# fast-forwards torch's own iterator: test_worker_mode.py).
+# fast-forwards torch's own iterator: test_mode.py).
 from tests._utils.loaders import ThreadLoader as DataLoader
 
 N, BS = 11, 2  # 6 batches per epoch, the last one short

@@ -1,6 +1,7 @@
-"""#14 items 1-4: what a worker *process* gives code written for torch's DataLoader, given by our threads:
-type identity, ``torch.utils.data.get_worker_info()``, a dataset object per worker, and global RNGs that
-worker code cannot re-seed for the consumer. Every test runs against torch's DataLoader (the reference) too."""
+"""Worker threads that look like torch's worker processes to the code they run (spdl_torch/dataloader/_worker.py):
+type identity, ``torch.utils.data.get_worker_info()``, a dataset object per worker (state a
+``worker_init_fn`` stores on it stays that worker's), and global RNGs that worker code cannot re-seed for the
+consumer. Every test runs against torch's DataLoader (the reference) too."""
 
 import random
 import threading
@@ -284,3 +285,50 @@ def test_default_collate_in_our_threads_does_not_use_shared_memory():
 
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         next(iter(DataLoader(Ragged(), batch_size=2, num_workers=1, worker_mode="thread")))
+
+
+def _info():
+    """As the case's repro: torch's worker info, else ours (so this case tests item 3 alone)."""
+    return tud.get_worker_info() or spdl_torch.get_worker_info()
+
+
+class WorkerIdDataset(tud.Dataset):
+    worker_id = None
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        info = _info()
+        return self.worker_id, (None if info is None else info.id)
+
+
+def _store_worker_id(worker_id):
+    _info().dataset.worker_id = worker_id  # the docs' pattern: configure worker_info.dataset
+
+
+@both()
+def test_worker_state_per_worker(DL):
+    ds = WorkerIdDataset()
+    got = collect(DL(ds, batch_size=None, num_workers=2, worker_init_fn=_store_worker_id))
+    assert len(got) == 8
+    for stored, loading in got:
+        assert stored == loading  # each item sees the value its own worker stored
+        assert loading in (0, 1)
+    assert ds.worker_id is None  # the main process's dataset is untouched
+
+
+def _reseed_everything(worker_id):
+    torch.manual_seed(1234 + worker_id)
+    random.seed(1234 + worker_id)
+    np.random.seed(1234 + worker_id)
+
+
+@both()
+def test_worker_init_reseeding_leaves_the_consumer_alone(DL):
+    torch.manual_seed(0)
+    loader = DL(list(range(10)), batch_size=None, shuffle=True, num_workers=2, worker_init_fn=_reseed_everything)
+    epochs = [[int(x) for x in loader] for _ in range(3)]
+    assert all(sorted(e) == list(range(10)) for e in epochs)
+    assert len({tuple(e) for e in epochs}) == 3  # a new order every epoch
+    assert torch.initial_seed() == 0  # the consumer's seed is not changed by the workers

@@ -1,5 +1,6 @@
 """Tests of spdl_torch.datasets.ImageFolder against torchvision.datasets.ImageFolder."""
 
+import inspect
 import os
 
 import numpy as np
@@ -119,3 +120,50 @@ def test_with_thread_dataloader(tree):
     for (path, _), m in zip(ds.samples, means):
         expected = np.asarray(Image.open(path).convert("RGB"), dtype=np.float32).mean((0, 1))
         np.testing.assert_allclose(m.numpy(), expected, rtol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("opts")
+    rng = np.random.default_rng(4)
+    for c in ("x", "y", "z"):
+        (root / c).mkdir()
+        for k in range(3):
+            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
+            Image.fromarray(arr).save(root / c / f"{k}.{'png' if k else 'jpg'}")
+    (root / "z" / "skip.txt").write_text("x")
+    return root
+
+
+def test_signature_starts_with_torchvisions():
+    ours = list(inspect.signature(ImageFolder).parameters.values())
+    theirs = list(inspect.signature(torchvision.datasets.ImageFolder).parameters.values())
+    assert [p.name for p in ours[: len(theirs)]] == [p.name for p in theirs]
+    for a, b in zip(ours, theirs):
+        if a.name != "loader":  # ours: None (the native decoder), theirs: their PIL loader
+            assert a.default == b.default and a.kind == b.kind, a.name
+
+
+def test_full_signature_matches_torchvision(root):
+    kw = dict(target_transform=lambda t: 10 * t, is_valid_file=lambda p: not p.endswith(("2.png", ".txt")),
+              allow_empty=True)
+    ours, ref = ImageFolder(root, **kw), torchvision.datasets.ImageFolder(root, **kw)
+    assert ours.classes == ref.classes and ours.class_to_idx == ref.class_to_idx
+    assert ours.samples == ref.samples and ours.targets == ref.targets and len(ours) == 6
+    assert [ours[i][1] for i in range(len(ours))] == [ref[i][1] for i in range(len(ref))]
+    def loader(p):
+        return os.path.basename(p)
+
+    ours = ImageFolder(root, transform=str.upper, loader=loader, **kw)
+    ref = torchvision.datasets.ImageFolder(root, transform=str.upper, loader=loader, **kw)
+    assert [ours[i] for i in range(len(ours))] == [ref[i] for i in range(len(ref))]
+
+
+def test_find_classes_is_overridable_as_in_torchvision(root):
+    class Two:
+        def find_classes(self, directory):
+            return ["x", "z"], {"x": 0, "z": 1}
+
+    ours = type("Ours", (Two, ImageFolder), {})(root)
+    ref = type("Ref", (Two, torchvision.datasets.ImageFolder), {})(root)
+    assert ours.classes == ref.classes == ["x", "z"] and ours.samples == ref.samples and len(ours) == 6

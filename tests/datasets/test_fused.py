@@ -1,15 +1,16 @@
-"""Dataset options: loud partial fusion (warning, repr, require_fused), size limits (max_pixels, max_bytes and
-their module-level defaults), and torchvision.datasets.ImageFolder's signature."""
+"""The fused datasets' batches (spdl_torch/datasets/_fused.py: ``FusedBatchMixin``, ``FileListDataset``):
+loud partial fusion (warning, repr, require_fused), size limits (max_pixels, max_bytes and their module-level
+defaults), random transforms repeatable per (seed, epoch, index), the unfused per-sample path, a bad file
+named in the error, and fused batches through both DataLoaders."""
 
 import errno
-import inspect
 import os
 import warnings
 
 import numpy as np
 import pytest
 import torch
-import torchvision
+import torch.utils.data
 from PIL import Image
 from torchvision.transforms import v2
 
@@ -17,7 +18,10 @@ import spdl_torch
 import spdl_torch.datasets
 import spdl_torch.io
 from spdl_torch import DecodeError
-from spdl_torch.datasets import FileListDataset, ImageFolder
+from spdl_torch.datasets import FileListDataset, ImageFolder, collate
+from spdl_torch.io import decode_image
+
+from tests._utils import images
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
@@ -138,40 +142,6 @@ def test_bad_limits_raise(root):
 # --- torchvision's signature --------------------------------------------------------------------------
 
 
-def test_signature_starts_with_torchvisions():
-    ours = list(inspect.signature(ImageFolder).parameters.values())
-    theirs = list(inspect.signature(torchvision.datasets.ImageFolder).parameters.values())
-    assert [p.name for p in ours[: len(theirs)]] == [p.name for p in theirs]
-    for a, b in zip(ours, theirs):
-        if a.name != "loader":  # ours: None (the native decoder), theirs: their PIL loader
-            assert a.default == b.default and a.kind == b.kind, a.name
-
-
-def test_full_signature_matches_torchvision(root):
-    kw = dict(target_transform=lambda t: 10 * t, is_valid_file=lambda p: not p.endswith(("2.png", ".txt")),
-              allow_empty=True)
-    ours, ref = ImageFolder(root, **kw), torchvision.datasets.ImageFolder(root, **kw)
-    assert ours.classes == ref.classes and ours.class_to_idx == ref.class_to_idx
-    assert ours.samples == ref.samples and ours.targets == ref.targets and len(ours) == 6
-    assert [ours[i][1] for i in range(len(ours))] == [ref[i][1] for i in range(len(ref))]
-    def loader(p):
-        return os.path.basename(p)
-
-    ours = ImageFolder(root, transform=str.upper, loader=loader, **kw)
-    ref = torchvision.datasets.ImageFolder(root, transform=str.upper, loader=loader, **kw)
-    assert [ours[i] for i in range(len(ours))] == [ref[i] for i in range(len(ref))]
-
-
-def test_find_classes_is_overridable_as_in_torchvision(root):
-    class Two:
-        def find_classes(self, directory):
-            return ["x", "z"], {"x": 0, "z": 1}
-
-    ours = type("Ours", (Two, ImageFolder), {})(root)
-    ref = type("Ref", (Two, torchvision.datasets.ImageFolder), {})(root)
-    assert ours.classes == ref.classes == ["x", "z"] and ours.samples == ref.samples and len(ours) == 6
-
-
 @pytest.mark.parametrize("loader_cls", [torch.utils.data.DataLoader, spdl_torch.DataLoader])
 def test_v1_train_recipe_through_the_loaders(root, loader_cls):
     import torchvision.transforms as T
@@ -183,3 +153,63 @@ def test_v1_train_recipe_through_the_loaders(root, loader_cls):
     assert torch.cat([b[1] for b in batches]).tolist() == ds.targets
     again = list(loader_cls(ds, batch_size=4, collate_fn=spdl_torch.datasets.collate))
     assert all(torch.equal(a[0], b[0]) for a, b in zip(batches, again))  # per-sample seeds: repeatable
+
+
+TRAIN = v2.Compose([v2.RandomResizedCrop(24), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)])
+
+
+@pytest.fixture(scope="module")
+def image_tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tree")
+    paths = images.write_folder(
+        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
+    )
+    return root, [str(p) for p in paths]
+
+
+def test_random_transforms_repeatable_with_seed_and_epoch(image_tree):
+    _, paths = image_tree
+    ds = FileListDataset(paths, labels=list(range(len(paths))), transform=TRAIN, seed=123)
+    a = collate(ds.__getitems__([1, 2, 3]))[0]
+    b = collate(ds.__getitems__([3, 1, 2]))[0]
+    assert torch.equal(a, b[[1, 2, 0]])  # a sample's crop depends on its index, not on the batch
+    assert torch.equal(ds[2][0], a[1])
+    ds.set_epoch(1)
+    c = collate(ds.__getitems__([1, 2, 3]))[0]
+    assert not torch.equal(a, c)
+    ds.set_epoch(0)
+    assert torch.equal(collate(ds.__getitems__([1, 2, 3]))[0], a)
+    other = FileListDataset(paths, transform=TRAIN, seed=124)
+    assert not torch.equal(collate(other.__getitems__([1, 2, 3]))[0], a)
+
+
+def test_unfused_dataset_keeps_per_sample_path(image_tree):
+    _, paths = image_tree
+    t = v2.Compose([v2.Resize(20)])  # variable size: not fused
+    with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\]"):
+        ds = FileListDataset(paths, transform=t)
+    assert ds.plan is None
+    items = ds.__getitems__([0, 1])
+    assert torch.equal(items[0][0], t(decode_image(paths[0]))) and items[1][1] == 1
+
+
+def test_bad_file_names_the_path(image_tree, tmp_path):
+    _, paths = image_tree
+    bad = tmp_path / "bad.jpg"
+    bad.write_bytes(open(paths[0], "rb").read()[:200])
+    ds = FileListDataset([paths[0], str(bad)], transform=EVAL)
+    with pytest.raises(spdl_torch.DecodeError, match=r"bad\.jpg: JPEG: "):
+        ds.__getitems__([0, 1])
+
+
+@pytest.mark.parametrize("loader_cls", [torch.utils.data.DataLoader, spdl_torch.DataLoader])
+def test_dataloaders_fetch_fused_batches(image_tree, loader_cls):
+    root, _ = image_tree
+    ds = ImageFolder(root, transform=EVAL, seed=0)
+    loader = loader_cls(ds, batch_size=4, collate_fn=collate)
+    batches = list(loader)
+    assert [b[0].shape[0] for b in batches] == [4, 4, 2]
+    assert all(b[0].shape[1:] == (3, 32, 32) and b[0].dtype == torch.float32 for b in batches)
+    assert torch.cat([b[1] for b in batches]).tolist() == ds.targets
+    default = list(loader_cls(ds, batch_size=4))  # the loader's default collate: same values
+    assert all(torch.equal(x[0], y[0]) for x, y in zip(batches, default))

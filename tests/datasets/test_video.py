@@ -1,6 +1,7 @@
 """VideoClipDataset: one native call per batch, fused torchvision v2 transforms equal to the op's own
 arguments, the unfused path equal to the transform run on the decoded clips, spdl_torch.DataLoader batches
-independent of the worker count, labels and errors."""
+independent of the worker count, labels and errors; augmentations stay per clip (``decode_video_clips`` takes
+no augment rows)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.datasets import VideoClipDataset, collate
 from spdl_torch.io import decode_video_clips
-from spdl_torch.transforms import sample_seeds
+from spdl_torch.transforms import fuse, sample_seeds
+
 from tests._utils import video as vm
+from tests._utils.augment import native  # noqa: F401 (fixture)
 
 NAMES = ["h264_bframes", "h264_gop250", "vp9", "h264_10fps"]
 
@@ -116,3 +119,13 @@ def test_uniform_clips_of_odd_files_reach_their_last_frame():
         n = len(ref)
         assert label == k and clips.shape == (2, 3, 3, 48, 64)
         assert torch.equal(clips[0], ref[:3]) and torch.equal(clips[1], ref[n - 3:])
+
+
+def test_video_clips_leave_augmentations_per_clip(native):
+    # decode_video_clips takes no augment rows: the clip plan stops before the first augmentation
+    from spdl_torch.datasets.video import _clip_plan
+
+    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
+    assert fuse(t).augment is not None
+    plan = _clip_plan(t)
+    assert plan.augment is None and [type(x) for x in plan.per_sample.transforms] == [v2.ColorJitter, v2.ToDtype]

@@ -1,8 +1,10 @@
 """decode_images (the fused batch op) against torchvision v2 functional transforms: crop boxes, pixels
 (PSNR), determinism over thread counts, errors, dtypes/layouts, opcheck and torch.compile."""
 
+import io
 import math
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -427,3 +429,28 @@ def test_bytes_input_warns_nothing(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "(1, 3, 8, 8)"
     assert run.stderr == ""
+
+
+def _jpeg(h: int = 24, w: int = 32, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(buf, "JPEG", quality=90)
+    return buf.getvalue()
+
+
+def test_geometry_keyword_and_deprecated_mode():
+    data = [_jpeg(40, 50, seed=s) for s in range(3)]
+    seeds = torch.tensor([1, 2, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new keyword warns nothing
+        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
+    with pytest.warns(DeprecationWarning, match="mode= is deprecated, use geometry="):
+        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds).data
+    assert torch.equal(new, old)
+    assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize").data)
+    assert torch.equal(decode_images(data, height=16, width=12).data, decode_images(data, height=16, width=12,
+                                                                             geometry="eval").data)
+    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
+        decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
+    with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
+        decode_images(data, height=16, width=12, geometry="bad")

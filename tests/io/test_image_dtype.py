@@ -76,7 +76,7 @@ def test_torch_compile_fullgraph_unchanged(bits, dtype):
     data = images.as_tensor(_png16() if bits == 16 else _png8())
 
     # the dtype comes from the fake kernel at trace time: aot_eager traces what Inductor would get, without
-    # generating C++ (Inductor itself: test_decode_images.py's test_torch_compile_fullgraph[inductor], slow tier)
+    # generating C++ (Inductor itself: tests/io/test_batch.py's test_torch_compile_fullgraph[inductor], slow tier)
     @torch.compile(fullgraph=True, dynamic=True, backend="aot_eager")
     def decode_as_float(x):
         image = decode_image(x, mode="UNCHANGED", dtype=dtype)

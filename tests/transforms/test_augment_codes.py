@@ -28,18 +28,6 @@ from tests._utils import images
 _REPO = Path(__file__).resolve().parents[2]
 
 
-def _photo(h: int, w: int, seed: int = 0) -> torch.Tensor:
-    """uint8 [3, h, w]: smooth colour regions plus a little noise (a photo's statistics)."""
-    smooth = images.upsampled_noise(h, w, seed=seed, cell=6).astype(np.int16)
-    grain = images.noise((h, w, 3), seed=seed + 1, high=25).astype(np.int16) - 12
-    return torch.from_numpy(np.clip(smooth + grain, 0, 255).astype(np.uint8)).permute(2, 0, 1).contiguous()
-
-
-def _png(img: torch.Tensor) -> torch.Tensor:
-    """A uint8 [3, H, W] tensor as PNG bytes (a 1-D uint8 tensor)."""
-    return images.encode_tensor(np.ascontiguousarray(img.permute(1, 2, 0).numpy()), "PNG")
-
-
 def _program(*rows) -> torch.Tensor:
     """[1, K, 8] from rows (code, *args)."""
     t = torch.zeros(1, len(rows), codes.AUGMENT_COLUMNS)
@@ -51,7 +39,7 @@ def _program(*rows) -> torch.Tensor:
 
 def _run(img: torch.Tensor, augment: torch.Tensor | None, **kwargs) -> torch.Tensor:
     h, w = img.shape[-2:]
-    return spdl_torch.io.decode_images([_png(img)], height=h, width=w, geometry="resize", interpolation="nearest",
+    return spdl_torch.io.decode_images([images.png_tensor(img)], height=h, width=w, geometry="resize", interpolation="nearest",
                                        augment=augment, **kwargs).data[0]
 
 
@@ -101,13 +89,13 @@ COLOR_CASES = [
 @pytest.mark.parametrize("case", COLOR_CASES, ids=lambda c: f"code{c[0]}-{c[1]}")
 def test_point_and_histogram_ops_match_torchvision(case, size):
     code, args, reference = case
-    img = _photo(*size)
+    img = images.photo(*size)
     _assert_close(_run(img, _program((code, *args))), reference(img), f"code {code} {args} on {size}")
 
 
 def test_equalize_and_autocontrast_on_low_contrast_image():
     # Values squeezed into 90..140: both ops stretch them; equalize's LUT rule is PIL's.
-    img = (_photo(40, 30).int() // 5 + 90).to(torch.uint8)
+    img = (images.photo(40, 30).int() // 5 + 90).to(torch.uint8)
     for code, reference in ((codes.EQUALIZE, F.equalize), (codes.AUTOCONTRAST, F.autocontrast)):
         got = _run(img, _program((code,)))
         assert torch.equal(got, reference(img)), code
@@ -135,7 +123,7 @@ AFFINE_CASES = [
 @pytest.mark.parametrize("case", AFFINE_CASES, ids=lambda c: f"a{c[0]}-t{c[1]}-s{c[2]}")
 def test_affine_matches_torchvision(case, fill, interp, size):
     angle, translate, shear = case
-    img = _photo(*size, seed=3)
+    img = images.photo(*size, seed=3)
     a6 = codes.NO_FILL if fill is None else fill
     got = _run(img, _program((codes.AFFINE, angle, *translate, *shear, interp, a6)))
     mode = InterpolationMode.BILINEAR if interp else InterpolationMode.NEAREST
@@ -158,7 +146,7 @@ def test_affine_matches_torchvision(case, fill, interp, size):
 
 @pytest.mark.parametrize("angle", [90.0, 180.0, 270.0])
 def test_rotation_by_right_angles_is_exact(angle):
-    img = _photo(33, 33, seed=5)  # square: 90 / 270 stay inside
+    img = images.photo(33, 33, seed=5)  # square: 90 / 270 stay inside
     got = _run(img, _program((codes.AFFINE, -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
     assert torch.equal(got, torch.rot90(img, k=int(angle) // 90, dims=(-2, -1)))
     assert torch.equal(got, F.rotate(img, angle))
@@ -168,7 +156,7 @@ def test_rotation_by_right_angles_is_exact(angle):
 @pytest.mark.parametrize("kernel, sigma", [((3, 3), (1.0, 1.0)), ((5, 1), (1.5, 0.5)), ((1, 9), (0.3, 3.0)),
                                            ((23, 23), (3.5, 3.5))])
 def test_gaussian_blur_matches_torchvision(kernel, sigma, size):
-    img = _photo(*size, seed=7)
+    img = images.photo(*size, seed=7)
     got = _run(img, _program((codes.GAUSSIAN_BLUR, *kernel, *sigma)))
     if kernel[0] // 2 >= size[1] or kernel[1] // 2 >= size[0]:
         # torch's reflect padding refuses a pad as large as the side; the kernel folds the reflection again.
@@ -219,7 +207,7 @@ def _random_matrix(rng: random.Random, h: int, w: int) -> list[float]:
 def test_pil_affine_equals_pillow(size):
     # Random matrices of timm's kinds, the three filters and random fills, 60 samples of one batch: exact.
     rng = random.Random(size[0] * 100 + size[1])
-    img = _photo(*size, seed=9)
+    img = images.photo(*size, seed=9)
     n = 60
     prog = torch.zeros(n, 2, codes.AUGMENT_COLUMNS)
     wants = []
@@ -230,14 +218,14 @@ def test_pil_affine_equals_pillow(size):
             prog[k, 0, :4] = torch.tensor([codes.FILL, *fill])
         prog[k, 1, :8] = torch.tensor([codes.PIL_AFFINE, *m, resample])
         wants.append(_pillow_affine(img, m, resample, fill))
-    got = spdl_torch.io.decode_images([_png(img)] * n, height=size[0], width=size[1], geometry="resize",
+    got = spdl_torch.io.decode_images([images.png_tensor(img)] * n, height=size[0], width=size[1], geometry="resize",
                                       interpolation="nearest", augment=prog).data
     for k in range(n):
         assert torch.equal(got[k], wants[k]), (k, prog[k].tolist())
 
 
 def test_fill_is_per_sample_and_black_by_default():
-    img = _photo(12, 10, seed=4)
+    img = images.photo(12, 10, seed=4)
     shift = [codes.PIL_AFFINE, 1, 0, 5, 0, 1, 0, 0]  # translate by 5 px: the right half is fill
     prog = torch.zeros(3, 3, codes.AUGMENT_COLUMNS)
     prog[0, 0, :4] = torch.tensor([codes.FILL, 10, 20, 30])
@@ -247,7 +235,7 @@ def test_fill_is_per_sample_and_black_by_default():
     prog[2, 0, :4] = torch.tensor([codes.FILL, 1, 2, 3])
     prog[2, 1] = torch.tensor(shift)
     prog[2, 2, :4] = torch.tensor([codes.FILL, 7, 8, 9])
-    got = spdl_torch.io.decode_images([_png(img)] * 3, height=12, width=10, geometry="resize",
+    got = spdl_torch.io.decode_images([images.png_tensor(img)] * 3, height=12, width=10, geometry="resize",
                                       interpolation="nearest", augment=prog).data
     for k, fill in enumerate([(10, 20, 30), (0, 0, 0), (1, 2, 3)]):
         assert torch.equal(got[k], _pillow_affine(img, shift[1:7], 0, fill)), k
@@ -256,7 +244,7 @@ def test_fill_is_per_sample_and_black_by_default():
 
 @pytest.mark.parametrize("size", [(1, 1), (1, 9), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_solarize_add_equals_timms(size):
-    img = _photo(*size, seed=6)
+    img = images.photo(*size, seed=6)
     for add, threshold in [(0, 128), (30, 128), (110, 128), (128, 256), (255, 0), (17, 99.5), (255, 256)]:
         want = torch.tensor([min(255, v + add) if v < threshold else v for v in range(256)], dtype=torch.uint8)
         got = _run(img, _program((codes.SOLARIZE_ADD, add, threshold)))
@@ -264,7 +252,7 @@ def test_solarize_add_equals_timms(size):
 
 
 def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
-    img = _photo(29, 41, seed=11)
+    img = images.photo(29, 41, seed=11)
     program = _program((codes.AFFINE, 15.0, 2, 1, 0, 0, 1, 64), (codes.CONTRAST, 1.4), (codes.HUE, 0.2),
                        (codes.POSTERIZE, 5), (codes.SHARPNESS, 1.8), (codes.EQUALIZE,))
     want = F.affine(img, 15.0, [2.0, 1.0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=64.0)
@@ -280,7 +268,7 @@ def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
 
 
 def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
-    files = [images.encode_tensor(np.ascontiguousarray(_photo(48 + 7 * i, 40 + 5 * i, seed=i).permute(1, 2, 0).numpy()), fmt)
+    files = [images.encode_tensor(np.ascontiguousarray(images.photo(48 + 7 * i, 40 + 5 * i, seed=i).permute(1, 2, 0).numpy()), fmt)
              for i, fmt in enumerate(["PNG", "JPEG", "JPEG", "PNG"])]
     kw = dict(height=24, width=20, geometry="train", seeds=[5, 6, 7, 8], hflip_prob=0.5, dtype=torch.float32,
               mean=[0.5], std=[0.25])
@@ -303,7 +291,7 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_erase_value_is_exact(dtype, channels_last):
-    files = [_png(_photo(30, 34, seed=i)) for i in range(3)]
+    files = [images.png_tensor(images.photo(30, 34, seed=i)) for i in range(3)]
     norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
     kw = dict(height=30, width=34, geometry="resize", dtype=dtype, dimension_order="NHWC" if channels_last else "NCHW",
               **norm)
@@ -324,7 +312,7 @@ def test_erase_value_is_exact(dtype, channels_last):
 
 
 def test_erase_random_is_seeded_and_normal():
-    files = [_png(_photo(64, 64, seed=i)) for i in range(2)]
+    files = [images.png_tensor(images.photo(64, 64, seed=i)) for i in range(2)]
     kw = dict(height=64, width=64, geometry="resize", dtype=torch.float32, mean=[0.5], std=[0.5])
     erase = torch.tensor([[2, 8, 4, 40, 50, 0, 0, 0]] * 2, dtype=torch.float32)
     plain = spdl_torch.io.decode_images(files, **kw).data
@@ -345,7 +333,7 @@ def test_erase_random_is_seeded_and_normal():
 def test_erase_boxes_are_written_in_order():
     # erase Tensor[N, B, 8]: B boxes per sample, each as F.erase on the result of the previous one; a random box
     # draws from its own stream (box 0's stream is the one of a Tensor[N, 8] row); apply 0 rows are padding.
-    files = [_png(_photo(40, 44, seed=i)) for i in range(2)]
+    files = [images.png_tensor(images.photo(40, 44, seed=i)) for i in range(2)]
     kw = dict(height=40, width=44, geometry="resize", dtype=torch.float32, mean=[0.5], std=[0.5], seeds=[7, 8])
     plain = spdl_torch.io.decode_images(files, **kw).data
     boxes = torch.tensor([[[1, 2, 3, 20, 20, 1.5, -2.0, 0.25], [1, 10, 10, 20, 30, 9.0, 8.0, 7.0], [0] * 8],
@@ -387,7 +375,7 @@ def test_codes_table_matches_the_native_header():
 
 
 def test_bad_programs_raise_value_error_naming_the_row():
-    data = [_png(_photo(8, 8))] * 2
+    data = [images.png_tensor(images.photo(8, 8))] * 2
     kw = dict(height=8, width=8)
     decode = spdl_torch.io.decode_images
     with pytest.raises(ValueError, match=r"augment as a float32 tensor of shape \[2, K, 8\], got torch.float64"):
@@ -466,7 +454,7 @@ def test_mix_rows_equal_torchvision_augmix_mix(size, width):
     # (float32 w * image products, add_, .to(uint8)). Measured equal in every value: the chains' ops are exact
     # on these images and the mix repeats torch's float32 operations. One level is allowed for a chain op's
     # own rounding (e.g. a bilinear affine's weight one ulp off, documented above), over at most 0.1% of values.
-    img = _photo(*size, seed=4)
+    img = images.photo(*size, seed=4)
     chains, weights = MIX_CHAINS[:width], MIX_WEIGHTS[:width + 1]
     got = _run(img, _program(*_mix_rows(chains, weights, (codes.MIX_END, 0))))
     want = _torchvision_mix(img, chains, weights)
@@ -499,7 +487,7 @@ def _timm_apply_basic(img, chains, weights, m):
 @pytest.mark.parametrize("size", [(1, 1), (1, 9), (9, 1), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("m", [0.0, 0.37, 0.8125, 1.0])
 def test_mix_end_mode_1_equals_timm_blend(size, m):
-    img = _photo(*size, seed=6)
+    img = images.photo(*size, seed=6)
     chains = [[(codes.INVERT,)], [(codes.POSTERIZE, 2), (codes.BRIGHTNESS, 1.3)], [(codes.SOLARIZE, 99.0)]]
     weights = [0.45, 0.35, 0.2]  # timm: a Dirichlet over the chains, the image's own weight 0
     prog = _program(*_mix_rows(chains, [0.0, *weights], (codes.MIX_END, 1, m)))
@@ -511,7 +499,7 @@ def test_mix_end_mode_1_equals_timm_blend(size, m):
 
 
 def test_mix_rows_nest_or_raise_naming_the_row():
-    data = [_png(_photo(6, 5, seed=i)) for i in range(2)]
+    data = [images.png_tensor(images.photo(6, 5, seed=i)) for i in range(2)]
     decode = spdl_torch.io.decode_images
     kw = dict(height=6, width=5, geometry="resize", interpolation="nearest")
     begin, add, end, inv = [codes.MIX_BEGIN, 0.5], [codes.MIX_ADD, 0.5], [codes.MIX_END, 0], [codes.INVERT]
@@ -533,12 +521,12 @@ def test_mix_rows_nest_or_raise_naming_the_row():
             decode(data, augment=prog, **kw)
     # one chain, inverted, at weight 1 and the source at 0: the inverted image; padding rows inside the mix
     prog = _program([codes.MIX_BEGIN, 0.0], inv, [codes.NOOP], [codes.MIX_ADD, 1.0], end)
-    img = _photo(6, 5, seed=0)
-    assert torch.equal(decode([_png(img)], augment=prog, **kw).data[0], F.invert(img))
+    img = images.photo(6, 5, seed=0)
+    assert torch.equal(decode([images.png_tensor(img)], augment=prog, **kw).data[0], F.invert(img))
 
 
 def test_opcheck_with_programs():
-    data = [_png(_photo(12, 10, seed=i)) for i in range(2)]
+    data = [images.png_tensor(images.photo(12, 10, seed=i)) for i in range(2)]
     prog = torch.zeros(2, 2, 8)
     prog[0, 0, :8] = torch.tensor([1, 20, 1, 0, 0, 0, 1, 0])
     prog[1, 1, :2] = torch.tensor([3, 1.5])

@@ -1,39 +1,21 @@
-"""spdl_torch.transforms (fused plans from torchvision v2 pipelines) and the datasets' fused __getitems__."""
+"""``fuse()``'s matching rules (spdl_torch/transforms/_fuse.py): the eval and train recipes onto
+``decode_images`` arguments, the other geometries and what stays in the remainder, and Grayscale / RGB (v2 on
+tensors, v1 on PIL images, a PIL remainder after a fused grey conversion) against torchvision's pixels."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
-import torch.utils.data
+import torchvision.transforms as T
+from PIL import Image
 from torchvision.transforms import v2
 
-import spdl_torch
-from spdl_torch.datasets import FileListDataset, ImageFolder, collate
-from spdl_torch.io import decode_image
-from spdl_torch.transforms import fuse, sample_seeds
-
-from tests._utils import images
+from spdl_torch.io import decode_image, read_file
+from spdl_torch.transforms import fuse
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-TRAIN = v2.Compose([v2.RandomResizedCrop(24), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)])
-
-
-def psnr(a, b, peak=255.0):
-    mse = (a.double() - b.double()).pow(2).mean().item()
-    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
-
-
-@pytest.fixture(scope="module")
-def image_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree")
-    paths = images.write_folder(
-        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
-    )
-    return root, [str(p) for p in paths]
-
-
-# --- fuse() ----------------------------------------------------------------------------------------
 
 
 def test_fuse_eval_pipeline():
@@ -58,7 +40,7 @@ def test_fuse_other_geometries_and_refusals():
     assert fuse(v2.CenterCrop(8)).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8, width=8)
     assert fuse(v2.Resize(10)) is None  # no fixed size
     assert fuse(v2.Compose([v2.Resize(10, antialias=False), v2.CenterCrop(8)])) is None
-    # max_size and NEAREST map since issue #16 (their pixels: tests/transforms/test_geometry.py).
+    # max_size and NEAREST map (their pixels: tests/transforms/test_geometry.py).
     assert fuse(v2.Compose([v2.Resize(10, max_size=20), v2.CenterCrop(8)])).op_kwargs["max_size"] == 20
     assert fuse(v2.Resize((10, 12), interpolation=v2.InterpolationMode.NEAREST)).op_kwargs["interpolation"] == "nearest"
     assert fuse(v2.Resize((10, 12), max_size=20)) is None  # torchvision refuses it
@@ -71,102 +53,79 @@ def test_fuse_other_geometries_and_refusals():
     assert "dtype" not in plan.op_kwargs
 
 
-def test_plan_matches_torchvision_eval(image_tree):
-    _, paths = image_tree
-    batch = fuse(EVAL)([spdl_torch.io.read_file(p) for p in paths])
-    ref = torch.stack([EVAL(decode_image(p)) for p in paths])
-    assert batch.shape == (len(paths), 3, 32, 32) and batch.dtype == torch.float32
-    # Normalized values: compare on the 0..255 scale.
-    scale = 255 * torch.tensor(STD).view(1, 3, 1, 1)
-    assert psnr(batch * scale, ref * scale) >= 40
-
-
-def test_plan_rest_runs_per_sample(image_tree):
-    _, paths = image_tree
-    t = v2.Compose([v2.CenterCrop(16), v2.Lambda(lambda x: x.float().mean())])
-    out = fuse(t)(paths[:3])
-    assert isinstance(out, list) and len(out) == 3 and out[0].dim() == 0
-
-
-def test_sample_seeds():
-    a = sample_seeds(1, 0, [0, 1, 2])
-    assert a.dtype == torch.int64 and len(set(a.tolist())) == 3
-    assert torch.equal(a, sample_seeds(1, 0, [0, 1, 2]))
-    assert torch.equal(sample_seeds(1, 0, [2, 0])[0], a[2])
-    assert not torch.equal(a, sample_seeds(1, 1, [0, 1, 2])) and not torch.equal(a, sample_seeds(2, 0, [0, 1, 2]))
-
-
 # --- datasets ----------------------------------------------------------------------------------------
 
 
-def test_getitems_views_and_zero_copy_collate(image_tree):
-    root, _ = image_tree
-    ds = ImageFolder(root, transform=EVAL, seed=0)
-    items = ds.__getitems__([0, 3, 7])
-    assert [t for _, t in items] == [ds.targets[0], ds.targets[3], ds.targets[7]]
-    images, labels = collate(items)
-    assert images.shape == (3, 3, 32, 32)
-    assert images.data_ptr() == items[0][0].data_ptr()  # no copy
-    assert labels.tolist() == [ds.targets[0], ds.targets[3], ds.targets[7]]
-    stacked, _ = torch.utils.data.default_collate(items)  # also fine, with one copy
-    assert torch.equal(stacked, images)
-    assert torch.equal(ds[3][0], images[1])  # a single fetch gives the same image
+MIN_PSNR = 38.0
 
 
-def test_collate_falls_back_to_default():
-    items = [(torch.zeros(2), 1), (torch.ones(2), 2)]
-    images, labels = collate(items)
-    assert torch.equal(images, torch.stack([torch.zeros(2), torch.ones(2)])) and labels.tolist() == [1, 2]
-    batch = torch.zeros(3, 2)
-    assert collate([(batch[0], 0), (batch[2], 1)])[0].shape == (2, 2)  # not the whole base: stacked
-    whole = collate([(batch[0], 0), (batch[1], 1), (batch[2], 2)])[0]
-    assert torch.equal(whole, batch) and whole.data_ptr() != batch.data_ptr()  # not ours: copied
+def psnr(a, b, peak=255.0):
+    mse = (a.double() - b.double()).pow(2).mean().item()
+    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
 
 
-def test_random_transforms_repeatable_with_seed_and_epoch(image_tree):
-    _, paths = image_tree
-    ds = FileListDataset(paths, labels=list(range(len(paths))), transform=TRAIN, seed=123)
-    a = collate(ds.__getitems__([1, 2, 3]))[0]
-    b = collate(ds.__getitems__([3, 1, 2]))[0]
-    assert torch.equal(a, b[[1, 2, 0]])  # a sample's crop depends on its index, not on the batch
-    assert torch.equal(ds[2][0], a[1])
-    ds.set_epoch(1)
-    c = collate(ds.__getitems__([1, 2, 3]))[0]
-    assert not torch.equal(a, c)
-    ds.set_epoch(0)
-    assert torch.equal(collate(ds.__getitems__([1, 2, 3]))[0], a)
-    other = FileListDataset(paths, transform=TRAIN, seed=124)
-    assert not torch.equal(collate(other.__getitems__([1, 2, 3]))[0], a)
+@pytest.fixture(scope="module")
+def paths(tmp_path_factory):
+    """Six smooth JPEGs of different sizes and aspect ratios (both orientations) and one PNG."""
+    root = tmp_path_factory.mktemp("geometry")
+    rng = np.random.default_rng(16)
+    out = []
+    for k in range(6):
+        h, w = (50 + 11 * k, 90 - 6 * k) if k % 2 == 0 else (90 - 6 * k, 50 + 11 * k)
+        small = rng.integers(0, 256, (h // 8 + 1, w // 8 + 1, 3), dtype=np.uint8)
+        path = root / f"{k}.jpg"
+        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path, quality=95)
+        out.append(str(path))
+    small = rng.integers(0, 256, (9, 7, 3), dtype=np.uint8)
+    Image.fromarray(small).resize((61, 77), Image.BICUBIC).save(root / "png.png")
+    out.append(str(root / "png.png"))
+    return out
 
 
-def test_unfused_dataset_keeps_per_sample_path(image_tree):
-    _, paths = image_tree
-    t = v2.Compose([v2.Resize(20)])  # variable size: not fused
-    with pytest.warns(UserWarning, match=r"the transform is not fused: Resize\(size=\[20\]"):
-        ds = FileListDataset(paths, transform=t)
-    assert ds.plan is None
-    items = ds.__getitems__([0, 1])
-    assert torch.equal(items[0][0], t(decode_image(paths[0]))) and items[1][1] == 1
+@pytest.mark.parametrize("channels", [1, 3])
+def test_grayscale_v2(paths, channels):
+    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(channels)])
+    plan = fuse(t)
+    assert plan.rest is None and plan.op_kwargs["color"] == "gray"
+    batch = plan([read_file(p) for p in paths])
+    assert batch.shape == (len(paths), channels, 32, 32)
+    for out, p in zip(batch, paths):
+        exp = t(decode_image(p))
+        assert out.shape == exp.shape and psnr(out, exp) >= MIN_PSNR, p
+    # Normalized, one channel: one mean and std value
+    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(1), v2.ToDtype(torch.float32, scale=True),
+                    v2.Normalize([0.5], [0.25])])
+    plan = fuse(t)
+    assert plan.rest is None and plan.op_kwargs["num_output_channels"] == 1
+    for out, p in zip(plan([read_file(p) for p in paths]), paths):
+        assert psnr(out * 0.25, t(decode_image(p)) * 0.25, 1.0) >= MIN_PSNR
 
 
-def test_bad_file_names_the_path(image_tree, tmp_path):
-    _, paths = image_tree
-    bad = tmp_path / "bad.jpg"
-    bad.write_bytes(open(paths[0], "rb").read()[:200])
-    ds = FileListDataset([paths[0], str(bad)], transform=EVAL)
-    with pytest.raises(spdl_torch.DecodeError, match=r"bad\.jpg: JPEG: "):
-        ds.__getitems__([0, 1])
+def test_grayscale_then_rgb_and_v1_on_pil(paths):
+    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(), v2.RGB()])
+    plan = fuse(t)
+    assert plan.rest is None and "num_output_channels" not in plan.op_kwargs
+    for out, p in zip(plan([read_file(p) for p in paths]), paths):
+        exp = t(decode_image(p))
+        assert out.shape == exp.shape == (3, 32, 32) and psnr(out, exp) >= MIN_PSNR
+    assert fuse(v2.Compose([v2.CenterCrop(8), v2.RGB()])).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8,
+                                                                             width=8)
+    # v1: Grayscale first, on PIL images (Pillow's convert("L")), as torchvision's ImageFolder feeds it.
+    for channels in (1, 3):
+        t = T.Compose([T.Grayscale(channels), T.Resize(40), T.CenterCrop(32), T.ToTensor()])
+        plan = fuse(t)
+        assert plan.rest is None and plan.op_kwargs["color"] == "gray_pil"
+        for out, p in zip(plan([read_file(p) for p in paths]), paths):
+            exp = t(Image.open(p).convert("RGB"))
+            assert out.shape == exp.shape == (channels, 32, 32) and psnr(out, exp, 1.0) >= MIN_PSNR, p
 
 
-@pytest.mark.parametrize("loader_cls", [torch.utils.data.DataLoader, spdl_torch.DataLoader])
-def test_dataloaders_fetch_fused_batches(image_tree, loader_cls):
-    root, _ = image_tree
-    ds = ImageFolder(root, transform=EVAL, seed=0)
-    loader = loader_cls(ds, batch_size=4, collate_fn=collate)
-    batches = list(loader)
-    assert [b[0].shape[0] for b in batches] == [4, 4, 2]
-    assert all(b[0].shape[1:] == (3, 32, 32) and b[0].dtype == torch.float32 for b in batches)
-    assert torch.cat([b[1] for b in batches]).tolist() == ds.targets
-    default = list(loader_cls(ds, batch_size=4))  # the loader's default collate: same values
-    assert all(torch.equal(x[0], y[0]) for x, y in zip(batches, default))
-
+def test_grayscale_pil_remainder_gets_mode_l(paths):
+    # A v1 remainder on PIL images after a fused 1-channel Grayscale gets "L" images, as from Pillow.
+    t = T.Compose([T.Resize(40), T.CenterCrop(32), T.Grayscale(), T.Lambda(lambda im: np.asarray(im).copy())])
+    plan = fuse(t)
+    assert plan.rest_input == "pil"
+    outs = plan([read_file(p) for p in paths])
+    for out, p in zip(outs, paths):
+        exp = t(Image.open(p).convert("RGB"))
+        assert out.shape == exp.shape == (32, 32) and psnr(torch.from_numpy(out), torch.from_numpy(exp)) >= MIN_PSNR

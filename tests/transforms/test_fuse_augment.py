@@ -303,13 +303,3 @@ def test_bad_augmix_arguments_fail_when_the_dataset_is_built(tmp_path, make, arg
         [v2.RandomResizedCrop(8), t])
     with pytest.raises(ValueError, match=f"AugMix: {arg}="):
         FileListDataset([str(path)], transform=bad)
-
-
-def test_video_clips_leave_augmentations_per_clip(native):
-    # decode_video_clips takes no augment rows: the clip plan stops before the first augmentation
-    from spdl_torch.datasets.video import _clip_plan
-
-    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
-    assert fuse(t).augment is not None
-    plan = _clip_plan(t)
-    assert plan.augment is None and [type(x) for x in plan.per_sample.transforms] == [v2.ColorJitter, v2.ToDtype]

@@ -114,7 +114,7 @@ def test_v1_variants_fuse():
     assert fuse(T.Compose([T.Resize(20, antialias=False), T.CenterCrop(16)])).op_kwargs["resize_shorter"] == 20
     assert fuse(T.Compose([T.CenterCrop(8), T.ToTensor(), T.ConvertImageDtype(torch.bfloat16)])).op_kwargs == dict(
         geometry="eval", resize_shorter=0, height=8, width=8, dtype=torch.bfloat16)
-    # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps (issue #16).
+    # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps.
     assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(8)])).op_kwargs == \
         dict(geometry="eval", resize_shorter=20, height=8, width=8, interpolation="nearest_exact")
     assert fuse(T.Compose([T.Resize(20, max_size=40), T.CenterCrop(8)])).op_kwargs["max_size"] == 40

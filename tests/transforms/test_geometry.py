@@ -1,7 +1,7 @@
-"""The geometries of issue #16 against torchvision's own transforms: Resize(S) + RandomCrop (padding,
-pad_if_needed), Resize(..., max_size), vertical and both flips, Grayscale / RGB, NEAREST. Random geometry:
-our draw (``sample_geometry``, the op's own) applied with torchvision's transform code, so the crop box,
-padding and flips are torchvision's; then the pixels compared (PSNR)."""
+"""The geometry rules of ``fuse()`` (spdl_torch/transforms/_geometry.py) against torchvision's own transforms:
+Resize(S) + RandomCrop (padding, pad_if_needed), Resize(..., max_size), vertical and both flips, NEAREST.
+Random geometry: our draw (``sample_geometry``, the op's own) applied with torchvision's transform code, so
+the crop box, padding and flips are torchvision's; then the pixels compared (PSNR)."""
 
 import math
 import os
@@ -19,6 +19,7 @@ from torchvision.transforms.v2 import functional as F2
 import spdl_torch
 from spdl_torch.io import decode_image, read_file, sample_geometry
 from spdl_torch.transforms import analyse, fuse
+
 from tests._utils import corpus
 
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -216,55 +217,6 @@ def test_vertical_and_both_flips(paths):
 
 
 # --- Grayscale and RGB ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("channels", [1, 3])
-def test_grayscale_v2(paths, channels):
-    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(channels)])
-    plan = fuse(t)
-    assert plan.rest is None and plan.op_kwargs["color"] == "gray"
-    batch = plan([read_file(p) for p in paths])
-    assert batch.shape == (len(paths), channels, 32, 32)
-    for out, p in zip(batch, paths):
-        exp = t(decode_image(p))
-        assert out.shape == exp.shape and psnr(out, exp) >= MIN_PSNR, p
-    # Normalized, one channel: one mean and std value
-    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(1), v2.ToDtype(torch.float32, scale=True),
-                    v2.Normalize([0.5], [0.25])])
-    plan = fuse(t)
-    assert plan.rest is None and plan.op_kwargs["num_output_channels"] == 1
-    for out, p in zip(plan([read_file(p) for p in paths]), paths):
-        assert psnr(out * 0.25, t(decode_image(p)) * 0.25, 1.0) >= MIN_PSNR
-
-
-def test_grayscale_then_rgb_and_v1_on_pil(paths):
-    t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.Grayscale(), v2.RGB()])
-    plan = fuse(t)
-    assert plan.rest is None and "num_output_channels" not in plan.op_kwargs
-    for out, p in zip(plan([read_file(p) for p in paths]), paths):
-        exp = t(decode_image(p))
-        assert out.shape == exp.shape == (3, 32, 32) and psnr(out, exp) >= MIN_PSNR
-    assert fuse(v2.Compose([v2.CenterCrop(8), v2.RGB()])).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8,
-                                                                             width=8)
-    # v1: Grayscale first, on PIL images (Pillow's convert("L")), as torchvision's ImageFolder feeds it.
-    for channels in (1, 3):
-        t = T.Compose([T.Grayscale(channels), T.Resize(40), T.CenterCrop(32), T.ToTensor()])
-        plan = fuse(t)
-        assert plan.rest is None and plan.op_kwargs["color"] == "gray_pil"
-        for out, p in zip(plan([read_file(p) for p in paths]), paths):
-            exp = t(Image.open(p).convert("RGB"))
-            assert out.shape == exp.shape == (channels, 32, 32) and psnr(out, exp, 1.0) >= MIN_PSNR, p
-
-
-def test_grayscale_pil_remainder_gets_mode_l(paths):
-    # A v1 remainder on PIL images after a fused 1-channel Grayscale gets "L" images, as from Pillow.
-    t = T.Compose([T.Resize(40), T.CenterCrop(32), T.Grayscale(), T.Lambda(lambda im: np.asarray(im).copy())])
-    plan = fuse(t)
-    assert plan.rest_input == "pil"
-    outs = plan([read_file(p) for p in paths])
-    for out, p in zip(outs, paths):
-        exp = t(Image.open(p).convert("RGB"))
-        assert out.shape == exp.shape == (32, 32) and psnr(torch.from_numpy(out), torch.from_numpy(exp)) >= MIN_PSNR
 
 
 # --- NEAREST -------------------------------------------------------------------------------------------

@@ -15,48 +15,16 @@ import torchvision.transforms.autoaugment as autoaugment_v1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
-from spdl_torch.transforms import _augment_program as P
-from spdl_torch.transforms import sample_seeds
+from spdl_torch.transforms import _augment_program as P, sample_seeds
 from spdl_torch.transforms._augment_program import AugmentOp
 from spdl_torch.transforms._policies import _policy_op, match_augment, match_erasing
 
 from tests._utils.augment import apply_erase, apply_program, apply_row
+from tests._utils.stats import chi2_sf, fit_p, homogeneity_p, ks_p
 
 N = 20_000
 H, W = 56, 72
 SEEDS = sample_seeds(1234, 0, range(N)).tolist()
-
-
-def chi2_sf(x: float, df: int) -> float:
-    """P(X >= x) for X chi-square with ``df`` degrees of freedom."""
-    return float(torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64), torch.tensor(x / 2, dtype=torch.float64)))
-
-
-def homogeneity_p(a: collections.Counter, b: collections.Counter, min_cell: int = 10) -> float:
-    """Two-sample chi-square homogeneity p-value of two samples, of equal or different sizes (rare cells
-    pooled)."""
-    na, nb = sum(a.values()), sum(b.values())
-    ka, kb = math.sqrt(nb / na), math.sqrt(na / nb)
-    x, df, pool_a, pool_b = 0.0, -1, 0, 0
-    for key in set(a) | set(b):
-        ca, cb = a[key], b[key]
-        if ca + cb < min_cell:
-            pool_a, pool_b = pool_a + ca, pool_b + cb
-            continue
-        x += (ka * ca - kb * cb) ** 2 / (ca + cb)
-        df += 1
-    if pool_a + pool_b:
-        x += (ka * pool_a - kb * pool_b) ** 2 / (pool_a + pool_b)
-        df += 1
-    return chi2_sf(x, df)
-
-
-def fit_p(observed: collections.Counter, expected: dict) -> float:
-    """Chi-square goodness-of-fit p-value of counts against expected probabilities."""
-    n = sum(observed.values())
-    assert set(observed) <= set(expected)
-    x = sum((observed[k] - n * p) ** 2 / (n * p) for k, p in expected.items())
-    return chi2_sf(x, len(expected) - 1)
 
 
 def ours(t, key, h=H, w=W):
@@ -241,20 +209,6 @@ def test_apply_probability(make):
 AH, AW = 12, 15  # a tiny image: torchvision's AugMix computes its mix at every call
 
 
-def ks_p(a, b) -> float:
-    """Two-sample Kolmogorov-Smirnov p-value (asymptotic, with Stephens' small-sample correction)."""
-    a, b = np.sort(np.asarray(a, dtype=np.float64)), np.sort(np.asarray(b, dtype=np.float64))
-    grid = np.concatenate([a, b])
-    d = float(np.max(np.abs(np.searchsorted(a, grid, side="right") / len(a)
-                            - np.searchsorted(b, grid, side="right") / len(b))))
-    ne = len(a) * len(b) / (len(a) + len(b))
-    lam = (math.sqrt(ne) + 0.12 + 0.11 / math.sqrt(ne)) * d
-    if lam < 0.2:
-        return 1.0
-    k = np.arange(1, 101)
-    return float(min(1.0, max(0.0, 2.0 * np.sum((-1.0) ** (k - 1) * np.exp(-2.0 * k * k * lam * lam)))))
-
-
 class AugMixDraw(collections.namedtuple("AugMixDraw", "m0 weights chains")):
     """One sample's AugMix: the image's weight, the chain weights, each chain's (op name, magnitude)s."""
 
@@ -409,19 +363,6 @@ def test_augmix_weights_match_torchvision(name):
         other = our_augmix_draws(v2.AugMix(alpha=0.7))
         assert ks_p([d.m0 for d in other], [d.m0 for d in theirs]) < 1e-6
         assert ks_p([d.weights[0] for d in other], [d.weights[0] for d in theirs]) < 1e-6
-
-
-def test_gamma_and_normal_moments():
-    # Rng.gamma (Marsaglia-Tsang, boosted below shape 1) and Rng.normal: mean and variance of 20,000 draws
-    # within 5 standard errors
-    rng = P.Rng(99)
-    z = np.array([rng.normal() for _ in range(N)])
-    assert abs(z.mean()) < 5 / math.sqrt(N) and abs(z.var() - 1) < 5 * math.sqrt(2 / N)
-    for shape in (0.1, 0.5, 1.0, 3.7):
-        g = np.array([rng.gamma(shape) for _ in range(N)])
-        assert g.min() > 0
-        assert abs(g.mean() - shape) < 5 * math.sqrt(shape / N), (shape, g.mean())
-        assert abs(g.var() / shape - 1) < 0.15, (shape, g.var())
 
 
 @pytest.mark.parametrize("v1", [False, True])
@@ -594,16 +535,6 @@ def test_programs_repeat_and_do_not_depend_on_threads():
     # other epochs draw other programs; erasing happens about a quarter of the time
     assert not torch.equal(prog.build(sample_seeds(7, 4, range(512)))["augment"], whole["augment"])
     assert 0.15 < (whole["erase"][:, 0] > 0).float().mean().item() < 0.35
-
-
-def test_affine_center_folding_equals_torchvision_center():
-    img = F.resize(torch.randint(0, 256, (3, 6, 7), dtype=torch.uint8, generator=torch.Generator().manual_seed(1)),
-                   [41, 33], antialias=True)
-    for angle, shear, center in [(0.0, (20.0, 0.0), (0, 0)), (30.0, (5.0, -12.0), (4, 30)), (-75.0, (0.0, 0.0), (33, 41))]:
-        want = F.affine(img, angle=angle, translate=[2, -3], scale=1.0, shear=list(shear), center=list(center),
-                        interpolation=v2.InterpolationMode.BILINEAR)
-        args = P.affine_args(angle, (2, -3), shear, center, 1, P.NO_FILL, 41, 33)
-        _close(apply_row(img, [P.AFFINE, *args]), want)
 
 
 # ----------------------------------------------------------------------------------------- bad arguments

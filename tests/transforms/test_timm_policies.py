@@ -19,9 +19,8 @@ from spdl_torch.transforms import analyse, sample_seeds
 from spdl_torch.transforms._timm_policies import _Op, rotate_matrix, timm_sampler
 
 from tests._utils import images
-from tests.transforms.test_augment_codes import _photo, _png
 from tests._utils.augment import apply_erase, apply_program, from_pil, native, to_pil  # noqa: F401 (fixture)
-from tests.transforms.test_policies import homogeneity_p
+from tests._utils.stats import homogeneity_p
 
 timm_data = pytest.importorskip("timm.data")
 AA = pytest.importorskip("timm.data.auto_augment")
@@ -78,7 +77,7 @@ def test_each_op_row_equals_timms_op(native):
 
     names = sorted(n for n in AA.LEVEL_TO_ARG if not n.startswith("GaussianBlur"))
     hparams = dict(translate_const=20, img_mean=(124, 116, 104))
-    imgs = [_photo(37, 53, seed=1), _photo(48, 31, seed=2), _photo(1, 9, seed=3), _photo(9, 1, seed=4)]
+    imgs = [images.photo(37, 53, seed=1), images.photo(48, 31, seed=2), images.photo(1, 9, seed=3), images.photo(9, 1, seed=4)]
     cases = []
     for name in names:
         for level in (0, 1, 3, 5, 7, 9, 10):
@@ -94,7 +93,7 @@ def test_each_op_row_equals_timms_op(native):
             for j, r in enumerate(cases[i][3]):
                 prog[n, j] = torch.tensor(r.row())
         h, w = img.shape[1:]
-        out = decode_images([_png(img)] * len(mine), height=h, width=w, geometry="resize", interpolation="nearest",
+        out = decode_images([images.png_tensor(img)] * len(mine), height=h, width=w, geometry="resize", interpolation="nearest",
                             augment=prog).data
         got.update({i: out[n] for n, i in enumerate(mine)})
     got = [got[i] for i in range(len(cases))]
@@ -122,7 +121,7 @@ def test_rotate_matrix_is_pillows():
     from tests._utils.augment import pil_affine
 
     for size in [(31, 24), (20, 20), (1, 7)]:
-        img = _photo(size[1], size[0], seed=size[0])
+        img = images.photo(size[1], size[0], seed=size[0])
         right = (0.0, 180.0, -180.0, 90.0, 270.0, 360.0)
         for deg in right if min(size) == 1 else right + (12.5, -29.7, 30.0):  # (float32 data: see above)
             for resample in (0, 2, 3):

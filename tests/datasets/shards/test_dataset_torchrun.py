@@ -16,7 +16,7 @@ import pytest
 import spdl_torch
 from spdl_torch.datasets import TarShardDataset, write_shards
 
-from tests.datasets.shards.conftest import make_samples
+from tests._utils.shards import make_samples
 
 pytestmark = pytest.mark.torchrun
 

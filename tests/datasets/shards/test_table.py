@@ -41,7 +41,7 @@ def test_remote_table_equals_local(shard_dir, shuffle):
 def test_two_workers_fetch_each_byte_about_once(tmp_path):
     # One shard, two loader threads: each reads its half of the shard. Through tarfile the second thread would
     # stream the first half too (a stream cannot skip), about 1.5x the shard's bytes in all.
-    from tests.datasets.shards.conftest import make_samples
+    from tests._utils.shards import make_samples
 
     samples = make_samples(400, seed=3)
     d = tmp_path / "one"
@@ -58,7 +58,7 @@ def test_two_workers_fetch_each_byte_about_once(tmp_path):
 
 
 def test_a_long_unwanted_run_is_skipped_by_a_new_range(tmp_path):
-    from tests.datasets.shards.conftest import make_samples
+    from tests._utils.shards import make_samples
 
     samples = make_samples(400, seed=5)
     d = tmp_path / "one"

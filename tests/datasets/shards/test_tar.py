@@ -14,7 +14,7 @@ from spdl_torch.datasets import ImageFolder, TarShardDataset, write_shards
 from spdl_torch.datasets.shards._tar import ShardCursor, count_samples, local_opener, split_name
 
 from tests._utils import images
-from tests.datasets.shards.conftest import index_of, make_samples
+from tests._utils.shards import index_of, make_samples
 
 
 def _tarfile_members(paths):

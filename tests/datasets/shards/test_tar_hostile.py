@@ -16,7 +16,7 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards._tar import ShardCursor, count_samples
 
-from tests.datasets.shards.conftest import index_of, make_samples
+from tests._utils.shards import index_of, make_samples
 from tests._utils.tars import header, member, write_shard
 from tests._utils.range_server import RangeServer
 
