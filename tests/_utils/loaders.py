@@ -8,7 +8,6 @@ lands the variant XPASSes, and the marker is removed.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -29,10 +28,6 @@ class ThreadLoader(spdl_torch.DataLoader):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("worker_mode", "thread")
         super().__init__(*args, **kwargs)
-
-# The cases handed by the sessions that found the defects (read, not imported, by the tests).
-CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), os.pardir,
-                     "shared", "cases")
 
 # Threads a DataLoader of ours starts carry this prefix (spdl_torch.dataloader._THREAD_NAME).
 OUR_THREAD_PREFIX = "spdl_torch-DataLoader-worker"

@@ -1,29 +1,15 @@
 """IterableDataset workers (spdl_torch/dataloader/_iterable.py), against both loaders: the sharding recipe of
 torch's ``IterableDataset`` docstring yields each item once, and with ``in_order=False`` a slow worker does
-not stall the others. ``test_case_is_handed`` checks that the cases these tests were written from are still
-in ``../shared/cases`` (it skips without them)."""
+not stall the others."""
 
 import math
-import os
 import time
 
-import pytest
 import torch.utils.data as tud
 
 import spdl_torch
 
-from tests._utils.loaders import CASES, both
-
-CASE_NAMES = ("iterable-sharding-recipe", "worker-state-per-thread", "worker-init-reseeds-main",
-              "out-of-order-iterable-stall", "exit-with-batch-in-flight")
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_is_handed(name):
-    """Every case these tests stand for is still in ../shared/cases (so a renamed case is noticed)."""
-    if not os.path.isdir(CASES):
-        pytest.skip(f"{CASES} is absent (a clone without ../shared)")
-    assert os.path.isfile(os.path.join(CASES, name, "CASE.md"))
+from tests._utils.loaders import both
 
 
 # -- iterable-sharding-recipe ------------------------------------------------------------------------------

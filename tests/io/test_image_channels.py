@@ -11,9 +11,7 @@ from PIL import Image
 from spdl_torch.io import ImageReadMode, decode_image
 
 from tests._utils import images
-from tests._utils.corpus import SHARED, files, params, short_name
-
-CASE = SHARED / "cases" / "gif-transparency" / "transparent_index0.gif"
+from tests._utils.corpus import files, params, short_name
 
 
 def _pillow_reads(path) -> bool:
@@ -48,15 +46,18 @@ def _pillow_gif(path, mode: str) -> np.ndarray:
     return np.asarray(im.convert(mode))
 
 
-def test_handed_case_transparent_index_keeps_its_palette_colour():
-    if not CASE.is_file():
-        pytest.skip(f"{CASE} is absent (../shared not available)")
-    expected = np.asarray(Image.open(CASE).convert("RGB"))
-    rgb = _ours(CASE, "RGB")
+def test_transparent_index_0_keeps_its_palette_colour(tmp_path):
+    # a 3x3 GIF: palette index 0 red and transparent (the centre pixel), index 1 blue (the others)
+    case = tmp_path / "transparent_index0.gif"
+    im = Image.fromarray(np.array([[1, 1, 1], [1, 0, 1], [1, 1, 1]], dtype=np.uint8), mode="P")
+    im.putpalette([255, 0, 0, 0, 0, 255])
+    im.save(case, transparency=0)
+    expected = np.asarray(Image.open(case).convert("RGB"))
+    rgb = _ours(case, "RGB")
     np.testing.assert_array_equal(rgb, expected)
     assert rgb[1, 1].tolist() == [255, 0, 0] and rgb[0, 0].tolist() == [0, 0, 255]
-    rgba = _ours(CASE, "UNCHANGED")
-    np.testing.assert_array_equal(rgba, np.asarray(Image.open(CASE).convert("RGBA")))
+    rgba = _ours(case, "UNCHANGED")
+    np.testing.assert_array_equal(rgba, np.asarray(Image.open(case).convert("RGBA")))
     assert rgba[1, 1].tolist() == [255, 0, 0, 0]
 
 
