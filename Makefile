@@ -1,6 +1,6 @@
 # spdl_torch: two commands do all set-up on a fresh Debian 12 machine (Debian 13: supported by the code, not yet tested).
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
-#   make test   - the fast test tier (slow tests excluded; make test-all runs every tier, see CONTRIBUTING.md)
+#   make test   - the fast test tier (no tier marker: slow, corpus, frameworks, torchrun; see CONTRIBUTING.md)
 #   make test-frameworks - the DataLoader's tests with PyTorch Lightning and Accelerate (2-process torchrun, ~2 min)
 #   make lint   - ruff over the Python code (the rules are in pyproject.toml)
 # Every step is stamped, so a second run does not redo finished work.
@@ -29,7 +29,8 @@ PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja 
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build lint test test-slow test-all test-frameworks test-torchrun test-audio-corpus test-no-ffmpeg demo \
+.PHONY: all deps build lint test test-slow test-all test-frameworks test-torchrun test-corpus test-audio-corpus \
+        test-video-corpus test-no-ffmpeg demo \
         bench clean gpu-check gpu-check-dry
 
 all: build
@@ -75,18 +76,21 @@ build: $(STAMPS)/build
 lint: $(STAMPS)/venv
 	$(VENV)/bin/ruff check .
 
-# Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
-# those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
+# Test tiers are markers (pytest.ini), and each target selects its tier with -m alone: `make test` is what no
+# tier marker takes (FAST_TIER); `make test-slow` the tests marked slow; `make test-frameworks`, `make test-torchrun`
+# and `make test-corpus` their markers' tests; `make test-all` every tier but the corpus-wide one (what CI runs,
+# target by target, in .ci/run). A plain `pytest tests` runs every tier. The cuda-marked tests skip without a device.
 # The media corpus (tests/_utils/corpus.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
+FAST_TIER   := not slow and not corpus and not frameworks and not torchrun
 test: build
 	@$(PY) -c "from tests._utils.corpus import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
-	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+	$(PY) -m pytest -q -m "$(FAST_TIER)" --durations=15 tests
 
 test-slow: build
-	$(PY) -m pytest -q -m slow --durations=15 tests
+	$(PY) -m pytest -q -m "slow and not corpus and not frameworks and not torchrun" --durations=15 tests
 
 test-all: build
-	SPDL_TORCH_FRAMEWORK_TESTS=1 SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q --durations=15 tests
+	$(PY) -m pytest -q -m "not corpus" --durations=15 tests
 
 # The build without FFmpeg (SPDL_TORCH_FFMPEG=0: JPEG images only), out of the way of the in-place build: its
 # objects and library under build/no_ffmpeg, as deep as setup.py's own build/temp.*: with ccache, every file whose
@@ -102,26 +106,29 @@ $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	@touch $@
 
 test-no-ffmpeg: $(NOFF_DIR)/.built
-	SPDL_TORCH_LIBRARY=$$(ls $(NOFF_DIR)/lib/spdl_torch/_C*.so) $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
+	SPDL_TORCH_LIBRARY=$$(ls $(NOFF_DIR)/lib/spdl_torch/_C*.so) $(PY) -m pytest -q -m "$(FAST_TIER)" -p no:cacheprovider \
 	  --durations=5 $(NOFF_TESTS)
 
-# Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
+# The corpus tier (marker corpus), not part of `make test`: every file of the media corpus against the ffmpeg CLI.
+# test-audio-corpus: every audio file (make test takes a subsample of 40; ~1 h on 2 cores); test-video-corpus:
+# every video (counts, 120 first frames, seeks, then every frame; ~minutes): the tier's tests of one medium.
+test-corpus: build
+	$(PY) -m pytest -q -m corpus tests
+
 test-audio-corpus: build
-	SPDL_TORCH_AUDIO_CORPUS=all $(PY) -m pytest -q tests/io/test_audio_corpus.py
+	$(PY) -m pytest -q -m corpus tests/io/test_audio_corpus.py
 
-# Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
-test-frameworks: build
-	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_loader_frameworks.py
-
-# Not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU); test_order.py checks the same
-# rules in-process.
-test-torchrun: build
-	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_dataset_torchrun.py
-
-# Not part of `make test`: every corpus video against the ffmpeg CLI (counts, 120 first frames, seeks; ~minutes).
-.PHONY: test-video-corpus
 test-video-corpus: build
-	SPDL_TORCH_VIDEO_CORPUS=1 $(PY) -m pytest -q tests/io/test_video.py -k corpus
+	$(PY) -m pytest -q -m corpus tests/io/test_video.py
+
+# The frameworks tier, not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each).
+test-frameworks: build
+	$(PY) -m pytest -q -m frameworks tests
+
+# The torchrun tier, not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU);
+# tests/datasets/shards/test_order.py checks the same rules in-process.
+test-torchrun: build
+	$(PY) -m pytest -q -m torchrun tests
 
 demo: build
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)

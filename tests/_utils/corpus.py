@@ -74,12 +74,13 @@ def short_name(path: Path) -> str:
     return path.name.split("__")[-1]
 
 
-def params(paths: list[Path]) -> list:
-    """pytest parameters with readable ids; one skipped parameter when there is no corpus."""
+def params(paths: list[Path], marks: list = (), prefix: str = "") -> list:
+    """pytest parameters with readable ids (``prefix`` + the file's name), each with ``marks``; one skipped
+    parameter when there is no corpus."""
     if not paths:
         reason = f"no media corpus: {FETCH_SCRIPT} is absent (a clone without ../shared)"
-        return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-corpus")]
-    return [pytest.param(p, id=short_name(p)) for p in paths]
+        return [pytest.param(None, marks=[*marks, pytest.mark.skip(reason=reason)], id=f"{prefix}no-corpus")]
+    return [pytest.param(p, id=prefix + short_name(p), marks=list(marks)) for p in paths]
 
 
 def require_corpus() -> Path:

@@ -1,10 +1,10 @@
-"""#14 item 1 with real frameworks: PyTorch Lightning's DDP Trainer and Hugging Face Accelerate's ``prepare``
+"""The DataLoader under real frameworks: PyTorch Lightning's DDP Trainer and Hugging Face Accelerate's ``prepare``
 re-create a DataLoader from its constructor arguments to inject a distributed sampler. With 2 ranks (CPU,
 gloo, ``torchrun --nproc-per-node 2``) each rank must see a disjoint half of the samples, and where the
 framework keeps the loader's class, it stays an ``spdl_torch.DataLoader`` whose workers are threads.
 
-Each case starts two processes of ``framework_rank.py`` and takes ~20 s, so the file runs only with
-``SPDL_TORCH_FRAMEWORK_TESTS=1`` (``make test-frameworks``); ``make test`` reports it skipped.
+Each case starts two processes of ``tests/_utils/run_framework_rank.py`` and takes ~20 s: the tests are
+marked ``frameworks``, a tier of their own (``make test-frameworks``), which ``make test`` leaves out.
 """
 
 import json
@@ -16,16 +16,12 @@ import pytest
 
 from tests._utils.loaders import OUR_THREAD_PREFIX
 
-pytestmark = pytest.mark.frameworks
-
-if os.environ.get("SPDL_TORCH_FRAMEWORK_TESTS") != "1":
-    pytest.skip("framework tests (~80 s, 2-process torchrun): run with `make test-frameworks` "
-                "(SPDL_TORCH_FRAMEWORK_TESTS=1)", allow_module_level=True)
+pytestmark = pytest.mark.frameworks  # ~80 s in all (2-process torchrun): `make test-frameworks`
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RANK_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_utils",
                            "run_framework_rank.py")
-N = 16  # framework_rank.N
+N = 16  # run_framework_rank.N
 
 
 def _run_two_ranks(framework, which, out_dir):

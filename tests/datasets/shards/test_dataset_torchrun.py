@@ -2,8 +2,9 @@
 need padding: disjoint halves (but for the padding), every sample covered, equal batch counts; then a resume of
 the gathered state on one rank delivers every sample the two ranks had not consumed, once.
 
-It starts two Python processes (~30 s on 2 busy cores), so it runs only with ``SPDL_TORCH_TORCHRUN_TESTS=1``
-(``make test-torchrun``); ``test_order.py`` checks the same rules with ranks given explicitly, in ``make test``.
+It starts two Python processes (~30 s on 2 busy cores): marked ``torchrun``, a tier of its own
+(``make test-torchrun``), which ``make test`` leaves out; ``test_order.py`` checks the same rules with ranks
+given explicitly, in ``make test``.
 """
 
 import json
@@ -19,10 +20,6 @@ from spdl_torch.datasets import TarShardDataset, write_shards
 from tests._utils.shards import make_samples
 
 pytestmark = pytest.mark.torchrun
-
-if os.environ.get("SPDL_TORCH_TORCHRUN_TESTS") != "1":
-    pytest.skip("2-process torchrun (~30 s): run with `make test-torchrun` (SPDL_TORCH_TORCHRUN_TESTS=1)",
-                allow_module_level=True)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RANK_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "_utils",
