@@ -80,7 +80,8 @@ lint: $(STAMPS)/venv
 # tier marker takes (FAST_TIER); `make test-slow` the tests marked slow; `make test-frameworks`, `make test-torchrun`
 # and `make test-corpus` their markers' tests; `make test-all` every tier but the corpus-wide one (what CI runs,
 # target by target, in .ci/run). A plain `pytest tests` runs every tier. The cuda-marked tests skip without a device.
-# The media corpus (tests/_utils/corpus.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
+# The media corpus (tools/fetch_media_corpus.py: Debian packages' files into data/media_corpus, once) is set-up, not
+# test time; without apt-get and dpkg-deb its tests skip, naming the reason.
 FAST_TIER   := not slow and not corpus and not frameworks and not torchrun
 test: build
 	@$(PY) -c "from tests._utils.corpus import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"

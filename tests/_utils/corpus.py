@@ -1,65 +1,50 @@
-"""Real media for tests, pulled from Debian packages by ../shared/tools/fetch_media_corpus.sh.
+"""Real media for tests: files of Debian packages, fetched by the project's ``tools/fetch_media_corpus.py``.
 
-The corpus is fetched once into ``data/media_corpus`` (ignored by git) and reused. Where ``../shared`` is
-absent (a user's clone), tests that need it skip with the reason.
+The corpus is fetched once into ``data/media_corpus`` (ignored by git; ``make test`` does it as set-up) and
+reused. On a machine without ``apt-get`` and ``dpkg-deb`` (not Debian), tests that need it skip with the
+reason.
 """
 
 import functools
-import os
-import subprocess
+import shutil
 from pathlib import Path
 
 import pytest
 
+from tools.fetch_media_corpus import CATEGORIES, MANIFEST, fetch_corpus
+
 REPO = Path(__file__).resolve().parent.parent.parent
-SHARED = REPO.parent / "shared"
-FETCH_SCRIPT = SHARED / "tools" / "fetch_media_corpus.sh"
 CORPUS = REPO / "data" / "media_corpus"
-# A package of the "tests" set, used to tell whether apt's package lists need an update first.
-_PROBE_PACKAGE = "gdk-pixbuf-tests"
-# Categories the tests read; each must be non-empty for the corpus to count as complete.
-CATEGORIES = ("pngsuite", "png_other", "photos_png", "gif_suite", "jpeg_variants", "webp_tiff_bmp_gif", "corrupt",
-              "video", "audio")
-# The fetch script's sets that fill CATEGORIES.
-SETS = ("tests", "video", "audio")
-# The fetch script tests availability with `apt-cache show PKG | grep -q ...` under pipefail: when grep
-# exits early, apt-cache dies of SIGPIPE and the package is wrongly skipped as "not in this release".
-# This stand-in buffers apt-cache's output so that the pipeline's status is apt-cache's own.
-_APT_CACHE_SHIM = '#!/bin/sh\nout=$(/usr/bin/apt-cache "$@"); rc=$?\nprintf "%s\\n" "$out" || true\nexit $rc\n'
+UNAVAILABLE = ("no media corpus: fetching it needs apt-get and dpkg-deb (Debian 12 or 13): "
+               "python -m tools.fetch_media_corpus --out data/media_corpus")
 
 
 def _complete() -> bool:
-    """Every category present, with files, and no link dangling (a corpus linked from a removed checkout
-    would otherwise silently shrink to its resolvable files)."""
-    return (CORPUS / "MANIFEST.tsv").is_file() and all(
-        (CORPUS / c).is_dir() and any((CORPUS / c).iterdir()) and all(p.exists() for p in (CORPUS / c).iterdir())
-        for c in CATEGORIES
+    """The manifest (written last) present, every category's folder too, and no link dangling (a corpus linked
+    from a removed cache would otherwise silently shrink to its resolvable files)."""
+    return (CORPUS / MANIFEST).is_file() and all(
+        (CORPUS / c).is_dir() and all(p.exists() for p in (CORPUS / c).iterdir()) for c in CATEGORIES
     )
 
 
 @functools.cache
 def corpus_dir() -> Path | None:
-    """The corpus folder, fetched on first use; None when ../shared/tools is not available."""
+    """The corpus folder, fetched on first use; None where it cannot be fetched (no apt-get or dpkg-deb)."""
     if _complete():
         return CORPUS
-    if not FETCH_SCRIPT.is_file():
+    if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
         return None
-    known = subprocess.run(["apt-cache", "show", _PROBE_PACKAGE], capture_output=True).returncode == 0
-    if not known:
-        subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
-    shim = CORPUS.parent / "apt_cache_shim"
-    shim.mkdir(parents=True, exist_ok=True)
-    (shim / "apt-cache").write_text(_APT_CACHE_SHIM)
-    (shim / "apt-cache").chmod(0o755)
-    env = dict(os.environ, PATH=f"{shim}:{os.environ['PATH']}")
-    subprocess.run(["bash", str(FETCH_SCRIPT), str(CORPUS), *SETS], check=True, capture_output=True, env=env)
+    (CORPUS / MANIFEST).unlink(missing_ok=True)  # links that dangle: fetched again
+    fetch_corpus(CORPUS)
     if not _complete():
-        raise RuntimeError(f"the media corpus in {CORPUS} is incomplete after running {FETCH_SCRIPT}")
+        raise RuntimeError(f"the media corpus in {CORPUS} is incomplete after tools/fetch_media_corpus.py")
     return CORPUS
 
 
 def files(category: str, *suffixes: str) -> list[Path]:
     """Files of one corpus category (links resolved), optionally filtered by suffix; [] without a corpus."""
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown media corpus category {category!r}: expected one of {CATEGORIES}")
     root = corpus_dir()
     if root is None:
         return []
@@ -76,9 +61,9 @@ def short_name(path: Path) -> str:
 
 def params(paths: list[Path], marks: list = (), prefix: str = "") -> list:
     """pytest parameters with readable ids (``prefix`` + the file's name), each with ``marks``; one skipped
-    parameter when there is no corpus."""
+    parameter when there is no file."""
     if not paths:
-        reason = f"no media corpus: {FETCH_SCRIPT} is absent (a clone without ../shared)"
+        reason = UNAVAILABLE if corpus_dir() is None else "no such file in the media corpus of this Debian release"
         return [pytest.param(None, marks=[*marks, pytest.mark.skip(reason=reason)], id=f"{prefix}no-corpus")]
     return [pytest.param(p, id=prefix + short_name(p), marks=list(marks)) for p in paths]
 
@@ -86,5 +71,5 @@ def params(paths: list[Path], marks: list = (), prefix: str = "") -> list:
 def require_corpus() -> Path:
     root = corpus_dir()
     if root is None:
-        pytest.skip(f"no media corpus: {FETCH_SCRIPT} is absent (a clone without ../shared)")
+        pytest.skip(UNAVAILABLE)
     return root

@@ -15,7 +15,8 @@ USER_DOCS = sorted(
 )
 DOC_PAGES = ("dataloader", "images", "video", "audio", "shards", "cuda", "deploy", "errors", "reliability", "design",
              "api-names")
-# "issue #17", "Issue 3's", "(#20)", "../shared", a "session" as a word (a name such as libjpeg_session is code).
+# "issue #17", "Issue 3's", "(#20)", a path into the folder beside the repository, a "session" as a word (a name
+# such as libjpeg_session is code).
 PROCESS_WORDS = re.compile(r"\bissues? ?#?\d+|(?<![\w&])#\d+\b|\.\./shared|(?<![\w.])sessions?\b|\bno GPU was lent",
                            re.IGNORECASE)
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
@@ -56,7 +57,7 @@ def test_relative_links_resolve(doc):
 def test_no_process_words(doc):
     hits = [f"{i}: {line.strip()}" for i, line in enumerate(doc.read_text().splitlines(), 1)
             if PROCESS_WORDS.search(line)]
-    assert not hits, f"{_rel(doc)} mentions issue numbers, sessions or ../shared:\n" + "\n".join(hits)
+    assert not hits, f"{_rel(doc)} mentions issue numbers, sessions or paths outside the repository:\n" + "\n".join(hits)
 
 
 def test_the_process_word_pattern():

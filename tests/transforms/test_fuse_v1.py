@@ -45,8 +45,7 @@ def psnr_normalized(a, b):
 # Real photos of the media corpus (JPEG variants of photographs; the truncated one fails in Pillow) and the
 # ImageNet-like set when `make demo` has prepared it.
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PHOTOS = [p for p in corpus.files("jpeg_variants", ".jpg", ".jpeg") + corpus.files("photos_jpeg")
-          + corpus.files("photos_hires_jpeg") if "truncated" not in p.name]
+PHOTOS = [p for p in corpus.files("jpeg_variants", ".jpg", ".jpeg") if "truncated" not in p.name]
 PHOTOS += sorted(__import__("pathlib").Path(REPO, "data", "imagenet_like", "train").glob("*/*.JPEG"))[::16]
 
 

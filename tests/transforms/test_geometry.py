@@ -276,8 +276,7 @@ def test_unfused_reasons(t, unfused, reason):
 # --- real photos (a subsample of the corpus) -----------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
-PHOTOS = [p for p in corpus.files("photos_jpeg") + corpus.files("jpeg_variants", ".jpg", ".jpeg")
-          if "truncated" not in p.name][::3]
+PHOTOS = [p for p in corpus.files("jpeg_variants", ".jpg", ".jpeg") if "truncated" not in p.name][::3]
 PHOTOS += sorted(Path(REPO, "data", "imagenet_like", "train").glob("*/*.JPEG"))[::100]
 
 
