@@ -78,7 +78,7 @@ def world(tmp_path_factory):
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in EXAMPLE_FILES])
 def test_example_runs(name, world, monkeypatch):
     if name == "docs_cuda.py" and not torch.cuda.is_available():
-        pytest.skip("needs a CUDA device (tests/dataloader/test_device.py runs these calls on one)")
+        pytest.skip("needs a CUDA device (the tests marked cuda run these calls on one)")
     if name in NEEDS_FFMPEG and not _inputs.FFMPEG:
         pytest.skip("the ffmpeg CLI makes this example's inputs (apt-get install ffmpeg)")
     monkeypatch.chdir(world)

@@ -1,6 +1,7 @@
 """The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules; every module states its
 one concern (a docstring) and is on its folder's map (the nearest README.md); no module grows past a sanity
-bound."""
+bound. The tests' shape (CONTRIBUTING.md): tests/ mirrors spdl_torch/, each test file named after the module
+or package it tests, the shared helpers in tests/_utils/."""
 
 import ast
 from pathlib import Path
@@ -8,6 +9,14 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "spdl_torch"
+TESTS = PACKAGE.parent / "tests"
+# Test folders that test no single module: checks across the package (interpreter exit, faults, fork, hostile
+# inputs, leaks) and of the repository itself (the build, documents and their snippets, this structure, the
+# tools, the benchmark suite). Every other folder mirrors a package of spdl_torch/.
+CROSS_CUTTING = {"reliability": "the package's behaviour under failure, across modules",
+                 "project": "the repository: build, documents, structure, tools, benchmarks"}
+# Beside the tests, a test folder holds only these; helpers are modules of tests/_utils/.
+TEST_FOLDER_FILES = ("__init__.py", "conftest.py")
 # Files are split by concern, not by size: a module holds one noun (``datasets/shards/_table.py``: the member
 # table and the reads it allows), however long. This bound only catches a module that has quietly grown a
 # second concern: the longest single-noun module is ~630 lines (``datasets/shards/_remote.py``: fetch, retries,
@@ -152,3 +161,55 @@ def test_the_map_finds_the_nearest_readme():
 def test_module_length_sanity_bound(path):
     lines = len(path.read_text().splitlines())
     assert lines <= SANITY_MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines; does it hold two concerns?"
+
+
+def _mirror_problems(tests: Path = TESTS, package: Path = PACKAGE, cross_cutting=CROSS_CUTTING) -> list[str]:
+    """What breaks the mirror: a test file ``tests/<area>/test_<name>.py`` whose ``<name>`` is not a module or
+    subpackage of ``spdl_torch/<area>`` (underscore dropped), alone or followed by ``_<aspect>``; a test folder
+    that is no package of spdl_torch; a helper module outside tests/_utils/."""
+    problems = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(tests)
+        area = rel.parts[:-1]
+        if "__pycache__" in area or (area and (area[0] in cross_cutting or area[0] == "_utils")):
+            continue
+        if not path.name.startswith("test_"):
+            if path.name not in TEST_FOLDER_FILES:
+                problems.append(f"tests/{rel}: a helper beside the tests (helpers are modules of tests/_utils/)")
+            continue
+        folder = package.joinpath(*area)
+        if not (folder / "__init__.py").is_file():
+            problems.append(f"tests/{rel}: spdl_torch/{'/'.join(area)} is no package")
+            continue
+        names = {p.stem.lstrip("_") for p in folder.glob("*.py") if p.name != "__init__.py"}
+        names |= {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+        stem = path.stem[len("test_"):]
+        if not any(stem == n or stem.startswith(n + "_") for n in names):
+            problems.append(f"tests/{rel}: names no module or package of spdl_torch/{'/'.join(area)}")
+    return problems
+
+
+def test_tests_mirror_the_package():
+    assert _mirror_problems() == []
+    assert (TESTS / "io" / "test_image.py").is_file() and (PACKAGE / "io" / "_image.py").is_file()  # it reads both
+
+
+def test_the_mirror_check_on_a_small_tree(tmp_path):
+    pkg, tests = tmp_path / "pkg", tmp_path / "tests"
+    for f in ("__init__.py", "_errors.py", "io/__init__.py", "io/_video_clips.py", "io/_video.py", "sub/__init__.py",
+              "sub/inner/__init__.py"):
+        (pkg / f).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / f).write_text("")
+    good = ["test_errors.py", "test_sub.py", "io/test_video.py", "io/test_video_clips_layout.py", "io/test_video_seek.py",
+            "sub/test_inner.py", "reliability/test_anything.py", "_utils/images.py", "io/conftest.py", "io/__init__.py"]
+    bad = ["test_error.py", "io/test_image.py", "io/test_videos.py", "widgets/test_widgets.py", "io/helpers.py"]
+    for f in good + bad:
+        (tests / f).parent.mkdir(parents=True, exist_ok=True)
+        (tests / f).write_text("")
+    assert _mirror_problems(tests, pkg, {"reliability": ""}) == [
+        "tests/io/helpers.py: a helper beside the tests (helpers are modules of tests/_utils/)",
+        "tests/io/test_image.py: names no module or package of spdl_torch/io",
+        "tests/io/test_videos.py: names no module or package of spdl_torch/io",
+        "tests/test_error.py: names no module or package of spdl_torch/",
+        "tests/widgets/test_widgets.py: spdl_torch/widgets is no package",
+    ]
