@@ -90,7 +90,7 @@ def run(name: str, data: dict) -> None:
         kept = iter(loader)  # one iterator kept alive (the script's variable), one dropped
         next(kept)
         _break_after(spdl_torch.DataLoader(ds, batch_size=8, num_workers=2, collate_fn=lambda b: b), 1)
-    elif name == "heavy_map":  # the handed case's kind: worker threads inside long native torch work
+    elif name == "heavy_map":  # worker threads inside long native torch work (as test_exit_with_batch_in_flight_4_runs)
         loader = spdl_torch.DataLoader(Heavy(), batch_size=8, num_workers=2)
         _break_after(loader, 1)
     elif name == "decode_in_flight":

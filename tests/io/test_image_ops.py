@@ -39,6 +39,3 @@ def test_decode_image_output_layout_matches_fake():
     assert real.shape == (3, 3, 5) and real.dtype == fake.dtype == torch.uint8
     assert fake.shape[0] == 3 and fake.dim() == 3
     assert real.stride() == (1, 15, 3)  # channels-last view of an [H, W, C] buffer
-
-
-# --- decode_images' geometry options of issue #16 ------------------------------------------------------
