@@ -30,8 +30,8 @@ from spdl_torch.datasets import (AudioDataset, FileListDataset, ImageFolder, Pip
 from spdl_torch.dataloader._torch import TORCH_DATALOADER
 from spdl_torch.pipeline import PipelineBuilder
 
-from .. import images
-from .parity import OUR_THREAD_PREFIX
+from tests._utils import images
+from tests._utils.loaders import OUR_THREAD_PREFIX
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 N, BS = 11, 3  # 4 batches per epoch, the last one short
@@ -514,8 +514,8 @@ def _same_samples(a, b) -> bool:
                                  pytest.param(_pickle, id="pickle", marks=pytest.mark.slow)])
 def test_audio_and_video_datasets_copy(tmp_path, how):
     """Random crops and clips: the copy's batch equals the original's at the epoch it had."""
-    from .. import audio as A
-    from .. import video_media as vm
+    from tests._utils import audio as A
+    from tests._utils import video as vm
 
     if A.FFMPEG is None:
         pytest.skip("the ffmpeg CLI is not installed")
@@ -584,7 +584,7 @@ def test_remote_tar_shards_copy_after_reading(shard_index, how):
     pytest.importorskip("aiohttp")
     from spdl_torch.datasets.shards import RetryPolicy
 
-    from ..datasets.shards.range_server import RangeServer
+    from tests._utils.range_server import RangeServer
 
     with RangeServer(os.path.dirname(shard_index)) as srv:
         ds = TarShardDataset(srv.url("index.json"), shuffle_buffer=8, seed=1,
