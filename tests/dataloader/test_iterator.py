@@ -46,12 +46,14 @@ def test_300_abandoned_iterators_do_not_pile_up_threads(DL, dataset):
     assert threading.active_count() <= before + 4  # at most one loader's threads linger
 
 
-class SlowItems(tud.Dataset):
-    """Each item takes 1 s; counts the items started and finished."""
+class BlockedItems(tud.Dataset):
+    """Item 0 returns at once; every other item waits until ``release`` is set (a member: shared by the workers'
+    copies of the dataset); counts the items started and finished."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.counts = {"started": 0, "finished": 0}  # a member: shared by the workers' copies of the dataset
+        self.counts = {"started": 0, "finished": 0}
+        self.release = threading.Event()
 
     @property
     def started(self):
@@ -67,7 +69,8 @@ class SlowItems(tud.Dataset):
     def __getitem__(self, i):
         with self.lock:
             self.counts["started"] += 1
-        time.sleep(1.0)
+        if i:
+            self.release.wait(30.0)
         with self.lock:
             self.counts["finished"] += 1
         return i
@@ -77,12 +80,13 @@ class SlowItems(tud.Dataset):
 def test_dropped_iterator_stops_its_threads_promptly(DL):
     gc.collect()
     before = {t.ident for t in our_threads()}
-    ds = SlowItems()
-    # 2 threads, up to 8 batches requested ahead: finishing them all would take >= 3 s after the drop
+    ds = BlockedItems()
+    # 2 threads, up to 8 batches requested ahead: dropping the iterator must not wait for the 2 items in flight,
+    # and no thread may start another item after it
     it = iter(DL(ds, batch_size=1, num_workers=2, prefetch_factor=4))
     assert int(next(it)) == 0
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:  # both threads inside their next item
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:  # both threads inside their next item, which waits for the release
         with ds.lock:
             if ds.started - ds.finished == 2:
                 break
@@ -93,9 +97,9 @@ def test_dropped_iterator_stops_its_threads_promptly(DL):
     del it  # returns at once: does not wait for the items in flight
     gc.collect()
     with ds.lock:
-        in_flight = ds.started - ds.finished
-    assert in_flight > 0  # __del__ did not block on a thread
-    deadline = time.monotonic() + 1.8  # each thread ends its current 1 s item, then stops
+        assert ds.started - ds.finished == 2  # __del__ returned while both items were still blocked
+    ds.release.set()  # each thread ends its current item, then stops
+    deadline = time.monotonic() + 30.0
     while {t.ident for t in our_threads()} - before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not ({t.ident for t in our_threads()} - before)
