@@ -377,9 +377,9 @@ class _Aborted(Exception):
 
 
 class ObjectUpload:
-    """A binary file written as an object: ``write()`` hands parts of ``part_size`` bytes to an upload running on
-    a thread of its own (obstore's ``put`` of an iterator: one request for an object of one part, a multipart
-    upload otherwise); at most two parts wait in memory. :meth:`close` ends the upload (the object appears);
+    """A binary file written as an object: ``write()`` hands parts of ``part_size`` bytes to a multipart upload
+    running on a thread of its own (obstore's ``put`` of an iterator); at most two parts wait in memory. An object
+    smaller than one part is written with one request at :meth:`close`. :meth:`close` ends the upload (the object appears);
     :meth:`abort` cancels it (a multipart upload is aborted: no object, no parts left).
 
     Raises (``write``, ``close``):
@@ -387,15 +387,19 @@ class ObjectUpload:
     """
 
     def __init__(self, fetch: ObjectStoreFetch, url: str, part_size: int) -> None:
-        import obstore
-
         self.url, self._part = url, int(part_size)
+        self._fetch = fetch
         self._store, self._key = fetch.store(url)
         self._buf = bytearray()
         self._written = 0
         self._queue: Queue = Queue(maxsize=2)
         self._error: BaseException | None = None
         self._closed = False
+        self._thread: threading.Thread | None = None  # started with the first whole part
+
+    def _start(self) -> None:
+        import obstore
+
         self._thread = threading.Thread(target=self._run, args=(obstore,), name="spdl_torch-upload", daemon=True)
         self._thread.start()
 
@@ -432,7 +436,7 @@ class ObjectUpload:
                 self._queue.put(item, timeout=0.1)
                 return
             except Exception:  # noqa: BLE001 -- queue.Full: the upload is busy; check it did not fail
-                if not self._thread.is_alive():
+                if self._thread is None or not self._thread.is_alive():
                     self._raise()
                     return
 
@@ -447,6 +451,8 @@ class ObjectUpload:
         self._buf += b
         self._written += len(b)
         while len(self._buf) >= self._part:
+            if self._thread is None:
+                self._start()
             self._send(bytes(self._buf[:self._part]))
             del self._buf[:self._part]
         return len(b)
@@ -459,6 +465,10 @@ class ObjectUpload:
         if self._closed:
             return
         self._closed = True
+        if self._thread is None:  # one part at most: one request
+            data, self._buf = bytes(self._buf), bytearray()
+            self._fetch.put(self.url, data)
+            return
         if self._buf:
             self._send(bytes(self._buf))
             self._buf = bytearray()
@@ -472,6 +482,8 @@ class ObjectUpload:
             return
         self._closed = True
         self._buf = bytearray()
+        if self._thread is None:
+            return
         while self._thread.is_alive():
             try:
                 self._queue.put(_ABORT, timeout=0.1)

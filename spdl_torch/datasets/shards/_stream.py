@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import threading
 import warnings
 import weakref
