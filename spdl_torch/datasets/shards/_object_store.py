@@ -6,7 +6,8 @@ naming the extra.
 Where a store's settings come from, first found wins, per setting:
 
 1. ``storage_options`` (obstore's configuration keys: ``aws_access_key_id``, ``region``, ``endpoint``,
-   ``skip_signature``, ...; for GCS and Azure their own keys), and ``profile`` (S3: the profile of the files below);
+   ``skip_signature``, ...; for GCS and Azure their own keys), and ``profile`` (S3: the profile of the files below,
+   whose keys then come before the environment's, as with botocore's ``Session(profile_name=...)``);
 2. the environment, read by obstore: ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``,
    ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL`` (``AWS_ENDPOINT_URL_S3``) for S3-compatible stores;
    ``GOOGLE_SERVICE_ACCOUNT`` ...; ``AZURE_STORAGE_ACCOUNT_NAME`` ...;
@@ -118,7 +119,9 @@ def _s3_settings(options: Mapping[str, Any]) -> tuple[dict[str, Any], str | None
     profile = options.pop("profile", None)
     files = _aws_files(profile)
     config = dict(options)
-    if not _given("aws_access_key_id", options) and "aws_access_key_id" in files:  # keys come as a set
+    keys_given = any(k in options for k in _OPTION_ALIASES["aws_access_key_id"]) or \
+        (profile is None and _given("aws_access_key_id", options))  # a profile named here: its keys over the env's
+    if not keys_given and "aws_access_key_id" in files:  # keys come as a set
         for k in ("aws_access_key_id", "aws_secret_access_key", "aws_session_token"):
             if k in files:
                 config[k] = files[k]
@@ -170,7 +173,15 @@ _HINTS = {
                              "the AWS profile, storage_options)",
     "ExpiredToken": "the session token has expired: renew the credentials",
     "SlowDown": "the store asks to slow down (throttling)",
+    "PermanentRedirect": "the bucket is in another region: set AWS_REGION or storage_options={'region': ...}",
+    "AuthorizationHeaderMalformed": "the request was signed for another region than the bucket's: set AWS_REGION "
+                                    "or storage_options={'region': ...}",
 }
+
+
+def _no_queries(text: str) -> str:
+    """``text`` with the query of every URL in it left out (a SAS token or a presigned signature is one)."""
+    return re.sub(r"(\w+://[^\s?#]+)[?#]\S*", r"\1?...", text)
 
 
 class _PastEnd(Exception):
@@ -193,8 +204,7 @@ def _classify(url: str, e: BaseException) -> BaseException:
     code = _CODE.search(text)
     code = code.group(1) if code else None
     if status is None:
-        first = text.split("\n", 1)[0]
-        first = re.sub(r"Error performing \w+ \S+", "the request failed", first)  # the URL is said once, ours
+        first = _no_queries(text.split("\n", 1)[0])
         return TransientFetchError(f"{url}: {type(e).__name__}: {first[:300]}")
     message = _MESSAGE.search(text)
     reason = _HINTS.get(code) or (message.group(1) if message else "")

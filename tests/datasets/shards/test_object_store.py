@@ -257,9 +257,14 @@ def test_credentials_from_the_aws_files_and_storage_options(s3, s3_shards, tmp_p
     options = {"aws_access_key_id": key, "aws_secret_access_key": secret, "endpoint": s3.endpoint}
     ds = TarShardDataset(url, shuffle=False, retry=FAST, storage_options=options)  # options over the files
     assert len(list(ds)) == len(samples)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)  # the environment over the files
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)  # the environment over the files of AWS_PROFILE
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    assert len(TarShardDataset(url, retry=FAST, storage_options={"endpoint": s3.endpoint}).shards.names) > 0
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA" + "Q" * 16)  # a profile named in storage_options: its keys
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
     assert len(TarShardDataset(url, retry=FAST, storage_options={"profile": "train"}).shards.names) > 0
+    with pytest.raises(OSError, match="HTTP 403: InvalidAccessKeyId"):  # the env's wrong keys otherwise
+        TarShardDataset(url, retry=FAST, storage_options={"endpoint": s3.endpoint})
     with pytest.raises(TypeError, match="storage_options should be a dict"):
         TarShardDataset(url, storage_options="region=us-east-1")
 
