@@ -38,10 +38,59 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class MotoServer:
-    """``moto_server`` in a subprocess; ``keys["reader"]`` / ``keys["nobody"]``: ``(access key id, secret)``."""
+def _read_ranges_only() -> None:
+    """moto reads an object whole for every ranged GET (then slices it): for the benchmarks' server, a GET with a
+    ``Range: bytes=a-b`` header reads only those bytes from moto's buffer (the rest of moto's answer, its signature
+    and permission checks, unchanged), as a real server does; the server's CPU is then the request's, not the
+    object's."""
+    import re
+    import threading
 
-    def __init__(self, timeout: float = 30.0) -> None:
+    from moto import server
+    from moto.s3 import models
+
+    local = threading.local()
+    whole = models.FakeKey.value
+
+    class _Window:  # len(): the object's size; a slice inside the range asked for: those bytes
+        def __init__(self, key, a: int, b: int) -> None:
+            self.size = key.size
+            self.a = a
+            with key.lock:
+                key._value_buffer.seek(a)
+                self.data = key._value_buffer.read(b + 1 - a)
+
+        def __len__(self) -> int:
+            return self.size
+
+        def __getitem__(self, s: slice) -> bytes:
+            return self.data[s.start - self.a:s.stop - self.a]
+
+    def value(self):
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", getattr(local, "range", None) or "")
+        if m is None or int(m.group(1)) >= self.size:
+            return whole.fget(self)
+        return _Window(self, int(m.group(1)), min(int(m.group(2)), self.size - 1))
+
+    models.FakeKey.value = property(value, whole.fset)
+    call = server.DomainDispatcherApplication.__call__
+
+    def dispatch(self, environ, start_response):
+        local.range = environ.get("HTTP_RANGE") if environ.get("REQUEST_METHOD") == "GET" else None
+        try:
+            return call(self, environ, start_response)
+        finally:
+            local.range = None
+
+    server.DomainDispatcherApplication.__call__ = dispatch
+
+
+class MotoServer:
+    """``moto_server`` in a subprocess; ``keys["reader"]`` / ``keys["nobody"]``: ``(access key id, secret)``.
+    ``ranged_reads``: a ranged GET reads only its range (see :func:`_read_ranges_only`; the benchmarks)."""
+
+    def __init__(self, timeout: float = 30.0, ranged_reads: bool = False) -> None:
+        self.ranged_reads = ranged_reads
         self.port = _free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.timeout = timeout
@@ -50,10 +99,14 @@ class MotoServer:
 
     def start(self) -> MotoServer:
         exe = os.path.join(os.path.dirname(sys.executable), "moto_server")
-        cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "moto.server"]
+        cmd = [*([exe] if os.path.exists(exe) else [sys.executable, "-m", "moto.server"]), "-H", "127.0.0.1", "-p",
+               str(self.port)]
+        if self.ranged_reads:
+            cmd = [sys.executable, "-m", "tests.datasets.shards.s3_server", "--moto", str(self.port)]
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(_FREE_ACTIONS), MOTO_CALL_RESET_API="false")
-        self._proc = subprocess.Popen([*cmd, "-H", "127.0.0.1", "-p", str(self.port)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH")]))
+        self._proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -226,17 +279,25 @@ class S3Proxy:
 
 
 def main() -> None:
-    """``python -m tests.datasets.shards.s3_server [--delay S]``: a moto server and a proxy in front of it, in this
-    process' children and threads, until killed; prints one JSON line: the proxy's endpoint, moto's and the
-    reader's keys."""
+    """``python -m tests.datasets.shards.s3_server [--delay S] [--whole-reads]``: a moto server (ranged GETs reading
+    only their range unless ``--whole-reads``) and, with a delay, a proxy in front of it, in this process' child and
+    threads, until killed; prints one JSON line: the endpoint to use, moto's and the reader's keys."""
     import argparse
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the moto child is stopped on the way out
     p = argparse.ArgumentParser()
     p.add_argument("--delay", type=float, default=0.0)
+    p.add_argument("--whole-reads", action="store_true", help="moto as it is: every ranged GET reads the object")
+    p.add_argument("--moto", type=int, help="(internal) run moto itself on this port, ranged GETs reading their range")
     args = p.parse_args()
-    with MotoServer() as s3:
+    if args.moto:
+        _read_ranges_only()
+        from moto.server import main as moto_main
+
+        moto_main(["-H", "127.0.0.1", "-p", str(args.moto)])
+        return
+    with MotoServer(ranged_reads=not args.whole_reads) as s3:
         key, secret = s3.keys["reader"]
         if args.delay:
             with S3Proxy(s3.endpoint, delay=args.delay) as proxy:

@@ -368,3 +368,24 @@ def test_a_large_shard_is_a_multipart_upload_and_an_aborted_one_leaves_nothing(s
     with pytest.raises(RuntimeError, match="late failure"):  # parts uploaded, then the source fails
         write_shards(failing(), f"s3://{s3.bucket}/big2/", shard_size=1 << 30)
     assert _objects(s3, "big2/") == [] and _uploads(s3) == []
+
+
+def test_gcs_and_azure_urls_make_their_stores():
+    """gs:// and az:// / abfs[s]:// go to obstore's GCS and Azure stores with the settings given (the stores are
+    made here, no request is sent: no GCS or Azure server is tested)."""
+    pytest.importorskip("obstore")
+    from spdl_torch.datasets.shards._object_store import ObjectStoreFetch, split_url
+
+    fetch = ObjectStoreFetch({"skip_signature": True, "account_name": "acct"})
+    store, key = fetch.store("az://container/train/shard-000000.tar")
+    assert type(store).__name__ == "AzureStore" and key == "train/shard-000000.tar"
+    assert "container" in repr(store) and "acct" in repr(store)
+    store, key = ObjectStoreFetch({"skip_signature": True}).store("gs://bkt/a/b.tar")
+    assert type(store).__name__ == "GCSStore" and "bkt" in repr(store) and key == "a/b.tar"
+    store, key = ObjectStoreFetch({"skip_signature": True}).store("abfss://c@acct.dfs.core.windows.net/x.tar")
+    assert type(store).__name__ == "AzureStore" and key == "x.tar"
+    assert split_url("s3://b/p/q.tar") == ("s3", "b", "p/q.tar")
+    with pytest.raises(ValueError, match="is not an object URL"):
+        split_url("s3:///key")
+    with pytest.raises(ValueError, match=r"gs://bkt/a: the store cannot be configured: .*no_such_key"):
+        ObjectStoreFetch({"no_such_key": 1}).store("gs://bkt/a")
