@@ -222,6 +222,31 @@ def _classify(url: str, e: BaseException) -> BaseException:
 # closes it: before finalization it waits for the calls in flight.
 _inflight: set[Any] = set()
 EXIT_WAIT_S = 2.0
+os.register_at_fork(after_in_child=_inflight.clear)  # a forked child has none of its parent's calls
+
+
+# obstore is not fork-safe: its tokio runtime's threads stay in the process that started them, so in a child forked
+# after the parent read through obstore every call waits forever (a new store does not help). Such a child gets an
+# error naming the fix instead.
+_started_in: int | None = None
+
+
+def _check_process(url: str) -> None:
+    """Raises in a process forked after its parent used obstore.
+
+    Raises:
+        RuntimeError: this process was forked after obstore ran in its parent.
+    """
+    global _started_in
+    pid = os.getpid()
+    if _started_in is None:
+        _started_in = pid
+    elif _started_in != pid:
+        raise RuntimeError(
+            f"{url:.200}: this process was forked after its parent read object storage, and obstore (the client) "
+            "does not work across fork (its threads stay in the parent, so every request would wait forever): "
+            "start the workers with multiprocessing_context='forkserver' (or 'spawn') in the DataLoader, or load "
+            "on threads (spdl_torch.DataLoader with a fused transform)")
 
 
 def _tracked(awaitable: Any) -> Any:
@@ -273,6 +298,13 @@ class ObjectStoreFetch:
         self.timeout, self.retries = float(timeout), int(retries)
         self._stores: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def __getstate__(self) -> dict[str, Any]:  # pickled for worker processes: the settings, not the stores
+        return {"options": self.options, "timeout": self.timeout, "retries": self.retries}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["options"], timeout=state["timeout"], retries=state["retries"])
 
     def store(self, url: str) -> tuple[Any, str]:
         """``(store, key)`` of an object URL; one store per bucket.
@@ -281,6 +313,9 @@ class ObjectStoreFetch:
             ImportError: obstore is not installed. ValueError: not an object URL; bad settings.
         """
         scheme, bucket, key = split_url(url)
+        _check_process(url)
+        if self._pid != os.getpid():  # a forked child: its own stores (the parent's hold its connections)
+            self._stores, self._lock, self._pid = {}, threading.Lock(), os.getpid()
         with self._lock:
             store = self._stores.get((scheme, bucket))
             if store is None:

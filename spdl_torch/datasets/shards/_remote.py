@@ -117,6 +117,17 @@ class _Limiter:
 _limiters: dict[tuple[int, int], _Limiter] = {}
 
 
+def _after_fork() -> None:
+    """In a forked child (a worker process of torch's DataLoader): the parent's loop thread is not there, and
+    its semaphores belong to that loop; the child's first remote read starts its own."""
+    _Loop._lock = threading.Lock()
+    _Loop._loop = None
+    _limiters.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 async def _with_retries(attempt: Callable[[], Awaitable[Any]], length: Callable[[Any], int], url: str, start: int,
                         stop: int, policy: RetryPolicy, max_concurrency: int, limiter_key: int,
                         rng: random.Random | None) -> Any:

@@ -389,3 +389,35 @@ def test_gcs_and_azure_urls_make_their_stores():
         split_url("s3:///key")
     with pytest.raises(ValueError, match=r"gs://bkt/a: the store cannot be configured: .*no_such_key"):
         ObjectStoreFetch({"no_such_key": 1}).store("gs://bkt/a")
+
+
+def test_a_pickled_dataset_reads_the_same_samples(s3, s3_shards):
+    """What spawn and forkserver workers get: the settings, not the parent's stores."""
+    import pickle
+
+    ds = TarShardDataset(f"s3://{s3.bucket}/indexed/", shuffle=True, shuffle_buffer=13, seed=2, retry=FAST)
+    first = [o["__key__"] for o in ds]
+    assert [o["__key__"] for o in pickle.loads(pickle.dumps(ds))] == first
+
+
+@pytest.mark.slow  # ~5 s: a forked worker process
+def test_forked_workers_are_told_to_use_forkserver(s3, s3_shards):
+    """obstore does not survive fork (its threads stay in the parent): torch's DataLoader forking its workers after
+    the parent read the index gets an error naming the fix, not a hang."""
+    import torch
+
+    ds = TarShardDataset(f"s3://{s3.bucket}/indexed/", retry=FAST)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=1, multiprocessing_context="fork")
+    with pytest.raises(OSError, match=r"forked after its parent read object storage.*multiprocessing_context="
+                                      r"'forkserver'"):
+        list(loader)
+
+
+@pytest.mark.slow  # ~30 s on 2 busy cores: two forkserver workers import torch
+def test_forkserver_workers_read_from_a_bucket(s3, s3_shards):
+    import torch
+
+    _, _, samples = s3_shards
+    ds = TarShardDataset(f"s3://{s3.bucket}/indexed/", shuffle=True, shuffle_buffer=13, seed=2, retry=FAST)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="forkserver")
+    assert sorted(o["__key__"] for o in loader) == sorted(k for k, _ in samples)
