@@ -21,6 +21,10 @@ store's settings comes from an index. Retries are :class:`._remote.RetryPolicy`'
 off) and obstore's for uploads (its backoff, ``attempts - 1`` retries); every request is bounded by the policy's
 timeout.
 
+obstore does not survive ``fork`` (its threads stay in the parent): a process forked after its parent used it gets
+a ``RuntimeError`` naming ``multiprocessing_context="forkserver"``; a pickled :class:`ObjectStoreFetch` (spawn,
+forkserver) carries its settings only, and makes its stores anew.
+
 Errors name the URL, the HTTP status and the store's error code (``NoSuchBucket``, ``NoSuchKey``, ``AccessDenied``,
 ``SignatureDoesNotMatch``, ...), never a credential: the message is built from the status and the code, not from the
 store's answer (an S3 error body can hold the access key id and the string signed).
