@@ -421,3 +421,17 @@ def test_forkserver_workers_read_from_a_bucket(s3, s3_shards):
     ds = TarShardDataset(f"s3://{s3.bucket}/indexed/", shuffle=True, shuffle_buffer=13, seed=2, retry=FAST)
     loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="forkserver")
     assert sorted(o["__key__"] for o in loader) == sorted(k for k, _ in samples)
+
+
+def test_a_list_of_shards_refuses_an_index_a_prefix_and_non_paths():
+    with pytest.raises(ValueError, match=r"'s3://b/p/index.json' in a list of shards: an index or a prefix is given "
+                                         "alone"):
+        TarShardDataset(["s3://b/p/a.tar", "s3://b/p/index.json"])
+    with pytest.raises(ValueError, match=r"'s3://b/q/' in a list of shards"):
+        TarShardDataset(["s3://b/q/"])
+    with pytest.raises(TypeError, match="a source should be a path or a URL, got int"):
+        TarShardDataset(["a.tar", 3])
+    with pytest.raises(TypeError, match="sources should be a path, a URL or a list of them, got dict"):
+        TarShardDataset({"a": "b"})
+    with pytest.raises(ValueError, match="expands to over 10 million names"):
+        TarShardDataset("s-{0..9999}-{0..9999}.tar")
