@@ -17,9 +17,9 @@ Where a store's settings come from, first found wins, per setting:
 4. obstore's own chain (S3: web identity, container credentials, instance metadata).
 
 An ``http://`` endpoint is allowed when it is the endpoint given (a local S3-compatible store). Nothing of a
-store's settings comes from an index. Retries are :class:`._remote.RetryPolicy`'s for reads (obstore's own are
-off) and obstore's for uploads (its backoff, ``attempts - 1`` retries); every request is bounded by the policy's
-timeout.
+store's settings comes from an index. Retries are :class:`._remote.RetryPolicy`'s for reads and listings (obstore's
+own are off; every request bounded by the policy's timeout) and obstore's own for ``write_shards``' uploads (4
+retries with its exponential backoff, 120 s per request).
 
 obstore does not survive ``fork`` (its threads stay in the parent): a process forked after its parent used it gets
 a ``RuntimeError`` naming ``multiprocessing_context="forkserver"``; a pickled :class:`ObjectStoreFetch` (spawn,
