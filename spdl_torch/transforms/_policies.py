@@ -3,13 +3,21 @@
 for which op, which magnitude, which sign and which probability.
 
 :func:`match_augment` maps one transform onto a sampler, ``(None, why not)`` when it has no fused form, and
-raises ``ValueError`` (naming the transform and the argument) for arguments torchvision would fail on or
-misuse later (a magnitude out of range, ``p`` outside [0, 1], an unknown policy, an empty op list).
+raises ``ValueError`` (naming the transform and the argument) for arguments torchvision itself refuses (in its
+constructor, or in its forward whenever the op is drawn: a magnitude index out of range, an unknown policy,
+``p`` outside [0, 1] for v2) or misuses (weights of a Dirichlet with ``alpha <= 0``). What torchvision accepts
+and runs fuses with torchvision's meaning (v1's ``p`` outside [0, 1]: always / never; a negative RandAugment
+``magnitude``: an index from the end; ``num_magnitude_bins=1``: the one bin torchvision's tables give), or
+stays unfused with the reason. With one magnitude bin, torchvision's Posterize table gives ``int(NaN)`` bits,
+which its posterize refuses: a sample that draws that Posterize raises the error torchvision raises for it
+(``TypeError`` for v2, ``ValueError`` for v1).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +26,9 @@ from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 
 from ._augment_program import ERASE_RANDOM, ERASE_VALUE, NO_FILL, AugmentOp, Rng, affine_args
+from ._classes import behaves_as, runs_as_written
 
-__all__ = ["ERASERS", "Sampler", "match_augment", "match_erasing"]
+__all__ = ["ERASERS", "Sampler", "apply_probability", "draw_probability", "match_augment", "match_erasing"]
 
 ERASERS = (T1.RandomErasing, v2.RandomErasing)
 _AUTO = (T1.AutoAugment, v2.AutoAugment, T1.RandAugment, v2.RandAugment, T1.TrivialAugmentWide, v2.TrivialAugmentWide)
@@ -40,10 +49,52 @@ def _bad(t: Any, arg: str, value: Any, want: str) -> ValueError:
     return ValueError(f"{type(t).__name__}: {arg}={value!r} is invalid ({want})")
 
 
-def _check_p(t: Any, p: Any, arg: str = "p") -> float:
-    if not isinstance(p, (int, float)) or not 0.0 <= float(p) <= 1.0:
-        raise _bad(t, arg, p, "a probability in [0, 1]")
-    return float(p)
+def _is_v1(t: Any) -> bool:
+    typ = behaves_as(t) or type(t)
+    return not typ.__module__.startswith("torchvision.transforms.v2")
+
+
+def _int(v: Any) -> int | None:
+    """``v`` as an int (Python's or NumPy's; not a bool), else None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+def _probability(t: Any, nan: float) -> float:
+    """How often ``t`` (its ``p``) applies, as torchvision's forward compares ``p`` with ``torch.rand(1)``: v2's
+    constructors refuse ``p`` outside [0, 1]; v1's take any number (above 1: always, below 0: never; NaN:
+    ``nan``, what the comparison gives)."""
+    p = t.p
+    if not isinstance(p, numbers.Real):
+        raise _bad(t, "p", p, "a number: the probability")
+    p = float(p)
+    if not _is_v1(t) and not 0.0 <= p <= 1.0:
+        raise _bad(t, "p", t.p, "a probability in [0, 1]")
+    return nan if math.isnan(p) else min(max(p, 0.0), 1.0)
+
+
+def draw_probability(t: Any) -> float:
+    """The probability that the random transform ``t`` (a flip, ``RandomGrayscale``, ``RandomInvert``, ...,
+    ``RandomErasing``) applies: torchvision applies it when ``torch.rand(1) < p`` (v2: unless ``rand >= p``).
+
+    Raises:
+        ValueError: ``p`` not a number, or outside [0, 1] for a v2 transform (its constructor refuses it).
+    """
+    return _probability(t, 0.0 if _is_v1(t) else 1.0)
+
+
+def apply_probability(t: Any) -> float:
+    """The probability that ``RandomApply`` ``t`` runs its transforms (torchvision skips them when ``p <
+    torch.rand(1)``, v2 when ``rand >= p``: a NaN ``p`` always runs them).
+
+    Raises:
+        ValueError: as :func:`draw_probability`.
+    """
+    return _probability(t, 1.0)
 
 
 def _interp(mode: Any) -> int | None:
@@ -113,12 +164,19 @@ def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, 
 
 def _op_maker(cls: str, v1: bool, interp: int, fill: float, h: int, w: int) -> Callable[[str, float], AugmentOp]:
     """A policy's ``op(name, signed magnitude) -> AugmentOp``, one object per (name, magnitude): the magnitudes
-    are a few bins."""
+    are a few bins.
+
+    A Posterize of bits outside [0, 8] (the one-bin tables give ``int(NaN)``) raises what torchvision's
+    posterize raises for it when drawn: ``TypeError`` (v2), ``ValueError`` (v1)."""
     cache: dict[tuple[str, float], AugmentOp] = {}
 
     def op(name: str, magnitude: float) -> AugmentOp:
         found = cache.get((name, magnitude))
         if found is None:
+            if name == "Posterize" and not 0 <= int(magnitude) <= 8:
+                raise (ValueError if v1 else TypeError)(
+                    f"{cls} drew Posterize with {int(magnitude)} bits (its magnitude table's value), which "
+                    "torchvision's posterize refuses (bits in [0, 8]): torchvision fails on this draw too")
             kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
             found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
         return found
@@ -139,14 +197,15 @@ def _pick(rng: Rng, table: list, bin_index: Callable[[Rng], int]) -> tuple[str, 
 
 
 def _space(t: Any, num_bins: int, h: int, w: int) -> dict[str, tuple[list[float] | None, bool]]:
-    """The transform's own augmentation space (torchvision's tables, evaluated for the crop size)."""
+    """The transform's own augmentation space (torchvision's tables, evaluated for the crop size: the values
+    torchvision computes on this machine, e.g. one bin's ``linspace(0, x, 1) = [0.0]``)."""
     out: dict[str, tuple[list[float] | None, bool]] = {}
-    if type(t).__module__.startswith("torchvision.transforms.v2"):
+    if not _is_v1(t):
         for name, (fn, signed) in t._AUGMENTATION_SPACE.items():
             mags = fn(num_bins, h, w)
             out[name] = (None if mags is None else [float(m) for m in mags], signed)
         return out
-    space = t._augmentation_space(num_bins) if isinstance(t, T1.TrivialAugmentWide) else \
+    space = t._augmentation_space(num_bins) if behaves_as(t) is T1.TrivialAugmentWide else \
         t._augmentation_space(num_bins, (h, w))
     for name, (mags, signed) in space.items():
         out[name] = (None if mags.ndim == 0 else [float(m) for m in mags], signed)
@@ -154,15 +213,19 @@ def _space(t: Any, num_bins: int, h: int, w: int) -> dict[str, tuple[list[float]
 
 
 def _check_bins(t: Any) -> int:
-    bins = t.num_magnitude_bins
-    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 2:
-        raise _bad(t, "num_magnitude_bins", bins, "an int >= 2")
+    bins = _int(t.num_magnitude_bins)
+    if bins is None or bins < 1:  # torchvision: linspace of 0 bins, nothing to draw from
+        raise _bad(t, "num_magnitude_bins", t.num_magnitude_bins, "an int >= 1")
     return bins
 
 
+def _nothing(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+    return []
+
+
 def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
-    v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
-    cls = type(t).__name__
+    v1 = _is_v1(t)
+    typ, cls = behaves_as(t), type(t).__name__
     args, why = _geometry_args(t)
     if args is None:
         return None, why
@@ -170,7 +233,7 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
 
     op = _op_maker(cls, v1, interp, fill, h, w)
 
-    if isinstance(t, (T1.TrivialAugmentWide, v2.TrivialAugmentWide)):
+    if typ in (T1.TrivialAugmentWide, v2.TrivialAugmentWide):
         bins = _check_bins(t)
         table = list(_space(t, bins, h, w).items())
 
@@ -178,13 +241,19 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
             return [op(*_pick(rng, table, lambda r: r.randint(bins)))]
 
         return Sampler(cls, 1, draw), ""
-    if isinstance(t, (T1.RandAugment, v2.RandAugment)):
+    if typ in (T1.RandAugment, v2.RandAugment):
+        num_ops = _int(t.num_ops)
+        if num_ops is None or num_ops < 0 and not v1:  # v2's constructor refuses a negative one
+            raise _bad(t, "num_ops", t.num_ops, "an int >= 0" if not v1 else "an int")
+        num_ops = max(num_ops, 0)  # v1: range() of a negative one is empty
+        if num_ops == 0:  # torchvision draws nothing, whatever the magnitude
+            return Sampler(cls, 0, _nothing), ""
         bins = _check_bins(t)
-        num_ops, m = t.num_ops, t.magnitude
-        if not isinstance(num_ops, int) or isinstance(num_ops, bool) or num_ops < 0:
-            raise _bad(t, "num_ops", num_ops, "an int >= 0")
-        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < bins:
-            raise _bad(t, "magnitude", m, f"an int in [0, num_magnitude_bins={bins})")
+        m = _int(t.magnitude)
+        if m is None or not -bins <= m < bins:  # torchvision's magnitudes[m] raises IndexError for the others
+            raise _bad(t, "magnitude", t.magnitude, f"an int in [-{bins}, {bins}): an index into the "
+                       f"num_magnitude_bins={bins} magnitudes (negative: from the end, as torchvision indexes them)")
+        m %= bins
         table = list(_space(t, bins, h, w).items())
 
         def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
@@ -215,10 +284,10 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
 
 
 def _int_arg(t: Any, arg: str, low: int, high: float = math.inf) -> int:
-    value = getattr(t, arg)
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+    value = _int(getattr(t, arg))
+    if value is None or not low <= value <= high:
         want = f"an int in [{low}, {high}]" if high != math.inf else f"an int >= {low}"
-        raise _bad(t, arg, value, want)
+        raise _bad(t, arg, getattr(t, arg), want)
     return value
 
 
@@ -227,16 +296,20 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
     Dirichlet([alpha] * mixture_width) * m1; each chain ``chain_depth`` ops (<= 0: uniform in 1..3), each op
     uniform over the augmentation space, its magnitude bin uniform in [0, severity) of the space's 10 bins,
     negated with probability 1/2 when signed. Rows: mix_begin(m0), per chain its ops and mix_add(w_i),
-    mix_end(0)."""
-    v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
+    mix_end(0). ``mixture_width <= 0`` (no chains: the image times m0) runs as in torchvision."""
+    v1 = _is_v1(t)
     severity = _int_arg(t, "severity", 1, t._PARAMETER_MAX)
-    width = _int_arg(t, "mixture_width", 1)
-    depth = t.chain_depth
-    if not isinstance(depth, int) or isinstance(depth, bool):
-        raise _bad(t, "chain_depth", depth, "an int (<= 0: a depth drawn from 1..3)")
+    width = _int(t.mixture_width)
+    if width is None:
+        raise _bad(t, "mixture_width", t.mixture_width, "an int (<= 0: no chains)")
+    width = max(width, 0)  # [alpha] * width chains: none for width <= 0
+    depth = _int(t.chain_depth)
+    if depth is None:
+        raise _bad(t, "chain_depth", t.chain_depth, "an int (<= 0: a depth drawn from 1..3)")
     alpha = t.alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
-        raise _bad(t, "alpha", alpha, "a finite number > 0")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha) or alpha <= 0:
+        raise _bad(t, "alpha", alpha, "a finite number > 0; torch's Dirichlet sampler gives fixed or NaN weights "
+                   "for the others")
     alpha = float(alpha)
     args, why = _geometry_args(t)
     if args is None:
@@ -253,7 +326,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
 
     def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
         m0, m1 = rng.dirichlet((alpha, alpha))
-        weights = [d * m1 for d in rng.dirichlet([alpha] * width)]
+        weights = [d * m1 for d in rng.dirichlet([alpha] * width)] if width else []
         ops = [mix("mix_begin", m0)]
         for wi in weights:
             for _ in range(depth if depth > 0 else 1 + rng.randint(3)):
@@ -304,13 +377,21 @@ def _color_jitter(t: Any, cls: str) -> Sampler:
     return Sampler(cls, sum(r is not None for r in ranges), draw)
 
 
+def _ordered(t: Any, arg: str, pair: Any) -> tuple[float, float]:
+    """A (min, max) range torchvision draws ``uniform_(min, max)`` from (it raises for min > max)."""
+    lo, hi = (float(v) for v in pair)
+    if not lo <= hi:
+        raise _bad(t, arg, getattr(t, arg), "a range min <= max")
+    return lo, hi
+
+
 def _rotation(t: Any, cls: str) -> tuple[Sampler | None, str]:
     if t.expand:
         return None, "RandomRotation(expand=True) changes the image size"
     args, why = _geometry_args(t)
     if args is None:
         return None, why
-    lo, hi = (float(d) for d in t.degrees)
+    lo, hi = _ordered(t, "degrees", t.degrees)
     center = t.center
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
@@ -326,11 +407,15 @@ def _affine(t: Any, cls: str) -> tuple[Sampler | None, str]:
     args, why = _geometry_args(t)
     if args is None:
         return None, why
-    lo, hi = (float(d) for d in t.degrees)
+    lo, hi = _ordered(t, "degrees", t.degrees)
     translate = None if t.translate is None else tuple(float(v) for v in t.translate)
     if translate is not None and not all(0.0 <= v <= 1.0 for v in translate):
         raise _bad(t, "translate", t.translate, "fractions in [0, 1]")
     shear = None if t.shear is None else [float(s) for s in t.shear]
+    if shear is not None:
+        _ordered(t, "shear", shear[:2])
+        if len(shear) == 4:
+            _ordered(t, "shear", shear[2:])
     center = t.center
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
@@ -365,15 +450,16 @@ def _blur(t: Any, cls: str) -> Sampler:
     return Sampler(cls, 1, draw)
 
 
-def match_augment(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
-    """A sampler for the uint8 augmentation ``t`` on ``h x w`` crops, ``(None, why not)`` when it has
-    none, ``(None, "")`` when ``t`` is not an augmentation at all.
+def match_augment(t: Any, h: int, w: int, pil: bool = False) -> tuple[Sampler | None, str]:
+    """A sampler for the uint8 augmentation ``t`` on ``h x w`` crops (``pil``: the image is still a PIL image
+    there, as in a v1 pipeline before ``ToTensor``), ``(None, why not)`` when it has none, ``(None, "")`` when
+    ``t`` is not an augmentation at all (or runs code of its own: :func:`._classes.behaves_as`).
 
     Raises:
-        ValueError: an argument torchvision would fail on or misuse (naming the transform and argument).
+        ValueError: an argument torchvision refuses or misuses (naming the transform and argument).
     """
-    typ, cls = type(t), type(t).__name__
-    if isinstance(t, _AUTO) and typ.__module__.startswith("torchvision.transforms"):
+    typ, cls = behaves_as(t), type(t).__name__
+    if typ in _AUTO:
         return _auto_sampler(t, h, w)
     if typ in (T1.AugMix, v2.AugMix):
         return _augmix(t, cls, h, w)
@@ -385,40 +471,76 @@ def match_augment(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         return _affine(t, cls)
     if typ in (T1.GaussianBlur, v2.GaussianBlur):
         return _blur(t, cls), ""
-    simple = {
-        (T1.RandomGrayscale, v2.RandomGrayscale): "grayscale", (T1.RandomAutocontrast, v2.RandomAutocontrast): "autocontrast",
-        (T1.RandomEqualize, v2.RandomEqualize): "equalize", (T1.RandomInvert, v2.RandomInvert): "invert",
-    }
-    for types, op in simple.items():
-        if typ in types:
-            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, op))), ""
-    if typ in (T1.RandomPosterize, v2.RandomPosterize):
-        if not isinstance(t.bits, int) or not 0 <= t.bits <= 8:
-            raise _bad(t, "bits", t.bits, "an int in [0, 8]")
-        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "posterize", (float(t.bits),)))), ""
-    if typ in (T1.RandomSolarize, v2.RandomSolarize):
-        if not float(t.threshold) <= 255.0:
-            raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
-        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "solarize", (float(t.threshold),)))), ""
-    if typ in (T1.RandomAdjustSharpness, v2.RandomAdjustSharpness):
-        if not float(t.sharpness_factor) >= 0.0:
-            raise _bad(t, "sharpness_factor", t.sharpness_factor, "a non-negative number")
-        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "sharpness", (float(t.sharpness_factor),)))), ""
     if typ in (T1.RandomApply, v2.RandomApply):
-        return _random_apply(t, cls, h, w)
-    return None, ""
+        return _random_apply(t, cls, h, w, pil)
+    if typ not in _SIMPLE:
+        return None, ""
+    p = draw_probability(t)
+    if p == 0.0:  # never applied: torchvision never reads its other arguments
+        return Sampler(cls, 0, _nothing), ""
+    op, why = _SIMPLE[typ](t, _is_v1(t), pil)
+    if op is None:
+        return None, why
+    return Sampler(cls, 1, _maybe(p, _fixed(cls, *op))), ""
 
 
-def _random_apply(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
+def _posterize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple], str]:
+    bits = t.bits
+    if v1 and not pil and isinstance(bits, float) and bits.is_integer():  # v1's tensor kernel takes 4.0
+        bits = int(bits)
+    if _int(bits) is None or not 0 <= _int(bits) <= 8:  # torchvision's posterize refuses it when applied
+        raise _bad(t, "bits", t.bits, "an int in [0, 8]")
+    return ("posterize", (float(_int(bits)),)), ""
+
+
+def _solarize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple], str]:
+    """``v >= threshold`` inverted; on a PIL image (v1) Pillow's rule ``not v < threshold``: a threshold above
+    255 leaves it as it is, NaN inverts all; on a tensor above 255 torchvision refuses, NaN leaves it."""
+    thr = t.threshold
+    if not isinstance(thr, numbers.Real):
+        raise _bad(t, "threshold", thr, "a number")
+    thr = float(thr)
+    if math.isnan(thr):
+        return (("invert", ()) if v1 and pil else ("identity", ())), ""
+    if thr > 255.0:
+        if not (v1 and pil):
+            raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
+        return ("identity", ()), ""
+    return (("invert", ()) if thr <= 0.0 else ("solarize", (thr,))), ""
+
+
+def _sharpness(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple] | None, str]:
+    factor = t.sharpness_factor
+    if not isinstance(factor, numbers.Real) or math.isnan(factor) or math.isinf(factor):
+        raise _bad(t, "sharpness_factor", factor, "a finite number")
+    if factor < 0:
+        if not (v1 and pil):  # torchvision's tensor kernel refuses it
+            raise _bad(t, "sharpness_factor", factor, "a non-negative number")
+        return None, "RandomAdjustSharpness with a negative factor of a PIL image (the fused sharpness takes factors >= 0)"
+    return ("sharpness", (float(factor),)), ""
+
+
+_SIMPLE: dict[type, Callable[[Any, bool, bool], tuple[tuple[str, tuple] | None, str]]] = {
+    **{typ: (lambda t, v1, pil, op=op: ((op, ()), "")) for types, op in [
+        ((T1.RandomGrayscale, v2.RandomGrayscale), "grayscale"), ((T1.RandomAutocontrast, v2.RandomAutocontrast), "autocontrast"),
+        ((T1.RandomEqualize, v2.RandomEqualize), "equalize"), ((T1.RandomInvert, v2.RandomInvert), "invert")] for typ in types},
+    T1.RandomPosterize: _posterize, v2.RandomPosterize: _posterize,
+    T1.RandomSolarize: _solarize, v2.RandomSolarize: _solarize,
+    T1.RandomAdjustSharpness: _sharpness, v2.RandomAdjustSharpness: _sharpness,
+}
+
+
+def _random_apply(t: Any, cls: str, h: int, w: int, pil: bool) -> tuple[Sampler | None, str]:
     subs = list(t.transforms)
-    if not subs:
+    if not subs and not _is_v1(t):  # v2's constructor refuses it; v1's runs nothing
         raise _bad(t, "transforms", subs, "a non-empty list of transforms")
-    p = _check_p(t, t.p)
+    p = apply_probability(t)
     inner = []
     for sub in subs:
-        s, why = match_augment(sub, h, w)
+        s, why = match_augment(sub, h, w, pil)
         if s is None:
-            return None, f"RandomApply of {type(sub).__name__}: {why or 'not a fusable augmentation'}"
+            why = why or runs_as_written(sub) or "not a fusable augmentation"
+            return None, f"RandomApply of {type(sub).__name__}: {why}"
         inner.append(s)
 
     def ops(rng: Rng, hh: int, ww: int) -> list[AugmentOp]:
@@ -436,7 +558,7 @@ def match_erasing(t: Any, channels: int) -> tuple[Sampler | None, str]:
         ValueError: ``p``, ``scale``, ``ratio`` or ``value`` invalid (naming the transform and argument).
     """
     cls = type(t).__name__
-    p = _check_p(t, t.p)
+    p = draw_probability(t)
     s0, s1 = (float(s) for s in t.scale)
     if not 0.0 <= s0 <= s1 <= 1.0:
         raise _bad(t, "scale", t.scale, "0 <= min <= max <= 1")
