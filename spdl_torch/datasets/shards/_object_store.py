@@ -176,7 +176,7 @@ _HINTS = {
                           "the AWS profile, storage_options)",
     "SignatureDoesNotMatch": "the request's signature does not match: check the secret key (AWS_SECRET_ACCESS_KEY, "
                              "the AWS profile, storage_options)",
-    "ExpiredToken": "the session token has expired: renew the credentials",
+    "ExpiredToken": "the temporary credentials have expired: renew them",
     "SlowDown": "the store asks to slow down (throttling)",
     "PermanentRedirect": "the bucket is in another region: set AWS_REGION or storage_options={'region': ...}",
     "AuthorizationHeaderMalformed": "the request was signed for another region than the bucket's: set AWS_REGION "

@@ -1,5 +1,5 @@
 """Shards in object storage (``s3://``) read and written through obstore against a real S3-protocol server: moto
-in a subprocess (one per session, signatures checked), faults from a proxy in front of it. The reference is the
+in a subprocess (one per test run, signatures checked), faults from a proxy in front of it. The reference is the
 same shards read from local disk and Python's ``tarfile``; shards are put in the bucket with boto3 (not the code
 under test) unless ``write_shards`` is what is tested."""
 
