@@ -21,11 +21,14 @@ NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
 # the fused forms are compared with (tests/transforms/test_timm*.py; spdl_torch never imports it).
 TIMM_PKG    := timm==1.0.31
-# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
+# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml); obstore: shards in
+# object storage (the "cloud" extra). Test-only: moto's S3 server (tests/_utils/s3_server.py), boto3 pinned
+# where aiobotocore (s3fs, in BENCH_PKGS) accepts its botocore.
+OBJECT_PKGS := obstore==0.12.1 'moto[server]==5.2.5' boto3==1.43.117 botocore==1.43.117
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
 DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
+               $(OBJECT_PKGS) $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
@@ -251,11 +254,11 @@ soak: build
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
 #   make bench-augment-kernels        - the augmentation kernels alone, microseconds per image
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for
-# the video/audio benchmarks; timm for its recipes)
+# the video/audio benchmarks; timm for its recipes; s3fs and s3torchconnector for bench_object_store.py)
 # go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
 # numpy stay as they are (pip gets them as constraints).
 BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av \
-               soundfile==0.13.1 soxr==1.0.0 timm==1.0.31
+               soundfile==0.13.1 soxr==1.0.0 timm==1.0.31 s3fs==2026.9.0 s3torchconnector==1.5.0
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 
@@ -277,6 +280,8 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
 	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
+	$(PY) -m benchmarks.bench_object_store --reps 5
+	$(PY) -m benchmarks.bench_shards --root $(DATA_DIR)/train --reps 5 --epochs 3 --modes shards,http,s3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels

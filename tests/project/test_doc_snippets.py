@@ -21,15 +21,18 @@ import _inputs  # noqa: E402  (examples/_inputs.py)
 # (page, block) -> the example holding it, where it is not the page's own (quickstart.py, docs_<page>.py).
 HOME = {
     ("shards.md", 1): "docs_shards_media.py",
+    ("shards.md", 2): "docs_shards_s3.py",
     ("deploy.md", 1): "docs_deploy_export.py",
 }
 # (page, block) -> lines the example leaves out: they name a host the snippet only illustrates.
 DROP = {
     ("shards.md", 0): ("https://host/",),
+    ("shards.md", 2): ("{000000..000999}",),  # a thousand shards: the tiny inputs make one
 }
 # example -> why the fast tier does not run it (None: it runs), or what it needs.
 NEEDS_FFMPEG = {"docs_video.py", "docs_audio.py", "docs_shards_media.py"}
-SLOW = {"docs_deploy_export.py": "torch.export + AOTInductor: about a minute of g++"}
+SLOW = {"docs_deploy_export.py": "torch.export + AOTInductor: about a minute of g++",
+        "docs_shards_s3.py": "starts a local S3 server (moto, ~3 s)"}
 
 
 def _blocks():

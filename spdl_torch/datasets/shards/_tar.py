@@ -357,8 +357,12 @@ def local_opener(path: str) -> Callable[[], tuple[BinaryIO, bool]]:
     return open_
 
 
+URL_SCHEMES = ("http://", "https://", "s3://", "gs://", "az://", "abfs://", "abfss://")
+
+
 def is_url(source: Any) -> bool:
-    return isinstance(source, str) and source.startswith(("http://", "https://"))
+    """Whether ``source`` is an ``http(s)://`` or object (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``) URL."""
+    return isinstance(source, str) and source.startswith(URL_SCHEMES)
 
 
 def source_name(source: str | os.PathLike) -> str:
