@@ -229,6 +229,7 @@ def fidelity(root: str, images: int = 64) -> dict:
     out["own_eval"] = float((got - ref).abs().mean())
     for name in PRESETS:
         tf = preset(name)
+        policy = tf.transforms.transforms[2]  # the preset's TrivialAugmentWide / RandAugment / AutoAugment
         tv = torchvision.datasets.ImageFolder(train, transform=tf)
         sub = torch.utils.data.Subset(tv, [i for i, (p, _) in enumerate(tv.samples) if p in keep])
         loader = spdl_torch.DataLoader(sub, batch_size=32, generator=torch.Generator().manual_seed(0))
@@ -252,6 +253,9 @@ def fidelity(root: str, images: int = 64) -> dict:
             for op in plan.sample_augmentation(seed):
                 if op.op == "erase":
                     erase = op.args
+                elif op.name is not None and name.endswith("_v2"):  # v2's magnitudes (Solarize on 0..1) and rules
+                    x = policy._apply_image_or_video_transform(x, op.name, float(op.magnitude or 0.0),
+                                                               T.InterpolationMode.BILINEAR, policy._fill)
                 elif op.name is not None:
                     x = AA._apply_op(x, op.name, float(op.magnitude or 0.0), T.InterpolationMode.BILINEAR, None)
             x = F.normalize(F.convert_image_dtype(F.pil_to_tensor(x), torch.float), MEAN, STD)

@@ -15,7 +15,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.datasets import HFImageDataset
 
-from ..images import write_folder
+from .._utils.images import write_folder
 
 datasets = pytest.importorskip("datasets")
 

@@ -21,7 +21,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.transforms import analyse
 
-from ..images import write_folder
+from .._utils.images import write_folder
 
 CLASSES = ("ant", "bee", "cat")
 PER_CLASS = 6
