@@ -87,6 +87,16 @@ def _source_reason(ds: Any) -> str | None:
     return ""
 
 
+def _held(leaf: Any) -> tuple[Any, ...]:
+    """What a conversion of ``leaf`` reads (its samples, transform, target_transform, loader): an answer is made
+    again when one of them was replaced (compared by identity, :func:`_same`)."""
+    return tuple(getattr(leaf, a, None) for a in _TV_ATTRS)
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return all(x is y for x, y in zip(a, b))
+
+
 class SourceView(FusedBatchMixin, Dataset):
     """The native loading of a user's dataset: sample ``i``'s ``(source, target)`` from the user's object, its
     transform's fusable prefix in one ``decode_images`` call per batch (see :mod:`spdl_torch.transforms`), the
@@ -173,7 +183,7 @@ class Converter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._views: dict[int, tuple[weakref.ref, SourceView | None, str]] = {}
+        self._views: dict[int, tuple[weakref.ref, SourceView | None, str, tuple]] = {}
         self._analyses: dict[int, tuple[Any, Any]] = {}  # id(transform) -> (transform, Analysis)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -183,9 +193,10 @@ class Converter:
         self.__init__()
 
     def view(self, leaf: Any) -> SourceView | None:
-        """The native view of ``leaf``, or ``None`` (not convertible: :meth:`reason` says why)."""
+        """The native view of ``leaf``, or ``None`` (not convertible: :meth:`reason` says why). Made again when
+        the leaf no longer holds what the answer was made from."""
         entry = self._views.get(id(leaf))
-        if entry is not None and entry[0]() is leaf and (entry[1] is None or entry[1].fresh()):
+        if entry is not None and entry[0]() is leaf and _same(entry[3], _held(leaf)):
             return entry[1]
         view, reason = self._convert(leaf)
         try:
@@ -193,7 +204,7 @@ class Converter:
         except TypeError:  # an object without weak references: not cached
             return view
         with self._lock:
-            self._views[id(leaf)] = (ref, view, reason)
+            self._views[id(leaf)] = (ref, view, reason, _held(leaf))
         return view
 
     def reason(self, leaf: Any) -> str:
