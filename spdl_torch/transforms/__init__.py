@@ -101,7 +101,13 @@ Input of a pipeline (:func:`input_kind`): a pipeline that starts with a classic 
 tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
 (antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
 the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
-ImageFolder runs unchanged on ours.
+ImageFolder runs unchanged on ours. ``analyse(transform, input="pil")`` / ``fuse(transform, input="pil")``
+analyse a pipeline as given a PIL image whatever its classes (what torchvision's ``ImageFolder`` gives a v2
+pipeline, whose transforms then run Pillow's kernels): Pillow's rules apply where the fuser knows them (a
+nearest resize, ``RandomSolarize`` / ``RandomAdjustSharpness`` arguments, ``Grayscale``), v2's conversions of
+a PIL image are no-ops until ``PILToTensor`` / ``ToImage``, and a remainder that starts on the PIL image gets
+PIL images. A plain wrapper object whose ``__call__`` is ``return self.<name>(image)`` (torchvision's
+reference ``ClassificationPresetTrain`` / ``Eval``) is read as the pipeline it holds.
 
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
 it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
