@@ -32,7 +32,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
-from ._renamed import renamed_kwargs
 
 __all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD"]
 
@@ -81,14 +80,12 @@ class BatchDecode(nn.Module):
     """N encoded images -> ``Tensor[N, 3, height, width]`` float32 in one ``decode_images`` call (decode,
     resize, normalize fused in native threads). ``geometry="resize"`` resizes the whole image (as
     :class:`DecodeResize`; JPEGs may be decoded at a reduced DCT scale first, so values differ slightly from
-    it); ``geometry="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``. ``mode=`` is the
-    deprecated name of ``geometry`` (a ``DeprecationWarning``).
+    it); ``geometry="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``.
 
     ``forward(data)`` takes a list of 1-D uint8 CPU tensors. The output shape is fixed by the arguments, so
     ``torch.compile(fullgraph=True)`` compiles it without graph breaks. TorchScript-scriptable.
     """
 
-    @renamed_kwargs(mode="geometry")
     def __init__(
         self,
         height: int = 224,

@@ -7,6 +7,5 @@ that the Python API (``spdl_torch.io``) raises for the same failure.
 """
 
 from ._errors import DecodeError, InternalError, from_op_error
-from ._renamed import SpdlTorchDeprecationWarning
 
-__all__ = ["DecodeError", "InternalError", "SpdlTorchDeprecationWarning", "from_op_error"]
+__all__ = ["DecodeError", "InternalError", "from_op_error"]

@@ -15,9 +15,6 @@ TORCH_LIBRARY(spdl_torch, m) {
       "float vflip_prob=0.0, int max_size=0, int[] padding=[], bool pad_if_needed=False, str color=\"rgb\", "
       "int num_output_channels=3, Tensor? augment=None, Tensor? erase=None) -> (Tensor, Tensor)");
   m.def(
-      "random_resized_crop_params(int seed, int height, int width, *, float[] scale=[0.08, 1.0], "
-      "float[] ratio=[0.75, 1.3333333333333333], float hflip_prob=0.0) -> int[]");
-  m.def(
       "sample_geometry(int seed, int height, int width, *, int out_height, int out_width, str geometry=\"train\", "
       "int resize_shorter=0, int max_size=0, float[] scale=[0.08, 1.0], float[] ratio=[0.75, 1.3333333333333333], "
       "int[] padding=[], bool pad_if_needed=False, float hflip_prob=0.0, float vflip_prob=0.0) -> int[]");

@@ -12,7 +12,6 @@ import torch
 from torch.utils.data import Dataset
 
 from .._errors import name_sample
-from .._renamed import renamed_kwargs
 from ..errors import DecodeError
 from ._collate import register_fused_batch
 from ._fused import FusedBatchMixin, _short_repr
@@ -83,11 +82,10 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         sampling: ``"random"`` (clip starts drawn from the sample's seed; the default when the transform
             is random) or ``"uniform"`` (evenly spaced: the default otherwise).
         frame_interval: > 0: clips by time, frames this many seconds apart (``stride`` unused).
-        dimension_order: ``"NTCHW"`` or ``"NCTHW"`` (``layout=`` is its deprecated name).
+        dimension_order: ``"NTCHW"`` or ``"NCTHW"``.
         seed: base seed of the per-sample random streams (``None``: the loader's base seed in a
             ``spdl_torch.DataLoader``, else drawn once); sample i's seed is ``sample_seeds(seed, epoch, [i])``.
-        seek_mode, num_ffmpeg_threads, max_pixels, max_frames: as :func:`spdl_torch.io.decode_video_clips`
-            (``threads=`` is the deprecated name of ``num_ffmpeg_threads``).
+        seek_mode, num_ffmpeg_threads, max_pixels, max_frames: as :func:`spdl_torch.io.decode_video_clips`.
         max_bytes: read no file larger than this (``OSError``, errno ``EFBIG``); ``None``: no limit.
         warn_unfused: warn (``UserWarning``) when the transform is not fully fused.
 
@@ -96,7 +94,6 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         spdl_torch.DecodeError (when fetching): a video that cannot be decoded, named by its path.
     """
 
-    @renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
     def __init__(
         self,
         paths: Sequence[str | os.PathLike],

@@ -3,7 +3,7 @@
 from ._audio import (MAX_AUDIO_SAMPLES, AudioBatch, AudioMetadata, AudioSamples, audio_metadata, decode_audio,
                      decode_audio_batch)
 from . import _cuda_batch  # noqa: F401  (the fake kernel of decode_images_cuda)
-from ._batch import decode_images, get_num_threads, random_resized_crop_params, set_num_threads
+from ._batch import decode_images, get_num_threads, set_num_threads
 from ._file import read_file
 from ._geometry import SampleGeometry, sample_geometry
 from ._image import MAX_IMAGE_PIXELS, ImageReadMode, decode_image
@@ -32,7 +32,6 @@ __all__ = [
     "decode_images",
     "get_batch_memory_capacity",
     "get_num_threads",
-    "random_resized_crop_params",
     "read_file",
     "reset_batch_memory_peak",
     "sample_geometry",

@@ -19,7 +19,6 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._renamed import deprecated, renamed_kwargs
 from ._audio_args import (MAX_AUDIO_SAMPLES, _check_common, _seconds, _seeds, check_batch_args,  # noqa: F401
                           default_max_samples, window_samples)
 from ._results import shapes_repr
@@ -161,7 +160,6 @@ class AudioSamples(NamedTuple):
         return shapes_repr(self, self._fields)
 
 
-@renamed_kwargs(start="start_seconds", stop="stop_seconds")
 def decode_audio(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
     *,
@@ -200,7 +198,7 @@ def decode_audio(
         sample_rate: output rate in Hz; ``None``: the stream's.
         num_channels: output channels (1 to 64); ``None``: the stream's.
         start_seconds, stop_seconds: the window in seconds (``stop_seconds=None``: to the end; torchcodec's
-            names; ``start=`` / ``stop=`` are their deprecated names).
+            names).
         dtype: ``torch.float32`` (values nominally in [-1, 1]: s16 / 32768, s32 / 2**31; lossy decoders and
             mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
@@ -256,7 +254,7 @@ class AudioBatch(NamedTuple):
 
     Attributes:
         data: Tensor[B, C, N] (float32 or int16): sample i's audio in ``data[i, :, :lengths[i]]``, zero padding
-            after it (``samples`` is its deprecated name).
+            after it.
         lengths: int64 Tensor[B]: the real samples of each slot (0 for a failed sample, ``strict=False``).
         offsets: int64 Tensor[B]: the index, in the whole decode of its file at the output rate, of each
             slot's first sample (the window's start; 0 for whole files).
@@ -269,12 +267,6 @@ class AudioBatch(NamedTuple):
     offsets: torch.Tensor
     ok: torch.Tensor
     sample_rate: int
-
-    @property
-    def samples(self) -> torch.Tensor:
-        """Deprecated (``DeprecationWarning``) name of ``data``."""
-        deprecated("AudioBatch.samples is deprecated, use AudioBatch.data (the same tensor)", stacklevel=3)
-        return self.data
 
     def __repr__(self) -> str:
         return shapes_repr(self, self._fields)

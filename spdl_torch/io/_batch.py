@@ -12,12 +12,10 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._renamed import deprecated, renamed_kwargs, warn_renamed
-from ._geometry import sample_geometry
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 from ._results import ImageBatch
 
-__all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
+__all__ = ["decode_images", "get_num_threads", "set_num_threads"]
 
 _DTYPES = (torch.uint8, torch.float32, torch.bfloat16)
 # Row widths of augment programs and erase rows (csrc/core/augment/ops.h; transforms/_augment_codes.py holds
@@ -115,7 +113,6 @@ def _int_size(name: str, value) -> int:
         raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
 
 
-@renamed_kwargs(mode="geometry")
 def decode_images(
     srcs: Sequence[torch.Tensor | bytes | str | os.PathLike],
     *,
@@ -147,7 +144,6 @@ def decode_images(
     device: str | torch.device | None = None,
     augment: torch.Tensor | None = None,
     erase: torch.Tensor | None = None,
-    channels_last: bool | None = None,
 ) -> ImageBatch:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
@@ -255,9 +251,6 @@ def decode_images(
             formats and CMYK JPEGs are a ``DecodeError`` for that sample); ``pin_memory``, ``dct_min_ratio``
             and ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
             (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see docs/cuda.md).
-        channels_last: deprecated (``DeprecationWarning``): ``True`` returns the NCHW batch in
-            ``torch.channels_last`` memory format; use ``dimension_order="NHWC"``.
-        mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
 
     Defaults that differ from torchvision: none of the geometry's (the transforms' own defaults);
     ``apply_exif_orientation=True`` applies the EXIF orientation, as Pillow-based loading
@@ -290,17 +283,10 @@ def decode_images(
         RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
             variant of spdl_torch or without nvJPEG (the message says which).
     """
-    if channels_last is not None:
-        warn_renamed("decode_images", "channels_last", "dimension_order",
-                     note="'NHWC' (the batch is then [N, H, W, C]; .permute(0, 3, 1, 2) is the channels_last batch)",
-                     stacklevel=5)
-        if dimension_order != "NCHW":
-            raise TypeError("decode_images: got both dimension_order= and its deprecated form channels_last=; "
-                            "pass dimension_order= only")
     if dimension_order not in ("NCHW", "NHWC"):
         raise ValueError(f"decode_images: expected dimension_order 'NCHW' or 'NHWC', got {dimension_order=}")
     nhwc = dimension_order == "NHWC"
-    channels_last = bool(channels_last) or nhwc
+    channels_last = nhwc
     if geometry is None:
         geometry = "eval"
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
@@ -388,25 +374,6 @@ def decode_images(
         raise name_sample(translate(e, None), paths) from None
     return ImageBatch(batch.permute(0, 2, 3, 1) if nhwc else batch, ok)
 
-
-def random_resized_crop_params(
-    seed: int,
-    height: int,
-    width: int,
-    *,
-    scale: Sequence[float] = (0.08, 1.0),
-    ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
-    hflip_prob: float = 0.0,
-) -> tuple[int, int, int, int, bool]:
-    """Deprecated alias of :func:`~spdl_torch.io.sample_geometry` with ``geometry="train"`` (a
-    ``DeprecationWarning``): the ``(top, left, crop_height, crop_width, hflip)`` of its result, the box and
-    flip ``decode_images(geometry="train")`` draws for a sample with this seed whose (EXIF-oriented) image is
-    ``height x width`` pixels."""
-    deprecated("random_resized_crop_params is deprecated, use spdl_torch.io.sample_geometry(seed, height, width, "
-               "out_size=..., geometry='train', ...) (a SampleGeometry, with vflip too)")
-    g = sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", scale=scale, ratio=ratio,
-                        hflip_prob=hflip_prob)
-    return g.top, g.left, g.height, g.width, g.hflip
 
 
 def set_num_threads(n: int) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 import torch
 
 from .._errors import translate
-from .._renamed import deprecated, renamed_kwargs
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 from ._integers import as_integer, is_bool
 from ._results import shapes_repr
@@ -179,14 +178,12 @@ def _video_metadata_fake(data, *, stream=-1, count_frames=False):
     return (data.new_empty((9,), dtype=torch.int64), data.new_empty((3,), dtype=torch.float64), keys, "", "", "")
 
 
-@renamed_kwargs(stream="stream_index")
 def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = False) -> VideoMetadata:
     """The metadata of ``src``'s video stream, without decoding frames.
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
-        stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name;
-            ``stream=`` is its deprecated name).
+        stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name).
         count_frames: count the frames from the packets even when the header has a count (reads the whole
             file, decodes nothing, except for streams whose packets carry no usable timestamps; the count
             :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``).
@@ -244,18 +241,10 @@ class VideoFrames:
     pts_seconds: torch.Tensor
     ok: torch.Tensor
 
-    @property
-    def corrupt(self) -> torch.Tensor:
-        """Deprecated (``DeprecationWarning``): ``~ok``."""
-        deprecated("VideoFrames.corrupt is deprecated, use VideoFrames.ok (the opposite polarity: corrupt == ~ok)",
-                   stacklevel=3)
-        return ~self.ok
-
     def __repr__(self) -> str:
         return shapes_repr(self, ("data", "pts_seconds", "ok"))
 
 
-@renamed_kwargs(timestamps="seconds", stream="stream_index", threads="num_ffmpeg_threads")
 def decode_video_frames(
     src,
     *,
@@ -295,8 +284,6 @@ def decode_video_frames(
         num_ffmpeg_threads: FFmpeg decoder threads (default 1, as torchcodec's; 0: FFmpeg picks).
         strict: raise on corrupt packets or frames (True), or mark them False in ``ok`` (False; a frame the
             decoder cannot produce is zero-filled, never replaced by a neighbour).
-        timestamps, stream, threads: deprecated names of ``seconds``, ``stream_index``,
-            ``num_ffmpeg_threads`` (a ``DeprecationWarning``).
         apply_rotation: rotate frames as the stream's display matrix says (as the ffmpeg CLI's autorotate).
         skip_nonref: let the decoder skip non-reference frames that are not wanted.
         max_pixels: per-frame pixel limit, checked from the header before any memory is allocated

@@ -9,7 +9,6 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample
-from .._renamed import deprecated, renamed_kwargs
 from ..errors import DecodeError
 from ._image import MAX_IMAGE_PIXELS, default_max_pixels
 from ._results import VideoClips
@@ -39,7 +38,6 @@ def _decode_video_clips_fake(data, *, clip_len, clips_per_video=1, stride=1, fra
             torch.empty((b, clips_per_video, clip_len), dtype=torch.int64, device=dev))
 
 
-@renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
 def decode_video_clips(
     srcs: Sequence,
     *,
@@ -70,7 +68,6 @@ def decode_video_clips(
     max_pixels: int | None = None,
     max_frames: int | None = None,
     max_output_bytes: int | None = None,
-    return_indices: bool | None = None,
 ) -> VideoClips:
     """Decodes ``clips_per_video`` clips of ``clip_len`` frames from each of B videos into one batch, in one
     native call without the GIL (the videos spread over the shared native pool, largest frames x pixels
@@ -111,9 +108,6 @@ def decode_video_clips(
         max_output_bytes: the most bytes of the batch, B x N x T x 3 x H x W x the element size, checked
             before anything is read or allocated (``None``: :data:`spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`,
             16 GiB; <= 0: none).
-        return_indices: deprecated, without effect (``DeprecationWarning``): the result always carries
-            ``indices``.
-        layout, threads: deprecated names of ``dimension_order``, ``num_ffmpeg_threads``.
 
     Returns:
         :class:`VideoClips` ``(data, ok, indices)`` whatever ``strict`` is: ``data`` Tensor[B, N, T, 3, H, W]
@@ -129,9 +123,6 @@ def decode_video_clips(
         ValueError: invalid arguments (sizes, modes, missing seeds, more than ``max_frames`` frames per video,
             a batch over ``max_output_bytes``).
     """
-    if return_indices is not None:
-        deprecated("decode_video_clips: return_indices= is deprecated and has no effect: the result is always a "
-                   "VideoClips(data, ok, indices)", stacklevel=4)
     layout, threads = dimension_order, num_ffmpeg_threads
     if layout not in ("NTCHW", "NCTHW"):
         raise ValueError(f"decode_video_clips: expected dimension_order 'NTCHW' or 'NCTHW', got {dimension_order=}")

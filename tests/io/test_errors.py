@@ -5,7 +5,6 @@ InternalError, and the ``mode=`` -> ``geometry=`` rename of decode_images."""
 import errno
 import io
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -175,23 +174,16 @@ def test_internal_error():
     assert spdl_torch.errors.InternalError is InternalError and InternalError.__module__ == "spdl_torch.errors"
 
 
-# --- geometry= (mode= deprecated) -----------------------------------------------------------------------
+# --- geometry= -----------------------------------------------------------------------
 
 
-def test_geometry_keyword_and_deprecated_mode():
+def test_geometry_keyword():
     data = [_jpeg(40, 50, seed=s) for s in range(3)]
     seeds = torch.tensor([1, 2, 3])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new keyword warns nothing
-        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
-    with pytest.warns(DeprecationWarning, match="mode= is deprecated, use geometry="):
-        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds).data
-    assert torch.equal(new, old)
+    new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
     assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize").data)
     assert torch.equal(decode_images(data, height=16, width=12).data, decode_images(data, height=16, width=12,
                                                                              geometry="eval").data)
-    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
-        decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
     with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
         decode_images(data, height=16, width=12, geometry="bad")
 

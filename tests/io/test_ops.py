@@ -120,16 +120,6 @@ def test_geometry_option_errors(kwargs, match):
         spdl_torch.io.decode_images(data, height=8, width=8, seeds=[1], **kwargs)
 
 
-def test_sample_geometry_errors_and_train_equivalence():
+def test_sample_geometry_errors():
     with pytest.raises(ValueError, match="RandomCrop: the crop 50x50 is larger than the image"):
         spdl_torch.io.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")
-    # geometry="train" draws what the random_resized_crop_params op draws (the same generator, the same order),
-    # and the deprecated Python alias returns those draws
-    for s in range(20):
-        g = spdl_torch.io.sample_geometry(s, 80, 60, out_size=(8, 8), hflip_prob=0.5)
-        op = torch.ops.spdl_torch.random_resized_crop_params(s, 80, 60, scale=[0.08, 1.0], ratio=[0.75, 4 / 3],
-                                                             hflip_prob=0.5)
-        assert tuple(g)[:5] == (*op[:4], bool(op[4]))
-        with pytest.warns(DeprecationWarning, match="random_resized_crop_params is deprecated, use "
-                                                    "spdl_torch.io.sample_geometry"):
-            assert spdl_torch.io.random_resized_crop_params(s, 80, 60, hflip_prob=0.5) == tuple(g)[:5]

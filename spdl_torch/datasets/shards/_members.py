@@ -20,7 +20,6 @@ from typing import Any
 
 import torch
 
-from ..._renamed import renamed_kwargs
 from ..._seeds import sample_seeds
 from ...errors import DecodeError
 from .._collate import register_fused_batch
@@ -330,11 +329,9 @@ class VideoClipBatchDecoder(BatchDecoder):
 
     Args:
         clip_len, stride, clips_per_video, transform, sampling, frame_interval, dimension_order, seek_mode,
-        num_ffmpeg_threads, max_pixels, max_frames, warn_unfused: as :class:`spdl_torch.datasets.VideoClipDataset`
-        (``layout=``, ``threads=``: deprecated names).
+        num_ffmpeg_threads, max_pixels, max_frames, warn_unfused: as :class:`spdl_torch.datasets.VideoClipDataset`.
     """
 
-    @renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
     def __init__(self, clip_len: int = 16, stride: int = 1, clips_per_video: int = 1,
                  transform: Callable | None = None, *, sampling: str | None = None, frame_interval: float = 0.0,
                  dimension_order: str = "NTCHW", seek_mode: str = "exact", num_ffmpeg_threads: int = 1,
