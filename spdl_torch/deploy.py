@@ -18,8 +18,8 @@ Two shapes of op:
 
 Errors: the modules raise what the ops raise, a ``RuntimeError`` whose message starts with a tag,
 ``[<Kind>( <key>=<value>)*] <reason>`` (``[DecodeError sample=2] JPEG: ...``, ``[DecodeError] PNG: ...``);
-:func:`spdl_torch.errors.from_op_error` converts one into the :class:`~spdl_torch.DecodeError` (with
-``sample_index``), ``OSError`` or :class:`~spdl_torch.errors.InternalError` that ``spdl_torch.io`` raises.
+:func:`from_op_error` converts one into the :class:`~spdl_torch.DecodeError` (with ``sample_index``), ``OSError``
+or ``RuntimeError`` (spdl_torch's ``InternalError``: a bug) that ``spdl_torch.io`` raises.
 Invalid arguments raise ``ValueError``.
 """
 
@@ -32,8 +32,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
+from ._errors import from_op_error
 
-__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD"]
+__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD",
+           "from_op_error"]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from typing import Any, BinaryIO
 
 from ... import _exit
-from ...errors import DecodeError
+from ..._errors import DecodeError
 from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
