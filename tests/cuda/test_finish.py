@@ -9,11 +9,12 @@ import torch
 from torchvision.transforms import v2
 
 from spdl_torch import cuda, transforms
-from spdl_torch.cuda._finish import run_plan
+from spdl_torch.dataloader._finish import DeviceFinish, pending_finish, run_plan, split_plan
 
 from .. import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -52,26 +53,26 @@ def _train(dtype=torch.float32, extra=()):
 def test_split_moves_the_fused_conversion_to_the_device():
     plan = transforms.fuse(_train())
     assert plan.op_kwargs["dtype"] == torch.float32 and plan.op_kwargs["mean"] == MEAN
-    host, finish = cuda.split_plan(plan)
+    host, finish = split_plan(plan)
     assert "dtype" not in host.op_kwargs and "mean" not in host.op_kwargs and "std" not in host.op_kwargs
     assert host.op_kwargs["height"] == 16 and host.random
-    assert finish == cuda.DeviceFinish(dtype=torch.float32, mean=MEAN, std=STD)
+    assert finish == DeviceFinish(dtype=torch.float32, mean=MEAN, std=STD)
     assert plan.op_kwargs["dtype"] == torch.float32  # the dataset's own plan is unchanged
 
 
 def test_split_keeps_per_sample_remainders_and_uint8_plans_on_the_host():
     per_sample = transforms.fuse(_train(extra=[v2.RandomPerspective(p=1.0)]))
     assert per_sample.per_sample is not None
-    assert cuda.split_plan(per_sample) == (per_sample, None)
+    assert split_plan(per_sample) == (per_sample, None)
     uint8 = transforms.fuse(v2.Compose([v2.Resize(20), v2.CenterCrop(16)]))
-    assert cuda.split_plan(uint8) == (uint8, None)
+    assert split_plan(uint8) == (uint8, None)
 
 
 def test_split_moves_a_batched_normalize():
     # ToDtype fused, the second Normalize runs once per batch: both move
     plan = transforms.fuse(_train(extra=[v2.Normalize((0.5,) * 3, (2.0,) * 3)]))
     assert plan.batched is not None and plan.per_sample is None
-    host, finish = cuda.split_plan(plan)
+    host, finish = split_plan(plan)
     assert host.batched is None and finish.batched is plan.batched
 
 
@@ -83,8 +84,8 @@ def test_host_plan_plus_finish_equals_torchvision_order(dtype):
              for i in range(3)]
     seeds = torch.tensor([11, 12, 13])
     plan = transforms.fuse(_train(dtype))
-    host, finish = cuda.split_plan(plan)
-    u8 = run_plan(host, datas, seeds, max_pixels=None)
+    host, finish = split_plan(plan)
+    u8 = run_plan(host, datas, seeds, base_seed=0, epoch=0, indices=[0, 1, 2], max_pixels=None)
     assert u8.dtype == torch.uint8
     out = finish(u8)
     ref = v2.Normalize(MEAN, STD)(v2.ToDtype(dtype, scale=True)(u8))
@@ -97,17 +98,18 @@ def test_host_plan_plus_finish_equals_torchvision_order(dtype):
 def test_run_plan_marks_the_batch_and_the_mark_dies_with_it():
     datas = [images.encode_tensor(images.upsampled_noise(32, 32, seed=3), "JPEG")] * 2
     plan = transforms.fuse(_train())
-    batch = run_plan(plan, datas, torch.tensor([1, 2]), max_pixels=None, device=torch.device("cuda"))
+    batch = run_plan(plan, datas, torch.tensor([1, 2]), base_seed=0, epoch=0, indices=[0, 1], max_pixels=None,
+                     device=torch.device("cuda"))
     assert batch.dtype == torch.uint8
-    finish = cuda.pending_finish(batch)
+    finish = pending_finish(batch)
     assert finish is not None and finish.dtype == torch.float32
-    assert cuda.pending_finish(batch.clone()) is None
-    from spdl_torch.cuda import _finish
+    assert pending_finish(batch.clone()) is None
+    from spdl_torch.dataloader import _finish
 
     key = id(batch)
     del batch
     gc.collect()
     assert key not in _finish._PENDING
     # without a device: the plan as it is, nothing marked
-    plain = run_plan(plan, datas, torch.tensor([1, 2]), max_pixels=None)
-    assert plain.dtype == torch.float32 and cuda.pending_finish(plain) is None
+    plain = run_plan(plan, datas, torch.tensor([1, 2]), base_seed=0, epoch=0, indices=[0, 1], max_pixels=None)
+    assert plain.dtype == torch.float32 and pending_finish(plain) is None

@@ -10,17 +10,19 @@ from torchvision.transforms import v2
 
 import spdl_torch
 from spdl_torch import cuda
+from spdl_torch._build_info import cuda_build, nvjpeg_build
 
 from .. import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 pytestmark = [
     pytest.mark.cuda,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (none on this machine)"),
 ]
-needs_kernels = pytest.mark.skipif(not cuda.cuda_build(), reason="spdl_torch's CPU variant: no CUDA kernels")
-needs_nvjpeg = pytest.mark.skipif(not cuda.nvjpeg_build(), reason="built without nvJPEG")
+needs_kernels = pytest.mark.skipif(not cuda_build(), reason="spdl_torch's CPU variant: no CUDA kernels")
+needs_nvjpeg = pytest.mark.skipif(not nvjpeg_build(), reason="built without nvJPEG")
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _jpegs(n, seed=0, size=(120, 160)):
@@ -111,7 +113,8 @@ def test_nvjpeg_normalised_output_and_bad_samples():
     with pytest.raises(spdl_torch.DecodeError, match="JPEG only") as e:
         spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda")
     assert e.value.sample_index == 1
-    batch, ok = spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda", strict=False)
+    result = spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda", strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [True, False] and int(batch[1].abs().sum()) == 0
 
 

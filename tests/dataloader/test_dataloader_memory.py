@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from spdl_torch.dataloader import DataLoader
+from spdl_torch import DataLoader
 
 from ..waiting import wait_until
 

@@ -12,13 +12,15 @@ from torchvision.transforms.v2 import functional as F
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
-from spdl_torch.transforms import analyse, fuse, sample_augmentation, sample_seeds
+from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._augment_program import native_augment
 
 from .. import images
 from .augment_reference import native  # noqa: F401 (fixture)
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 BILINEAR = v2.InterpolationMode.BILINEAR
 
 
@@ -122,7 +124,7 @@ def test_colour_and_geometry_augmentations_fuse(native):
     built = plan.augment.build(seeds)
     for k, seed in enumerate(seeds.tolist()):
         ops = plan.sample_augmentation(seed)
-        assert ops == sample_augmentation(plan, seed)
+        assert ops == plan.sample_augmentation(seed)
         rows = [op.row() for op in ops if op.op != "erase"]
         assert torch.equal(built["augment"][k, :len(rows)], torch.tensor(rows).view(-1, 8))
         assert not built["augment"][k, len(rows):].any()
@@ -136,7 +138,7 @@ def test_bad_arguments_fail_when_the_dataset_is_built(tmp_path):
 
 
 def test_erasing_keeps_the_normalisation_in_the_op(native):
-    from spdl_torch.cuda._finish import split_plan
+    from spdl_torch.dataloader._finish import split_plan
 
     plan = fuse(train_preset(v2, "tensor", "ta_wide"))
     assert split_plan(plan) == (plan, None)
@@ -307,9 +309,7 @@ def test_bad_augmix_arguments_fail_when_the_dataset_is_built(tmp_path, make, arg
 
 def test_video_clips_leave_augmentations_per_clip(native):
     # decode_video_clips takes no augment rows: the clip plan stops before the first augmentation
-    from spdl_torch.datasets.video import _clip_plan
-
     t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
-    assert fuse(t).augment is not None
-    plan = _clip_plan(t)
-    assert plan.augment is None and [type(x) for x in plan.per_sample.transforms] == [v2.ColorJitter, v2.ToDtype]
+    assert fuse(t).augment is not None and fuse(t).op == "decode_images"
+    plan = fuse(t, op="decode_video_clips")
+    assert plan.op == "decode_video_clips" and plan.augment is None and [type(x) for x in plan.per_sample.transforms] == [v2.ColorJitter, v2.ToDtype]

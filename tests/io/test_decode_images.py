@@ -18,6 +18,7 @@ from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_
 
 from .. import images
 from ..images import train_box
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -231,7 +232,8 @@ def test_lenient_returns_mask_and_zero_fills():
     good = decode_images(data, height=32, width=32).data
     data[1] = _truncated(data[1])
     data[3] = torch.frombuffer(bytearray(b"not an image at all"), dtype=torch.uint8)
-    batch, ok = decode_images(data, height=32, width=32, strict=False)
+    result = decode_images(data, height=32, width=32, strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [True, False, True, False, True]
     assert batch[1].eq(0).all() and batch[3].eq(0).all()
     assert torch.equal(batch[ok], good[ok])
@@ -271,7 +273,7 @@ def test_pin_memory_with_cuda():
 # --- dtypes, layout, normalization --------------------------------------------------------------------
 
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -302,7 +304,7 @@ def test_opcheck():
     cases = [
         dict(height=16, width=24, resize_shorter=20),
         dict(height=16, width=16, geometry="train", seeds=seeds, hflip_prob=0.5, dtype=torch.float32,
-             mean=MEAN, std=STD, channels_last=True),
+             mean=MEAN, std=STD, dimension_order="NHWC"),
         dict(height=8, width=8, geometry="resize", dtype=torch.bfloat16, strict=False),
     ]
     for kwargs in cases:

@@ -75,7 +75,7 @@ _GEOMETRY_CASES = [
          vflip_prob=0.5, hflip_prob=0.5),
     dict(height=16, width=16, geometry="eval", resize_shorter=20, max_size=24, color="gray", num_output_channels=1,
          dtype=torch.float32, mean=[0.5], std=[0.25]),
-    dict(height=12, width=30, geometry="resize", interpolation="nearest", color="gray_pil", channels_last=True),
+    dict(height=12, width=30, geometry="resize", interpolation="nearest", color="gray_pil", dimension_order="NHWC"),
     dict(height=14, width=14, geometry="train", interpolation="nearest_exact", vflip_prob=1.0, strict=False),
 ]
 
@@ -88,7 +88,9 @@ def test_opcheck_decode_images_geometry(kwargs):
         kwargs["seeds"] = torch.tensor([3, 4], dtype=torch.int64)
     torch.library.opcheck(torch.ops.spdl_torch.decode_images.default, (data,), kwargs)
     batch, _ = torch.ops.spdl_torch.decode_images(data, **kwargs)
-    assert batch.shape == (2, kwargs.get("num_output_channels", 3), kwargs["height"], kwargs["width"])
+    c, h, w = kwargs.get("num_output_channels", 3), kwargs["height"], kwargs["width"]
+    assert batch.shape == ((2, h, w, c) if kwargs.get("dimension_order") == "NHWC" else (2, c, h, w))
+    assert batch.is_contiguous()
 
 
 def test_default_geometry_options_change_nothing():
@@ -122,4 +124,4 @@ def test_geometry_option_errors(kwargs, match):
 
 def test_sample_geometry_errors():
     with pytest.raises(ValueError, match="RandomCrop: the crop 50x50 is larger than the image"):
-        spdl_torch.io.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")
+        spdl_torch.transforms._sample_geometry.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -50,7 +51,7 @@ def test_decode_images_dimension_order(jpegs):
 
 def test_decode_video_clips_one_type_and_torchcodec_names():
     path = vm.make_video("h264_bframes")
-    kw = dict(clip_len=2, clips_per_video=2, height=16, width=16, geometry="resize")
+    kw = dict(num_frames_per_clip=2, num_clips=2, height=16, width=16, geometry="resize")
     strict = decode_video_clips([path], **kw)
     lenient = decode_video_clips([path, b"not a video"], strict=False, **kw)
     assert type(strict) is type(lenient) is VideoClips
@@ -94,10 +95,26 @@ def test_audio_batch_fields(wav):
 
 
 
-def test_public_names_are_exported():
-    for name in ("ImageBatch", "VideoClips", "AudioSamples", "AudioBatch", "VideoFrames", "sample_geometry"):
-        assert name in spdl_torch.io.__all__ and hasattr(spdl_torch.io, name)
+def test_result_types_are_frozen_dataclasses_with_data():
+    import dataclasses
+
+    for name in ("ImageBatch", "VideoClips", "AudioSamples", "AudioBatch", "VideoFrames"):
+        cls = getattr(spdl_torch.io, name)
+        assert name in spdl_torch.io.__all__ and dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+        assert dataclasses.fields(cls)[0].name == "data"
+    for cls in (spdl_torch.io.VideoStreamMetadata, spdl_torch.io.AudioStreamMetadata,
+                spdl_torch.transforms.SampleGeometry, spdl_torch.transforms.AugmentOp, spdl_torch.datasets.Waveform):
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     assert spdl_torch.__version__ == "0.2.0"
+
+
+def test_only_audio_samples_unpack_as_torchcodec_s(jpegs, wav):
+    data, pts, duration, rate = decode_audio(wav)  # torchcodec's AudioSamples iterates over its fields
+    assert data.shape == (1, 16000) and (pts, duration, rate) == (0.0, 1.0, 16000)
+    with pytest.raises(TypeError, match="'ImageBatch' object is not iterable"):
+        tuple(decode_images(jpegs, height=8, width=8))  # a batch result does not unpack (torchcodec's FrameBatch)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decode_images(jpegs, height=8, width=8).data = None
 
 
 def test_new_names_warn_nothing(jpegs, wav):
