@@ -28,7 +28,8 @@ from .._seeds import splitmix64
 # Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
 from ._augment_codes import (
     AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, FILL, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD,
-    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, POSTERIZE, SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
+    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, PIL_AFFINE_LOW, PIL_AUTOCONTRAST, PIL_ENHANCE, PIL_HUE, POSTERIZE,
+    SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
 )
 from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
@@ -44,7 +45,8 @@ CODES = {
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
     "fill": FILL, "pil_affine": PIL_AFFINE, "solarize_add": SOLARIZE_ADD, "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD,
-    "mix_end": MIX_END,
+    "mix_end": MIX_END, "pil_affine_low": PIL_AFFINE_LOW, "pil_enhance": PIL_ENHANCE, "pil_hue": PIL_HUE,
+    "pil_autocontrast": PIL_AUTOCONTRAST,
 }
 
 _MASK64 = (1 << 64) - 1
