@@ -187,8 +187,9 @@ def analyse(transform: Callable | None) -> Analysis:
                 break
             eraser, random = sampler, True
         else:
-            match = match_timm_policy if is_timm(t) else match_augment  # both raise ValueError for bad arguments
-            sampler, why = match(t, kw["height"], kw["width"])
+            # both raise ValueError for bad arguments; torchvision's rows follow Pillow for a PIL image
+            sampler, why = match_timm_policy(t, kw["height"], kw["width"]) if is_timm(t) else \
+                match_augment(t, kw["height"], kw["width"], pil)
             if sampler is not None:
                 why = _augment_blocked(pil, dtype, normalized, colour)
             if sampler is None or why:

@@ -2,6 +2,12 @@
 (:class:`~._augment_program.Rng`) and the crop size into the ops that sample gets, with torchvision's rules
 for which op, which magnitude, which sign and which probability.
 
+The rows follow what torchvision computes for the image the transform gets: its tensor kernels for a tensor,
+Pillow's own rules (:mod:`._pil_rows`) for a PIL image (``pil=True``: a v1 pipeline before its
+``ToTensor`` / ``PILToTensor``), where torchvision calls ``img.rotate``, ``img.transform(AFFINE)``,
+``ImageEnhance``, ``ImageOps`` and ``convert("HSV")``. ``AugMix`` converts a PIL image to a tensor first, so
+its ops keep the tensor rule either way; ``GaussianBlur`` does the same.
+
 :func:`match_augment` maps one transform onto a sampler, ``(None, why not)`` when it has no fused form, and
 raises ``ValueError`` (naming the transform and the argument) for arguments torchvision would fail on or
 misuse later (a magnitude out of range, ``p`` outside [0, 1], an unknown policy, an empty op list).
@@ -17,6 +23,7 @@ import torchvision.transforms as T1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 
+from . import _pil_rows as pil_rows
 from ._augment_program import ERASE_RANDOM, ERASE_VALUE, NO_FILL, AugmentOp, Rng, affine_args
 
 __all__ = ["ERASERS", "Sampler", "match_augment", "match_erasing"]
@@ -84,6 +91,17 @@ def _geometry_args(t: Any) -> tuple[tuple[int, float] | None, str]:
     return (interp, fill), ""
 
 
+def _pil_geometry_args(t: Any) -> tuple[tuple[int, tuple[float, float, float]] | None, str]:
+    """(resample, fill colour) of a geometric transform on a PIL image, or (None, why not)."""
+    resample = pil_rows.pil_resample(t.interpolation)
+    if resample is None:
+        return None, f"interpolation {t.interpolation} (Pillow's affine is nearest, bilinear or bicubic)"
+    fill = pil_rows.pil_fill(t.fill)
+    if fill is None:
+        return None, f"fill={t.fill!r} (one number or 1 or 3 numbers for an RGB PIL image)"
+    return (resample, fill), ""
+
+
 # ----------------------------------------------------------------------------------------------- policies
 
 def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, h: int, w: int) -> tuple[str, tuple]:
@@ -111,17 +129,52 @@ def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, 
     raise ValueError(f"no fused form of the policy op {name!r}")
 
 
-def _op_maker(cls: str, v1: bool, interp: int, fill: float, h: int, w: int) -> Callable[[str, float], AugmentOp]:
-    """A policy's ``op(name, signed magnitude) -> AugmentOp``, one object per (name, magnitude): the magnitudes
-    are a few bins."""
-    cache: dict[tuple[str, float], AugmentOp] = {}
+_PIL_COLOUR = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast", "Sharpness": "sharpness"}
 
-    def op(name: str, magnitude: float) -> AugmentOp:
+
+def _pil_policy_op(name: str, magnitude: float, v1: bool, resample: int, fill: tuple[float, float, float], h: int,
+                   w: int, cls: str) -> list[AugmentOp]:
+    """torchvision's ``_apply_op`` / ``_apply_image_or_video_transform`` of a PIL image as rows: ``F.affine`` /
+    ``F.rotate`` are Pillow's (``pil_affine`` with its matrix), the enhancements ``ImageEnhance``'s."""
+    if name in ("ShearX", "ShearY"):  # F.affine(angle=0, translate=[0, 0], scale=1, shear, center=[0, 0])
+        deg = math.degrees(math.atan(magnitude))
+        shear = (deg, 0.0) if name == "ShearX" else (0.0, deg)
+        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, (0, 0), 1.0, shear, (0, 0), w, h), resample, fill,
+                                    cls, name, magnitude)
+    if name in ("TranslateX", "TranslateY"):  # F.affine(translate=[int(magnitude), 0] or [0, ...]), centre None
+        t = (int(magnitude), 0) if name == "TranslateX" else (0, int(magnitude))
+        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, t, 1.0, (0.0, 0.0), None, w, h), resample, fill,
+                                    cls, name, magnitude)
+    if name == "Rotate":  # F.rotate(angle): Image.rotate
+        m = pil_rows.rotate_matrix(magnitude, w, h)
+        if m is None:
+            return [AugmentOp("identity", (), cls, name, magnitude)]
+        return pil_rows.affine_rows(m, resample, fill, cls, name, magnitude)
+    if name in _PIL_COLOUR:
+        return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS[_PIL_COLOUR[name]], 1.0 + magnitude), cls, name, magnitude)]
+    if name == "AutoContrast":
+        return [AugmentOp("pil_autocontrast", (), cls, name, magnitude)]
+    op, args = _policy_op(name, magnitude, v1, 0, NO_FILL, h, w)  # the point and histogram ops: Pillow's values
+    return [AugmentOp(op, args, cls, name, magnitude)]
+
+
+def _op_maker(cls: str, v1: bool, interp: Any, fill: Any, h: int, w: int, pil: bool = False
+              ) -> Callable[[str, float], list[AugmentOp]]:
+    """A policy's ``op(name, signed magnitude) -> [AugmentOp, ...]`` (one row, or a PIL image's geometric op:
+    :data:`~._pil_rows.GEOMETRY_ROWS` at most), one list per (name, magnitude): the magnitudes are a few bins.
+    ``pil``: Pillow's rules, ``interp`` the ``pil_affine`` resample and ``fill`` the RGB fill colour."""
+    cache: dict[tuple[str, float], list[AugmentOp]] = {}
+
+    def op(name: str, magnitude: float) -> list[AugmentOp]:
         found = cache.get((name, magnitude))
         if found is None:
-            kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
-            found = cache[(name, magnitude)] = AugmentOp(kind, a, cls, name, magnitude)
-        return found
+            if pil:
+                found = _pil_policy_op(name, magnitude, v1, interp, fill, h, w, cls)
+            else:
+                kind, a = _policy_op(name, magnitude, v1, interp, fill, h, w)
+                found = [AugmentOp(kind, a, cls, name, magnitude)]
+            cache[(name, magnitude)] = found
+        return list(found)
 
     return op
 
@@ -160,24 +213,25 @@ def _check_bins(t: Any) -> int:
     return bins
 
 
-def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+def _auto_sampler(t: Any, h: int, w: int, pil: bool) -> tuple[Sampler | None, str]:
     v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
     cls = type(t).__name__
-    args, why = _geometry_args(t)
+    args, why = _pil_geometry_args(t) if pil else _geometry_args(t)
     if args is None:
         return None, why
     interp, fill = args
+    rows = pil_rows.GEOMETRY_ROWS if pil else 1  # the most rows of one op
 
-    op = _op_maker(cls, v1, interp, fill, h, w)
+    op = _op_maker(cls, v1, interp, fill, h, w, pil)
 
     if isinstance(t, (T1.TrivialAugmentWide, v2.TrivialAugmentWide)):
         bins = _check_bins(t)
         table = list(_space(t, bins, h, w).items())
 
         def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
-            return [op(*_pick(rng, table, lambda r: r.randint(bins)))]
+            return op(*_pick(rng, table, lambda r: r.randint(bins)))
 
-        return Sampler(cls, 1, draw), ""
+        return Sampler(cls, rows, draw), ""
     if isinstance(t, (T1.RandAugment, v2.RandAugment)):
         bins = _check_bins(t)
         num_ops, m = t.num_ops, t.magnitude
@@ -188,9 +242,9 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
         table = list(_space(t, bins, h, w).items())
 
         def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
-            return [op(*_pick(rng, table, lambda _: m)) for _ in range(num_ops)]
+            return [row for _ in range(num_ops) for row in op(*_pick(rng, table, lambda _: m))]
 
-        return Sampler(cls, num_ops, draw), ""
+        return Sampler(cls, num_ops * rows, draw), ""
     policy = t.policy
     if policy not in list(T1.AutoAugmentPolicy):
         raise _bad(t, "policy", policy, "an AutoAugmentPolicy: IMAGENET, CIFAR10 or SVHN")
@@ -208,10 +262,10 @@ def _auto_sampler(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
                 mag = mags[idx]
                 if signed and rng.random() < 0.5:
                     mag = -mag
-            ops.append(op(name, mag))
+            ops.extend(op(name, mag))
         return ops
 
-    return Sampler(cls, max(len(sub) for sub in policies), draw), ""
+    return Sampler(cls, rows * max(len(sub) for sub in policies), draw), ""
 
 
 def _int_arg(t: Any, arg: str, low: int, high: float = math.inf) -> int:
@@ -227,7 +281,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
     Dirichlet([alpha] * mixture_width) * m1; each chain ``chain_depth`` ops (<= 0: uniform in 1..3), each op
     uniform over the augmentation space, its magnitude bin uniform in [0, severity) of the space's 10 bins,
     negated with probability 1/2 when signed. Rows: mix_begin(m0), per chain its ops and mix_add(w_i),
-    mix_end(0)."""
+    mix_end(0). torchvision converts a PIL image to a tensor first, so the ops follow the tensor rule for both."""
     v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
     severity = _int_arg(t, "severity", 1, t._PARAMETER_MAX)
     width = _int_arg(t, "mixture_width", 1)
@@ -257,7 +311,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
         ops = [mix("mix_begin", m0)]
         for wi in weights:
             for _ in range(depth if depth > 0 else 1 + rng.randint(3)):
-                ops.append(op(*_pick(rng, table, lambda r: r.randint(severity))))
+                ops.extend(op(*_pick(rng, table, lambda r: r.randint(severity))))
             ops.append(mix("mix_add", wi))
         ops.append(mix("mix_end", 0.0))
         return ops
@@ -277,8 +331,8 @@ def _maybe(p: float, ops: Callable[[Rng, int, int], list[AugmentOp]]) -> Callabl
     return draw
 
 
-def _fixed(cls: str, op: str, args: tuple = ()) -> Callable[[Rng, int, int], list[AugmentOp]]:
-    return lambda rng, h, w: [AugmentOp(op, args, cls, op)]
+def _fixed(cls: str, op: str, args: tuple = (), name: str | None = None) -> Callable[[Rng, int, int], list[AugmentOp]]:
+    return lambda rng, h, w: [AugmentOp(op, args, cls, name or op)]
 
 
 def _range(t: Any, arg: str, value: Any, low: float, high: float) -> tuple[float, float] | None:
@@ -291,23 +345,30 @@ def _range(t: Any, arg: str, value: Any, low: float, high: float) -> tuple[float
     return lo, hi
 
 
-def _color_jitter(t: Any, cls: str) -> Sampler:
+def _color_jitter(t: Any, cls: str, pil: bool) -> Sampler:
     ranges = [_range(t, "brightness", t.brightness, 0.0, math.inf), _range(t, "contrast", t.contrast, 0.0, math.inf),
               _range(t, "saturation", t.saturation, 0.0, math.inf), _range(t, "hue", t.hue, -0.5, 0.5)]
     names = ("brightness", "contrast", "saturation", "hue")
 
+    def row(k: int, factor: float) -> AugmentOp:
+        if not pil:
+            return AugmentOp(names[k], (factor,), cls, names[k], factor)
+        if k == 3:  # adjust_hue of a PIL image: Pillow's uint8 hue shifted by int(factor * 255)
+            return AugmentOp("pil_hue", (float(pil_rows.hue_shift(factor)),), cls, "hue", factor)
+        return AugmentOp("pil_enhance", (pil_rows.ENHANCERS[names[k]], factor), cls, names[k], factor)
+
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
         order = rng.randperm(4)
         factors = [None if r is None else rng.uniform(r[0], r[1]) for r in ranges]
-        return [AugmentOp(names[k], (factors[k],), cls, names[k], factors[k]) for k in order if factors[k] is not None]
+        return [row(k, factors[k]) for k in order if factors[k] is not None]
 
     return Sampler(cls, sum(r is not None for r in ranges), draw)
 
 
-def _rotation(t: Any, cls: str) -> tuple[Sampler | None, str]:
+def _rotation(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
     if t.expand:
         return None, "RandomRotation(expand=True) changes the image size"
-    args, why = _geometry_args(t)
+    args, why = _pil_geometry_args(t) if pil else _geometry_args(t)
     if args is None:
         return None, why
     lo, hi = (float(d) for d in t.degrees)
@@ -315,39 +376,50 @@ def _rotation(t: Any, cls: str) -> tuple[Sampler | None, str]:
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
         angle = rng.uniform(lo, hi)
+        if pil:  # F.rotate of a PIL image: img.rotate(angle, resample, False, center, fillcolor)
+            m = pil_rows.rotate_matrix(angle, w, h, center)
+            return [AugmentOp("identity", (), cls, "Rotate", angle)] if m is None else \
+                pil_rows.affine_rows(m, *args, cls, "Rotate", angle)
         return [AugmentOp("affine", affine_args(-angle, (0, 0), (0.0, 0.0), center, *args, h, w), cls, "Rotate", angle)]
 
-    return Sampler(cls, 1, draw), ""
+    return Sampler(cls, pil_rows.GEOMETRY_ROWS if pil else 1, draw), ""
 
 
-def _affine(t: Any, cls: str) -> tuple[Sampler | None, str]:
-    if t.scale is not None:
-        return None, "RandomAffine with scale (the fused affine has no scale)"
-    args, why = _geometry_args(t)
+def _affine(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
+    if t.scale is not None and not pil:
+        return None, "RandomAffine with scale of a tensor (the fused tensor affine has no scale)"
+    args, why = _pil_geometry_args(t) if pil else _geometry_args(t)
     if args is None:
         return None, why
     lo, hi = (float(d) for d in t.degrees)
     translate = None if t.translate is None else tuple(float(v) for v in t.translate)
     if translate is not None and not all(0.0 <= v <= 1.0 for v in translate):
         raise _bad(t, "translate", t.translate, "fractions in [0, 1]")
+    scale = None if t.scale is None else tuple(float(v) for v in t.scale)
+    if scale is not None and not 0.0 < scale[0] <= scale[1]:
+        raise _bad(t, "scale", t.scale, "0 < min <= max")
     shear = None if t.shear is None else [float(s) for s in t.shear]
     center = t.center
 
-    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
+    def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:  # torchvision's draws: angle, translate, scale, shear
         angle = rng.uniform(lo, hi)
         tx = ty = 0
         if translate is not None:
             max_dx, max_dy = translate[0] * w, translate[1] * h
             tx = int(round(rng.uniform(-max_dx, max_dx)))
             ty = int(round(rng.uniform(-max_dy, max_dy)))
+        s = 1.0 if scale is None else rng.uniform(scale[0], scale[1])
         sx = sy = 0.0
         if shear is not None:
             sx = rng.uniform(shear[0], shear[1])
             if len(shear) == 4:
                 sy = rng.uniform(shear[2], shear[3])
+        if pil:  # F.affine of a PIL image: img.transform(AFFINE, torchvision's inverse matrix)
+            m = pil_rows.affine_matrix(angle, (tx, ty), s, (sx, sy), center, w, h)
+            return pil_rows.affine_rows(m, *args, cls, "Affine", angle)
         return [AugmentOp("affine", affine_args(angle, (tx, ty), (sx, sy), center, *args, h, w), cls, "Affine", angle)]
 
-    return Sampler(cls, 1, draw), ""
+    return Sampler(cls, pil_rows.GEOMETRY_ROWS if pil else 1, draw), ""
 
 
 def _blur(t: Any, cls: str) -> Sampler:
@@ -365,58 +437,67 @@ def _blur(t: Any, cls: str) -> Sampler:
     return Sampler(cls, 1, draw)
 
 
-def match_augment(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+def match_augment(t: Any, h: int, w: int, pil: bool = False) -> tuple[Sampler | None, str]:
     """A sampler for the uint8 augmentation ``t`` on ``h x w`` crops, ``(None, why not)`` when it has
-    none, ``(None, "")`` when ``t`` is not an augmentation at all.
+    none, ``(None, "")`` when ``t`` is not an augmentation at all. ``pil``: the transform gets a PIL image
+    (its rows then follow Pillow's rules, as torchvision's ops on a PIL image do).
 
     Raises:
         ValueError: an argument torchvision would fail on or misuse (naming the transform and argument).
     """
     typ, cls = type(t), type(t).__name__
     if isinstance(t, _AUTO) and typ.__module__.startswith("torchvision.transforms"):
-        return _auto_sampler(t, h, w)
+        return _auto_sampler(t, h, w, pil)
     if typ in (T1.AugMix, v2.AugMix):
         return _augmix(t, cls, h, w)
     if typ in (T1.ColorJitter, v2.ColorJitter):
-        return _color_jitter(t, cls), ""
+        return _color_jitter(t, cls, pil), ""
     if typ in (T1.RandomRotation, v2.RandomRotation):
-        return _rotation(t, cls)
+        return _rotation(t, cls, pil)
     if typ in (T1.RandomAffine, v2.RandomAffine):
-        return _affine(t, cls)
-    if typ in (T1.GaussianBlur, v2.GaussianBlur):
+        return _affine(t, cls, pil)
+    if typ in (T1.GaussianBlur, v2.GaussianBlur):  # a PIL image too: torchvision blurs it as a tensor
         return _blur(t, cls), ""
-    simple = {
-        (T1.RandomGrayscale, v2.RandomGrayscale): "grayscale", (T1.RandomAutocontrast, v2.RandomAutocontrast): "autocontrast",
-        (T1.RandomEqualize, v2.RandomEqualize): "equalize", (T1.RandomInvert, v2.RandomInvert): "invert",
+    simple = {  # op, args: the tensor rule; the PIL image's (Pillow's) where it differs
+        (T1.RandomGrayscale, v2.RandomGrayscale): (("grayscale", ()), ("pil_enhance", (pil_rows.ENHANCERS["saturation"], 0.0))),
+        (T1.RandomAutocontrast, v2.RandomAutocontrast): (("autocontrast", ()), ("pil_autocontrast", ())),
+        (T1.RandomEqualize, v2.RandomEqualize): (("equalize", ()),) * 2,
+        (T1.RandomInvert, v2.RandomInvert): (("invert", ()),) * 2,
     }
-    for types, op in simple.items():
+    for types, forms in simple.items():
         if typ in types:
-            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, op))), ""
+            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, *forms[pil], forms[0][0]))), ""
     if typ in (T1.RandomPosterize, v2.RandomPosterize):
         if not isinstance(t.bits, int) or not 0 <= t.bits <= 8:
             raise _bad(t, "bits", t.bits, "an int in [0, 8]")
+        if pil and t.bits == 0:
+            return None, "RandomPosterize(bits=0) of a PIL image (Pillow's posterize decides: black or an error)"
         return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "posterize", (float(t.bits),)))), ""
     if typ in (T1.RandomSolarize, v2.RandomSolarize):
+        if pil and float(t.threshold) > 255.0:  # Pillow's solarize: nothing reaches the threshold
+            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "identity", (), "solarize"))), ""
         if not float(t.threshold) <= 255.0:
             raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
         return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "solarize", (float(t.threshold),)))), ""
     if typ in (T1.RandomAdjustSharpness, v2.RandomAdjustSharpness):
         if not float(t.sharpness_factor) >= 0.0:
             raise _bad(t, "sharpness_factor", t.sharpness_factor, "a non-negative number")
-        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "sharpness", (float(t.sharpness_factor),)))), ""
+        factor = float(t.sharpness_factor)
+        op, args = ("pil_enhance", (pil_rows.ENHANCERS["sharpness"], factor)) if pil else ("sharpness", (factor,))
+        return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, op, args, "sharpness"))), ""
     if typ in (T1.RandomApply, v2.RandomApply):
-        return _random_apply(t, cls, h, w)
+        return _random_apply(t, cls, h, w, pil)
     return None, ""
 
 
-def _random_apply(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
+def _random_apply(t: Any, cls: str, h: int, w: int, pil: bool) -> tuple[Sampler | None, str]:
     subs = list(t.transforms)
     if not subs:
         raise _bad(t, "transforms", subs, "a non-empty list of transforms")
     p = _check_p(t, t.p)
     inner = []
     for sub in subs:
-        s, why = match_augment(sub, h, w)
+        s, why = match_augment(sub, h, w, pil)
         if s is None:
             return None, f"RandomApply of {type(sub).__name__}: {why or 'not a fusable augmentation'}"
         inner.append(s)
