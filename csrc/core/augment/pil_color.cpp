@@ -17,15 +17,16 @@
 #include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/simd.h"
 
 namespace spdl_torch::core::augment {
 namespace {
 
 // ImagingBlend of one value: d + alpha * (v - d) in float32 (the int difference converted to float first),
-// then truncated; <= 0 -> 0, >= 255 -> 255 (only extrapolation reaches them).
+// then truncated; <= 0 -> 0, >= 255 -> 255 (only extrapolation reaches them): the clamp gives the same.
 inline uint8_t blend(int d, int v, float alpha) {
   const float t = float(d) + alpha * float(v - d);
-  return t <= 0.0f ? 0 : t >= 255.0f ? 255 : uint8_t(t);
+  return uint8_t(int32_t(std::min(std::max(t, 0.0f), 255.0f)));
 }
 
 // Pillow's convert("L") of one RGB pixel (Convert.c, L24).
@@ -33,18 +34,22 @@ inline int luma(const uint8_t* p) { return int((p[0] * 19595u + p[1] * 38470u + 
 
 inline int clip8(int v) { return v <= 0 ? 0 : v < 256 ? v : 255; }
 
-// ImagingFilter3x3 with SMOOTH of one value at interleaved offset i (rows up / mid / down): the kernel in
-// float32 (1 / 13, 5 / 13), summed from the offset 0.5 row by row (below, middle, above: the kernel flipped),
-// each row left to right, then truncated (clip8).
-inline uint8_t smooth(const uint8_t* up, const uint8_t* mid, const uint8_t* down, int64_t i) {
+// ImagingFilter3x3 with SMOOTH, then the blend, over the inner values of one row (interleaved offsets 3 ..
+// row - 4; rows up / mid / down of the source): the kernel in float32 (1 / 13, 5 / 13), summed from the offset
+// 0.5 row by row (below, middle, above: the kernel flipped), each row left to right, then truncated (clip8).
+SPDL_TORCH_AUGMENT_CLONES
+void sharpen_row(const uint8_t* __restrict up, const uint8_t* __restrict mid, const uint8_t* __restrict down,
+                 uint8_t* __restrict dst, int64_t row, float alpha) {
   const float k1 = 1.0f / 13.0f, k5 = 5.0f / 13.0f;
-  float ss = 0.5f;
-  ss += float(down[i - 3]) * k1 + float(down[i]) * k1 + float(down[i + 3]) * k1;
-  ss += float(mid[i - 3]) * k1 + float(mid[i]) * k5 + float(mid[i + 3]) * k1;
-  ss += float(up[i - 3]) * k1 + float(up[i]) * k1 + float(up[i + 3]) * k1;
-  ss = ss < 0.0f ? 0.0f : ss;
-  ss = ss > 255.0f ? 255.0f : ss;
-  return uint8_t(ss);
+  for (int64_t i = 3; i < row - 3; ++i) {
+    float ss = 0.5f;
+    ss += float(down[i - 3]) * k1 + float(down[i]) * k1 + float(down[i + 3]) * k1;
+    ss += float(mid[i - 3]) * k1 + float(mid[i]) * k5 + float(mid[i + 3]) * k1;
+    ss += float(up[i - 3]) * k1 + float(up[i]) * k1 + float(up[i + 3]) * k1;
+    const float d = floor_nonneg(ss);                 // ss in [0.5, 255.6): clip8's clamp changes nothing
+    const float t = d + alpha * (float(mid[i]) - d);  // the int difference, exact in float
+    dst[i] = uint8_t(int32_t(std::min(std::max(t, 0.0f), 255.0f)));
+  }
 }
 
 void enhance_sharpness(const RgbImage& img, float alpha) {
@@ -56,22 +61,28 @@ void enhance_sharpness(const RgbImage& img, float alpha) {
   std::vector<uint8_t> cur(static_cast<size_t>(row));
   for (int64_t y = 1; y < h - 1; ++y) {
     std::copy(img.data + y * row, img.data + (y + 1) * row, cur.begin());
-    const uint8_t* down = img.data + (y + 1) * row;
-    uint8_t* dst = img.data + y * row;
-    for (int64_t i = 3; i < row - 3; ++i)
-      dst[i] = blend(smooth(prev.data(), cur.data(), down, i), cur[size_t(i)], alpha);
+    sharpen_row(prev.data(), cur.data(), img.data + (y + 1) * row, img.data + y * row, row, alpha);
     prev.swap(cur);
   }
 }
 
-// ImageStat.Stat(img.convert("L")).mean[0] rounded as ImageEnhance.Contrast does: int(mean + 0.5).
+// ImageStat.Stat(img.convert("L")).mean[0] rounded as ImageEnhance.Contrast does: int(mean + 0.5); the sum of
+// the L values is ImageStat's sum over its histogram (whole numbers: exact, as Python's int sum).
+SPDL_TORCH_AUGMENT_CLONES
 int mean_luma(const RgbImage& img) {
-  std::array<int64_t, 256> hist{};
   const uint8_t* p = img.data;
-  for (int64_t i = 0, n = img.pixels(); i < n; ++i, p += 3) ++hist[size_t(luma(p))];
-  double sum = 0;  // whole numbers below 2^53: exact, as Python's int sum
-  for (int v = 0; v < 256; ++v) sum += double(v) * double(hist[size_t(v)]);
-  return int(sum / double(img.pixels()) + 0.5);
+  uint64_t sum = 0;
+  for (int64_t i = 0, n = img.pixels(); i < n; ++i) sum += uint32_t(luma(p + 3 * i));
+  return int(double(sum) / double(img.pixels()) + 0.5);
+}
+
+SPDL_TORCH_AUGMENT_CLONES
+void enhance_color(const RgbImage& img, float alpha) {
+  uint8_t* __restrict p = img.data;
+  for (int64_t i = 0, n = img.pixels(); i < n; ++i) {
+    const int d = luma(p + 3 * i);
+    for (int c = 0; c < 3; ++c) p[3 * i + c] = blend(d, p[3 * i + c], alpha);
+  }
 }
 
 // Convert.c's rgb2hsv_row.
@@ -94,7 +105,8 @@ inline void rgb_to_hsv(const uint8_t* p, uint8_t* hsv) {
   } else {
     hue = float(4.0 + double(gc) - double(rc));
   }
-  hue = float(std::fmod(double(hue) / 6.0 + 1.0, 1.0));
+  const double turn = double(hue) / 6.0 + 1.0;  // in [5/6, 11/6): fmod(turn, 1) is turn - 1 above 1, exactly
+  hue = float(turn >= 1.0 ? turn - 1.0 : turn);
   hsv[0] = uint8_t(clip8(int(double(hue) * 255.0)));
   hsv[1] = uint8_t(clip8(int(double(s) * 255.0)));
 }
@@ -105,7 +117,7 @@ inline void hsv_to_rgb(uint8_t h, uint8_t s, uint8_t v, uint8_t* out) {
     out[0] = out[1] = out[2] = v;
     return;
   }
-  const int i = int(std::floor(double(float(h)) * 6.0 / 255.0));  // 0..6
+  const int i = int(double(float(h)) * 6.0 / 255.0);  // 0..6 (floor: the value is >= 0)
   const float f = float(double(float(h)) * 6.0 / 255.0 - double(float(i)));
   const float fs = float(double(float(s)) / 255.0);
   const double fv = double(float(v));
@@ -136,12 +148,7 @@ void pil_enhance(const RgbImage& img, Enhancer enhancer, float factor) {
       for (int64_t i = 0; i < n * 3; ++i) p[i] = lut[p[i]];
       return;
     }
-    case Enhancer::Color:
-      for (int64_t i = 0; i < n; ++i, p += 3) {
-        const int d = luma(p);
-        p[0] = blend(d, p[0], factor), p[1] = blend(d, p[1], factor), p[2] = blend(d, p[2], factor);
-      }
-      return;
+    case Enhancer::Color: return enhance_color(img, factor);
     case Enhancer::Sharpness: return enhance_sharpness(img, factor);
   }
 }
