@@ -119,12 +119,13 @@ def affine_matrix(angle: float, translate: Sequence[float], scale: float, shear:
     return tuple(float(v) for v in m)
 
 
-def affine_rows(matrix: Sequence[float], resample: int, fill: tuple[float, float, float], cls: str, name: str,
+def affine_rows(matrix: Sequence[float], resample: int, fill: tuple[float, float, float] | None, cls: str, name: str,
                 magnitude: float | None) -> list[AugmentOp]:
-    """``img.transform(img.size, AFFINE, matrix, resample, fillcolor=fill)`` as rows: ``fill``, up to two
-    ``pil_affine_low`` (the mid and lo parts, where not zero), ``pil_affine`` (the hi parts)."""
+    """``img.transform(img.size, AFFINE, matrix, resample, fillcolor=fill)`` as rows: ``fill`` (left out for
+    ``fill=None``: the program's fill colour so far), up to two ``pil_affine_low`` (the mid and lo parts, where
+    not zero), ``pil_affine`` (the hi parts)."""
     parts = [split_double(float(v)) for v in matrix]
-    rows = [AugmentOp("fill", fill, cls, name)]
+    rows = [] if fill is None else [AugmentOp("fill", fill, cls, name)]
     for k in (1, 2):
         low = tuple(p[k] for p in parts)
         if any(low):
