@@ -21,6 +21,7 @@ from typing import Any
 
 from torchvision.transforms import functional as F1
 from torchvision.transforms.v2 import InterpolationMode
+from torchvision.transforms.v2.functional import _geometry as F2
 
 from ._augment_program import AugmentOp
 
@@ -111,11 +112,13 @@ def rotate_matrix(degrees: float, width: int, height: int, center: Sequence[floa
 
 
 def affine_matrix(angle: float, translate: Sequence[float], scale: float, shear: Sequence[float],
-                  center: Sequence[float] | None, width: int, height: int) -> tuple[float, ...]:
+                  center: Sequence[float] | None, width: int, height: int, v2: bool = False) -> tuple[float, ...]:
     """The AFFINE data torchvision's ``F.affine`` gives Pillow for a PIL image: its inverse matrix about
-    ``center`` in pixels (``None``: ``(w * 0.5, h * 0.5)``), computed by torchvision itself."""
+    ``center`` in pixels (``None``: ``(w * 0.5, h * 0.5)``), computed by torchvision itself (``v2``: by
+    ``torchvision.transforms.v2.functional``, whose arithmetic differs in the last bits)."""
     c = [width * 0.5, height * 0.5] if center is None else list(center)
-    m = F1._get_inverse_affine_matrix(c, float(angle), list(translate), float(scale), list(shear))
+    inverse = F2._get_inverse_affine_matrix if v2 else F1._get_inverse_affine_matrix
+    m = inverse(c, float(angle), list(translate), float(scale), list(shear))
     return tuple(float(v) for v in m)
 
 

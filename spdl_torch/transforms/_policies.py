@@ -139,12 +139,12 @@ def _pil_policy_op(name: str, magnitude: float, v1: bool, resample: int, fill: t
     if name in ("ShearX", "ShearY"):  # F.affine(angle=0, translate=[0, 0], scale=1, shear, center=[0, 0])
         deg = math.degrees(math.atan(magnitude))
         shear = (deg, 0.0) if name == "ShearX" else (0.0, deg)
-        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, (0, 0), 1.0, shear, (0, 0), w, h), resample, fill,
-                                    cls, name, magnitude)
+        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, (0, 0), 1.0, shear, (0, 0), w, h, not v1), resample,
+                                    fill, cls, name, magnitude)
     if name in ("TranslateX", "TranslateY"):  # F.affine(translate=[int(magnitude), 0] or [0, ...]), centre None
         t = (int(magnitude), 0) if name == "TranslateX" else (0, int(magnitude))
-        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, t, 1.0, (0.0, 0.0), None, w, h), resample, fill,
-                                    cls, name, magnitude)
+        return pil_rows.affine_rows(pil_rows.affine_matrix(0.0, t, 1.0, (0.0, 0.0), None, w, h, not v1), resample,
+                                    fill, cls, name, magnitude)
     if name == "Rotate":  # F.rotate(angle): Image.rotate
         m = pil_rows.rotate_matrix(magnitude, w, h)
         if m is None:
@@ -154,8 +154,18 @@ def _pil_policy_op(name: str, magnitude: float, v1: bool, resample: int, fill: t
         return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS[_PIL_COLOUR[name]], 1.0 + magnitude), cls, name, magnitude)]
     if name == "AutoContrast":
         return [AugmentOp("pil_autocontrast", (), cls, name, magnitude)]
+    if name == "Solarize":  # ImageOps.solarize compares with the double threshold (v2: 255.0 * magnitude)
+        return [_pil_solarize(magnitude if v1 else 255.0 * magnitude, cls, name, magnitude)]
     op, args = _policy_op(name, magnitude, v1, 0, NO_FILL, h, w)  # the point and histogram ops: Pillow's values
     return [AugmentOp(op, args, cls, name, magnitude)]
+
+
+def _pil_solarize(threshold: float, cls: str, name: str, magnitude: float | None = None) -> AugmentOp:
+    """ImageOps.solarize(img, threshold) as a row: a value v is inverted where v >= threshold (a double), i.e.
+    where v >= ceil(threshold), a whole number the float32 row holds exactly; above 255 nothing is."""
+    t = math.ceil(threshold)
+    return AugmentOp("identity", (), cls, name, magnitude) if t > 255 else \
+        AugmentOp("solarize", (float(t),), cls, name, magnitude)
 
 
 def _op_maker(cls: str, v1: bool, interp: Any, fill: Any, h: int, w: int, pil: bool = False
@@ -400,6 +410,7 @@ def _affine(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
         raise _bad(t, "scale", t.scale, "0 < min <= max")
     shear = None if t.shear is None else [float(s) for s in t.shear]
     center = t.center
+    v2_class = type(t).__module__.startswith("torchvision.transforms.v2")
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:  # torchvision's draws: angle, translate, scale, shear
         angle = rng.uniform(lo, hi)
@@ -415,7 +426,7 @@ def _affine(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
             if len(shear) == 4:
                 sy = rng.uniform(shear[2], shear[3])
         if pil:  # F.affine of a PIL image: img.transform(AFFINE, torchvision's inverse matrix)
-            m = pil_rows.affine_matrix(angle, (tx, ty), s, (sx, sy), center, w, h)
+            m = pil_rows.affine_matrix(angle, (tx, ty), s, (sx, sy), center, w, h, v2_class)
             return pil_rows.affine_rows(m, *args, cls, "Affine", angle)
         return [AugmentOp("affine", affine_args(angle, (tx, ty), (sx, sy), center, *args, h, w), cls, "Affine", angle)]
 
@@ -474,8 +485,11 @@ def match_augment(t: Any, h: int, w: int, pil: bool = False) -> tuple[Sampler | 
             return None, "RandomPosterize(bits=0) of a PIL image (Pillow's posterize decides: black or an error)"
         return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "posterize", (float(t.bits),)))), ""
     if typ in (T1.RandomSolarize, v2.RandomSolarize):
-        if pil and float(t.threshold) > 255.0:  # Pillow's solarize: nothing reaches the threshold
-            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "identity", (), "solarize"))), ""
+        if pil:
+            if not math.isfinite(float(t.threshold)):
+                raise _bad(t, "threshold", t.threshold, "a finite number")
+            op = _pil_solarize(float(t.threshold), cls, "solarize")
+            return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, op.op, op.args, "solarize"))), ""
         if not float(t.threshold) <= 255.0:
             raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
         return Sampler(cls, 1, _maybe(_check_p(t, t.p), _fixed(cls, "solarize", (float(t.threshold),)))), ""

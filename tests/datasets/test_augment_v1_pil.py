@@ -2,8 +2,9 @@
 op, against torchvision v1 itself on the same PIL image (Pillow's ``img.rotate`` / ``img.transform(AFFINE)``,
 ``ImageEnhance``, ``ImageOps``, the uint8 HSV hue): identical on every pixel, for RandomRotation / RandomAffine
 (nearest, bilinear, bicubic; fills; centres; scale), ColorJitter (hue to +-0.5), the single colour transforms
-and the policies' ops (TrivialAugmentWide, RandAugment, AutoAugment); a v1 pipeline end to end through
-FileListDataset. Small photo-like images in the fast tier; real photos of the media corpus in the slow one."""
+and the policies' ops (TrivialAugmentWide, RandAugment, AutoAugment), and v2 classes given a PIL image; a v1
+pipeline end to end through FileListDataset. Small photo-like images in the fast tier; real photos of the media
+corpus in the slow one."""
 
 import functools
 
@@ -14,6 +15,8 @@ import torchvision.transforms as T1
 import torchvision.transforms.autoaugment as AA
 import torchvision.transforms.functional as TF
 from PIL import Image
+from torchvision.transforms import v2
+from torchvision.transforms.v2 import functional as F2
 
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import _augment_program as P
@@ -31,6 +34,10 @@ def _rotation(t, pil, ops, rng):
     return TF.rotate(pil, ops[-1].magnitude, interpolation=t.interpolation, expand=False, center=t.center, fill=t.fill)
 
 
+def _is_v2(t) -> bool:
+    return type(t).__module__.startswith("torchvision.transforms.v2")
+
+
 def _affine(t, pil, ops, rng):
     # the sampler's draws in torchvision's order (angle, translate, scale, shear), replayed from the same stream
     w, h = pil.size
@@ -45,8 +52,8 @@ def _affine(t, pil, ops, rng):
         sx = rng.uniform(t.shear[0], t.shear[1])
         if len(t.shear) == 4:
             sy = rng.uniform(t.shear[2], t.shear[3])
-    return TF.affine(pil, angle, [tx, ty], scale, [sx, sy], interpolation=t.interpolation, fill=t.fill,
-                     center=t.center)
+    affine = F2.affine if _is_v2(t) else TF.affine  # (their matrices differ in the last bits)
+    return affine(pil, angle, [tx, ty], scale, [sx, sy], interpolation=t.interpolation, fill=t.fill, center=t.center)
 
 
 def _jitter(t, pil, ops, rng):
@@ -57,7 +64,12 @@ def _jitter(t, pil, ops, rng):
 
 def _policy(t, pil, ops, rng):
     for op in ops:
-        if op.op not in ("fill", "pil_affine_low"):  # a geometric op's leading rows
+        if op.op in ("fill", "pil_affine_low"):  # a geometric op's leading rows
+            continue
+        if _is_v2(t):
+            pil = t._apply_image_or_video_transform(pil, op.name, op.magnitude, interpolation=t.interpolation,
+                                                    fill=t._fill)
+        else:
             pil = AA._apply_op(pil, op.name, op.magnitude, interpolation=t.interpolation, fill=t.fill)
     return pil
 
@@ -93,6 +105,8 @@ CASES = {
     "posterize": (lambda: T1.RandomPosterize(2, 1.0), _fixed(lambda p: TF.posterize(p, 2))),
     "solarize": (lambda: T1.RandomSolarize(100.5, 1.0), _fixed(lambda p: TF.solarize(p, 100.5))),
     "solarize_above_255": (lambda: T1.RandomSolarize(300, 1.0), _fixed(lambda p: TF.solarize(p, 300))),
+    # a threshold float32 cannot tell from 17: Pillow compares with the double (17 stays)
+    "solarize_just_above_17": (lambda: T1.RandomSolarize(17.0000001, 1.0), _fixed(lambda p: TF.solarize(p, 17.0000001))),
     "sharpness_3": (lambda: T1.RandomAdjustSharpness(3.0, 1.0), _fixed(lambda p: TF.adjust_sharpness(p, 3.0))),
     "sharpness_0.2": (lambda: T1.RandomAdjustSharpness(0.2, 1.0), _fixed(lambda p: TF.adjust_sharpness(p, 0.2))),
     "trivial_bilinear_rgb_fill": (lambda: T1.TrivialAugmentWide(interpolation=IM.BILINEAR, fill=[5, 100, 250]),
@@ -100,8 +114,15 @@ CASES = {
     "rand_bicubic": (lambda: T1.RandAugment(num_ops=3, magnitude=12, interpolation=IM.BICUBIC), _policy),
     "auto_imagenet_nearest": (lambda: T1.AutoAugment(T1.AutoAugmentPolicy.IMAGENET, fill=77), _policy),
     "auto_svhn_bilinear": (lambda: T1.AutoAugment(T1.AutoAugmentPolicy.SVHN, IM.BILINEAR), _policy),
+    # v2 classes given a PIL image (a v1 pipeline's): torchvision v2 calls Pillow too, with its own matrix
+    "v2_rotate_bilinear_centre": (lambda: v2.RandomRotation((30, 45), IM.BILINEAR, center=[3, 5], fill=100), _rotation),
+    "v2_affine_bicubic": (lambda: v2.RandomAffine(30, translate=(0.2, 0.1), scale=(0.7, 1.3), shear=(-20, 20, -10, 10),
+                                                  interpolation=IM.BICUBIC, fill=55), _affine),
+    "v2_jitter": (lambda: v2.ColorJitter(0.8, 0.8, 0.8, 0.5), _jitter),
+    "v2_trivial_bilinear": (lambda: v2.TrivialAugmentWide(interpolation=IM.BILINEAR, fill=[5, 100, 250]), _policy),
 }
-POLICIES = {"trivial_bilinear_rgb_fill", "rand_bicubic", "auto_imagenet_nearest", "auto_svhn_bilinear"}
+POLICIES = {"trivial_bilinear_rgb_fill", "rand_bicubic", "auto_imagenet_nearest", "auto_svhn_bilinear",
+            "v2_trivial_bilinear"}
 
 
 def _native(img: torch.Tensor, programs: list[list]) -> torch.Tensor:
