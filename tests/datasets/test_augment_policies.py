@@ -424,13 +424,17 @@ def test_gamma_and_normal_moments():
         assert abs(g.var() / shape - 1) < 0.15, (shape, g.var())
 
 
-@pytest.mark.parametrize("v1", [False, True])
-def test_augmix_rows_equal_torchvision_forward(image, v1):
+# ~3 s a case on 2 cores: the PIL form in the slow tier
+@pytest.mark.parametrize("v1, pil", [(False, False), (True, False), pytest.param(True, True, marks=pytest.mark.slow)],
+                         ids=["v2", "v1", "v1_pil"])
+def test_augmix_rows_equal_torchvision_forward(image, v1, pil):
     # torchvision's AugMix forward on the image (its own draws, 12 calls), replayed as rows: the reference
-    # executor and the native op against its output, and against each other.
+    # executor and the native op against its output, and against each other. Given a PIL image, torchvision
+    # converts it to a tensor first: the same tensor rows.
     import spdl_torch
 
     from .. import images
+    from .augment_reference import from_pil, to_pil
 
     t = (T1 if v1 else v2).AugMix()
     h, w = image.shape[1:]
@@ -440,7 +444,7 @@ def test_augmix_rows_equal_torchvision_forward(image, v1):
         programs, wants = [], []
         for _ in range(12):
             rec.reset()
-            wants.append(t(image))
+            wants.append(from_pil(t(to_pil(image))) if pil else t(image))
             m, d = rec.dirichlet
             rows = [AugmentOp("mix_begin", (float(m[0, 0]),), "AugMix", "mix_begin").row()]
             for chain, weight in zip(rec.chains, (d * m[:, 1:2])[0].tolist()):
