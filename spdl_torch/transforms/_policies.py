@@ -408,6 +408,8 @@ def _affine(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
     scale = None if t.scale is None else tuple(float(v) for v in t.scale)
     if scale is not None and not 0.0 < scale[0] <= scale[1]:
         raise _bad(t, "scale", t.scale, "0 < min <= max")
+    if scale is not None and scale[0] < 1e-30:  # 1 / scale in Pillow's matrix: past float32's range of the rows
+        return None, f"RandomAffine(scale={t.scale!r}) below 1e-30 (its matrix leaves float32's range)"
     shear = None if t.shear is None else [float(s) for s in t.shear]
     center = t.center
     v2_class = type(t).__module__.startswith("torchvision.transforms.v2")

@@ -200,6 +200,7 @@ def test_pil_only_forms_fuse_and_the_rest_say_why():
             continue
         sampler, reason = match_augment(t, 32, 32, pil=True)
         assert sampler is None and why in reason, (t, reason)
+    assert "below 1e-30" in match_augment(T1.RandomAffine(0, scale=(1e-31, 1.0)), 32, 32, pil=True)[1]
     bad = T1.RandomAffine(0, scale=(0.5, 1.0))
     bad.scale = (0.0, 1.0)  # torchvision's constructor refuses it; its forward would pass scale 0 to Pillow
     with pytest.raises(ValueError, match=r"RandomAffine: scale=\(0.0, 1.0\) is invalid \(0 < min <= max\)"):
