@@ -148,9 +148,10 @@ class AugmentOp(NamedTuple):
     ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
     magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
     level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.
-    A ``fill`` row carries the name of the geometric op it colours. AugMix's rows: ``mix_begin`` (the weight of
-    the original image), then each chain's ops and a ``mix_add`` (the chain's weight), then ``mix_end`` (mode 0
-    torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
+    A ``fill`` or ``pil_affine_low`` row carries the name of the geometric op it serves (a PIL image's rotation
+    or affine: ``fill``, ``pil_affine_low`` rows, ``pil_affine`` with the magnitude). AugMix's rows:
+    ``mix_begin`` (the weight of the original image), then each chain's ops and a ``mix_add`` (the chain's
+    weight), then ``mix_end`` (mode 0 torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
 
     op: str
     args: tuple[float, ...]
