@@ -76,8 +76,10 @@ lint: $(STAMPS)/venv
 	$(VENV)/bin/ruff check .
 
 # Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
-# those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
-# The media corpus (tests/media.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
+# those; `make test-all` runs every tier, the framework and torchrun ones included (every corpus file: the
+# test-*-corpus targets). CI (.ci/run) runs the tiers one target at a time.
+# The media corpus (tests/media.py: fetched once into data/media_corpus, absent where it cannot be had) is set-up,
+# not test time.
 test: build
 	@$(PY) -c "from tests.media import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
 	$(PY) -m pytest -q -m "not slow" --durations=15 tests
@@ -271,10 +273,11 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
-#   make gpu-check-prepare - what travels to the device: photos, libjpeg-turbo, wheels (<= 60 MiB with the tree)
-#   make gpu-check-dry     - the rehearsal here: the dry run built from the carry alone (the machine's FFmpeg and
+#   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels
+#                            (<= 60 MiB with the tree)
+#   make gpu-check-dry     - the rehearsal here: the dry run built from the bundle alone (the machine's FFmpeg and
 #                            libjpeg headers hidden), then the torch sources against torch 2.11's headers
-#   make gpu-check         - the device run (on a GPU machine)
+#   make gpu-check         - the run on a GPU machine
 .PHONY: gpu-check-prepare
 gpu-check-prepare: $(STAMPS)/venv
 	bash benchmarks/gpu_check_prepare.sh

@@ -1,13 +1,16 @@
-"""The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules; every module states its
-one concern (a docstring) and is on its folder's map (the nearest README.md); no module grows past a sanity
-bound."""
+"""The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules; the import graph that
+ARCHITECTURE.md documents is the real one; every module states its one concern (a docstring) and is on its
+folder's map (the nearest README.md); no module grows past a sanity bound."""
 
 import ast
+import functools
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "spdl_torch"
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 # Files are split by concern, not by size: a module holds one noun (``datasets/shards/_table.py``: the member
 # table and the reads it allows), however long. This bound only catches a module that has quietly grown a
 # second concern: the longest single-noun module is ~630 lines (``datasets/shards/_remote.py``: fetch, retries,
@@ -56,8 +59,10 @@ def _imports(path: Path, root: Path, modules: set[str], lazy: bool) -> set[str]:
     return {m for m in out if m in modules and m != name}
 
 
+@functools.cache
 def _graph(package: Path = PACKAGE, lazy: bool = False) -> dict[str, set[str]]:
-    """module -> the modules of the same package it imports."""
+    """module -> the modules of the same package it imports (computed once per package and kind: callers do not
+    change it)."""
     paths = {_module_name(p, package.parent): p for p in package.rglob("*.py")}
     return {name: _imports(path, package.parent, set(paths), lazy) for name, path in paths.items()}
 
@@ -120,6 +125,49 @@ def test_import_graph_of_a_small_package(tmp_path):
     assert _cycles(_graph(pkg)) == []
     assert _graph(pkg, lazy=True)["pkg.a"] == {"pkg.b"}
     assert _cycles(_graph(pkg, lazy=True)) == [["pkg.a", "pkg.b"]]
+
+
+def _unit(module: str) -> str:
+    """The part of the package a module belongs to: ``spdl_torch`` (its ``__init__.py``), or the subpackage or
+    top-level module under it (``io``, ``_errors``)."""
+    parts = module.split(".")
+    return parts[0] if len(parts) == 1 else parts[1]
+
+
+def _unit_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph collapsed onto the package's parts: part -> the other parts its modules import."""
+    out: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        out.setdefault(_unit(module), set()).update(_unit(d) for d in deps)
+    return {u: deps - {u} for u, deps in out.items()}
+
+
+def _table(graph: dict[str, tuple[set[str], set[str]]]) -> str:
+    names = lambda s: ", ".join(f"`{n}`" for n in sorted(s)) or "none"  # noqa: E731
+    return "\n".join(f"| `{u}` | {names(a)} | {names(b)} |" for u, (a, b) in sorted(graph.items()))
+
+
+def _documented_graph(text: str) -> dict[str, tuple[set[str], set[str]]]:
+    """The table of ARCHITECTURE.md's "Python import graph": part -> (imports when imported, more inside functions)."""
+    section = text.split("## Python import graph", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for row in re.findall(r"^\| `(\w+)` \|(.*)\|(.*)\|$", section, re.M):
+        out[row[0]] = (set(re.findall(r"`(\w+)`", row[1])), set(re.findall(r"`(\w+)`", row[2])))
+    return out
+
+
+def test_the_documented_import_graph_is_the_real_one():
+    eager, lazy = _unit_graph(_graph(lazy=False)), _unit_graph(_graph(lazy=True))  # the cycle tests' graphs
+    real = {u: (eager[u], lazy[u] - eager[u]) for u in eager}
+    assert _documented_graph(ARCHITECTURE.read_text()) == real, (
+        "ARCHITECTURE.md's import graph differs from the code's; the real table:\n" + _table(real))
+
+
+def test_the_import_graph_table_reads_back():
+    graph = {"spdl_torch": ({"io"}, set()), "io": ({"_errors"}, {"cuda"}), "_errors": (set(), set())}
+    assert _documented_graph("## Python import graph\n\n" + _table(graph) + "\n\n## Next\n| `x` | `y` | none |") == graph
+    assert _unit_graph({"p": {"p.io"}, "p.io": {"p.io._a", "p._e"}, "p.io._a": set(), "p._e": set()}) == {
+        "p": {"io"}, "io": {"_e"}, "_e": set()}
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))

@@ -57,7 +57,7 @@ def _folder() -> Path:
 
 @functools.cache
 def make_video(name: str) -> Path:
-    """The synthetic video ``name`` of :data:`SPECS` (made on first use, then cached for the session)."""
+    """The synthetic video ``name`` of :data:`SPECS` (made on first use, then cached for the test run)."""
     require_ffmpeg()
     s = SPECS[name]
     out = _folder() / f"{name}.{s['ext']}"

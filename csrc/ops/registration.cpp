@@ -28,7 +28,9 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("batch_memory_stats() -> int[]");
   m.def("reset_batch_memory_peak() -> ()");
   // video
-  m.def("video_metadata(Tensor data, *, int stream=-1, bool count_frames=False) -> (Tensor, Tensor, Tensor, str, str, str)");
+  m.def(
+      "video_metadata(Tensor data, *, int stream=-1, bool count_frames=False, str seek_mode=\"exact\") -> (Tensor, "
+      "Tensor, Tensor, str, str, str)");
   m.def(
       "decode_video_frames(Tensor data, *, int[]? indices=None, float[]? timestamps=None, str seek_mode=\"exact\", "
       "int stream=-1, int threads=1, bool strict=True, bool apply_rotation=True, bool skip_nonref=True, "

@@ -29,7 +29,7 @@ from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_ep
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
-__all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch"]
+__all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch", "raise_not_copyable"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
@@ -76,6 +76,15 @@ def begin_epoch(loader: Any, resume: LoaderState | None, draw_base_seed: bool,
             loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
     epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
     return epoch, resume, forced_base_seed, draw_base_seed
+
+
+def raise_not_copyable(it: Any) -> None:
+    """An iterator is not pickled or copied (torch's raise ``NotImplementedError`` too): it runs on this process's
+    worker threads or processes."""
+    raise NotImplementedError(
+        f"{type(it).__name__} (an iterator of spdl_torch.DataLoader) cannot be pickled or copied: its epoch runs on "
+        "worker threads or processes of this process; copy or pickle the DataLoader instead (the copy has its "
+        "state_dict() and goes on from there with workers of its own)")
 
 
 class DataLoaderIter:
@@ -373,6 +382,9 @@ class DataLoaderIter:
 
     def persistent_base_seed(self) -> int | None:
         return self._base_seed if self._persistent else None
+
+    def __getstate__(self) -> None:
+        raise_not_copyable(self)
 
     # -- shutdown ----------------------------------------------------------------------------------
     def _end_epoch(self, wait: bool = True) -> None:

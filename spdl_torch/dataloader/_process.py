@@ -15,7 +15,7 @@ import torch
 from torch.utils.data.dataloader import _BaseDataLoaderIter, _MultiProcessingDataLoaderIter
 
 from ._device import pin_batch
-from ._iterator import begin_epoch, dataset_epoch
+from ._iterator import begin_epoch, dataset_epoch, raise_not_copyable
 from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
 from ._worker import ThreadWorkerInfo, make_thread_rng, set_worker_info
 
@@ -143,6 +143,9 @@ class ProcessIter(_MultiProcessingDataLoaderIter, _SeededBase):
 
     def shutdown(self, wait: bool = True) -> None:
         self._shutdown_workers()
+
+    def __getstate__(self) -> None:
+        raise_not_copyable(self)
 
 
 def start_process_epoch(loader: Any, resume: LoaderState | None) -> ProcessIter:

@@ -129,7 +129,9 @@ class FusedBatchMixin:
                     f"{verb} once per batch in Python, the transforms from the first random one on per sample")
             msg = f"{name}: the transform is only partly fused: {first}{after} {cost}"
             if plan.unfused_reason:
-                msg += f" ({first.split('(')[0]}: {plan.unfused_reason})"
+                who = first.split("(")[0]  # a reason that names its class already ("X overrides forward: ...")
+                msg += f" ({plan.unfused_reason})" if plan.unfused_reason.startswith(who + " ") else \
+                    f" ({who}: {plan.unfused_reason})"
             self._unfused_note = ""
         if require_fused:
             raise ValueError(f"{name}: require_fused=True, but {first} is not fused; the plan:\n{self._plan_text()}")
@@ -234,6 +236,11 @@ class FusedBatchMixin:
                                   device=None if ctx is None else ctx.device)
         except DecodeError as e:
             raise name_sample(e, paths) from None
+        except (TypeError, ValueError) as e:  # a draw torchvision fails on too (AugmentProgram.build)
+            i = getattr(e, "sample_index", None)
+            if i is None or not 0 <= i < len(paths):
+                raise
+            raise type(e)(f"{paths[i]} {getattr(e, 'reason', e)}") from None
         if isinstance(images, torch.Tensor):
             register_fused_batch(images)
         out = []

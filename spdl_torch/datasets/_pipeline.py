@@ -21,6 +21,9 @@ class PipelineDataset(IterableDataset):
     processes would each run the whole pipeline (duplicated items) and need a picklable source and
     stage functions. Also importable as ``spdl_torch.pipeline.PipelineDataset``.
 
+    ``copy.copy`` shares the pipeline; ``copy.deepcopy`` and ``pickle`` raise ``TypeError`` (the pipeline's
+    threads belong to this process), and so does a copy of a loader over it.
+
     Raises:
         TypeError: ``pipeline`` is not a :class:`~spdl_torch.pipeline.Pipeline`.
     """
@@ -32,3 +35,14 @@ class PipelineDataset(IterableDataset):
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.pipeline)
+
+    def __copy__(self) -> PipelineDataset:
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            f"{type(self).__name__} cannot be pickled or deep-copied: its Pipeline runs its own threads in this "
+            "process; build a new pipeline for the copy (PipelineBuilder(...).build().as_dataset()) and load it "
+            "in the main process (DataLoader(dataset, batch_size=None, num_workers=0))")

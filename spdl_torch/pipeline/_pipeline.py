@@ -181,7 +181,7 @@ class Pipeline:
 
     def __reduce__(self) -> Any:
         raise TypeError(
-            "a Pipeline cannot be pickled: it runs its own threads; use it in the main process "
+            "a Pipeline cannot be pickled or copied: it runs its own threads; use it in the main process "
             "(e.g. torch.utils.data.DataLoader(pipeline.as_dataset(), batch_size=None, num_workers=0))"
         )
 

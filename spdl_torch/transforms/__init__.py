@@ -2,7 +2,8 @@
 ``torchvision.transforms``, "v1") mapped onto one :func:`spdl_torch.io.decode_images` call per batch.
 
 :func:`fuse` reads the pipeline (a transform, a ``Compose`` or an ``nn.Sequential``, nested ones flattened)
-from its start and maps this prefix onto the op:
+from its start and maps this prefix onto the op (a subclass of these classes only when it runs the library
+class's own code: see below):
 
 =================================================================  ======================================
 torchvision (v2 or v1 class of the same name)                      decode_images
@@ -27,6 +28,11 @@ zero padding, as CenterCrop)
 ``Normalize(mean, std)`` (after a conversion to float)             ``mean, std``
 ``PILToTensor()``, ``ToImage()``, ``ToPureTensor()``,              nothing (uint8 output is the default)
 ``ToDtype(uint8, scale=True)``, ``ConvertImageDtype(uint8)``
+No-ops where they stand: ``Identity``, ``nn.Identity``,            nothing (absorbed anywhere, also after
+``ToDtype`` / ``ConvertImageDtype`` to the image's own dtype        ``RandomErasing``)
+(``scale`` either way), ``ToImage`` / ``ToPureTensor`` of a
+tensor, v2's ``ToDtype`` / ``ConvertImageDtype`` /
+``ToPureTensor`` of a PIL image, v1's ``RandomApply([])``
 ``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample (Pillow's
 ``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,          rows for a PIL image)
 ``RandomAffine`` (scale: of a PIL image), ``GaussianBlur``,
@@ -57,9 +63,26 @@ sharpness, the hue through Pillow's uint8 HSV, ``ImageOps.autocontrast``, ``conv
 tensor rows, and ``RandomPosterize(bits=0)`` of a PIL image does not fuse (Pillow's posterize decides). timm's
 policies use the Pillow rows (:mod:`._timm_policies`). ``RandomRotation(expand=True)``, an augmentation of a
 float or grey image and a flip after an augmentation do not fuse (the reason is given).
-Arguments torchvision would fail on or misuse (a magnitude outside the bins, ``p`` outside [0, 1], an
-unknown policy, an empty ``RandomApply``) raise ``ValueError`` naming the transform and the argument. timm's
-transforms are recognised by module and class name (see :mod:`._timm`).
+Arguments torchvision refuses (in its constructor, or in its forward whenever the op is drawn) or misuses (a
+magnitude outside the bins, v2's ``p`` outside [0, 1], an unknown policy, v2's empty ``RandomApply``, a
+``RandomRotation`` range with min > max, ``AugMix(alpha=0)``) raise ``ValueError`` naming the transform and the
+argument; what torchvision accepts and runs fuses with its meaning or stays unfused with the reason (v1's ``p``
+above 1: always, below 0: never; a negative ``RandAugment`` magnitude: a bin from the end; ``num_ops=0``,
+``mixture_width=0``: no ops, no chains; ``RandomSolarize`` above 255 of a PIL image: nothing inverted).
+``num_magnitude_bins=1`` draws from torchvision's one-bin tables (magnitude 0 for every signed op, Solarize 1.0,
+v1 255; Posterize ``int(NaN)`` bits, which torchvision's posterize refuses: a sample that draws it raises
+torchvision's error, ``TypeError`` for v2, ``ValueError`` for v1, naming the sample). timm's transforms are
+recognised by the module and name of the timm class whose code they run (see :mod:`._timm`).
+
+A subclass of a torchvision, timm or torch class (a ``Compose``, ``nn.Sequential``, ``RandomApply``,
+``RandomChoice``, a flip, a crop, a policy, timm's ``AugmentOp`` in a timm policy) fuses only when it runs that
+class's own code, decided by method identity, never by ``isinstance`` (:mod:`._classes`:
+``type(t).forward is v2.Compose.forward``, ``type(t).__call__ is T1.Compose.__call__``, ...): one that
+overrides what the fuser replaces (``forward``, ``__call__``, ``transform``, ``make_params``, a class table, a
+method set on the object, a forward hook) runs as written, it and everything after it, and
+``FusedPlan.unfused_reason``, the dataset's ``repr`` and warning and ``require_fused=True`` say so
+(``"MyCompose overrides forward: runs as written"``). One that defines only its constructor, ``__repr__`` /
+``extra_repr`` or names of its own still fuses.
 
 Resizes are bilinear or bicubic, antialiased on tensors (v2's default; ``antialias=False`` does not fuse),
 on PIL images (v1 pipelines, below) always, as Pillow's; or NEAREST (torch's index rule on tensors,

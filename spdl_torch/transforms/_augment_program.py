@@ -211,16 +211,28 @@ class AugmentProgram:
 
     def build(self, seeds: torch.Tensor) -> dict[str, torch.Tensor | None]:
         """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | Tensor[N, B, 8] | None}`` for int64
-        ``seeds`` [N] (``erase`` 3-D when the eraser can draw more than one box)."""
+        ``seeds`` [N] (``erase`` 3-D when the eraser can draw more than one box).
+
+        Raises:
+            TypeError, ValueError: a sample drew an op torchvision fails on (Posterize of a one-bin policy):
+                the error torchvision raises, naming the sample (attributes ``sample_index``, its index in
+                ``seeds``, and ``reason``, the message without it) and its seed.
+        """
         n = len(seeds)
         k = max(self.max_rows, 1)
         boxes = max(self.eraser.max_rows, 1) if self.eraser is not None else 1
         aug: list[float] = []
         erase: list[float] = []
         pad = [0.0] * ROW
-        for seed in seeds.tolist():
+        for i, seed in enumerate(seeds.tolist()):
             rows = erased = 0
-            for op in self.sample(seed):
+            try:
+                ops = self.sample(seed)
+            except (TypeError, ValueError) as e:
+                err = type(e)(f"sample {i} (seed {seed}): {e}")
+                err.sample_index, err.reason = i, f"(seed {seed}): {e}"  # type: ignore[attr-defined]
+                raise err from None
+            for op in ops:
                 if op.op == "erase":
                     erase += op.row()
                     erased += 1

@@ -25,8 +25,8 @@ from torchvision.transforms.v2.functional import _geometry as F2
 
 from ._augment_program import AugmentOp
 
-__all__ = ["ENHANCERS", "GEOMETRY_ROWS", "affine_matrix", "affine_rows", "hue_shift", "pil_fill", "pil_resample",
-           "rotate_matrix", "split_double"]
+__all__ = ["ENHANCERS", "GEOMETRY_ROWS", "affine_matrix", "affine_rows", "geometry_args", "hue_shift", "pil_fill",
+           "pil_resample", "policy_rows", "rotate_matrix", "solarize_row", "split_double"]
 
 #: op name -> the ``pil_enhance`` enhancer (Pillow's ImageEnhance class: Brightness, Color, Contrast, Sharpness)
 ENHANCERS = {"brightness": 0.0, "saturation": 1.0, "contrast": 2.0, "sharpness": 3.0}
@@ -140,3 +140,54 @@ def affine_rows(matrix: Sequence[float], resample: int, fill: tuple[float, float
 def hue_shift(hue_factor: float) -> int:
     """torchvision's shift of Pillow's uint8 hue: ``np.int32(hue_factor * 255).astype(np.uint8)``."""
     return int(hue_factor * 255) % 256
+
+
+def geometry_args(t: Any) -> tuple[tuple[int, tuple[float, float, float]] | None, str]:
+    """(resample, fill colour) of a geometric transform ``t`` on a PIL image, or (None, why not)."""
+    resample = pil_resample(t.interpolation)
+    if resample is None:
+        return None, f"interpolation {t.interpolation} (Pillow's affine is nearest, bilinear or bicubic)"
+    fill = pil_fill(t.fill)
+    if fill is None:
+        return None, f"fill={t.fill!r} (one number or 1 or 3 numbers for an RGB PIL image)"
+    return (resample, fill), ""
+
+
+def solarize_row(threshold: float, cls: str, name: str, magnitude: float | None = None) -> AugmentOp:
+    """ImageOps.solarize(img, threshold) as a row: a value v is inverted where v >= threshold (a double), i.e.
+    where v >= ceil(threshold), a whole number the float32 row holds exactly; above 255 nothing is."""
+    t = math.ceil(threshold)
+    return AugmentOp("identity", (), cls, name, magnitude) if t > 255 else \
+        AugmentOp("solarize", (float(t),), cls, name, magnitude)
+
+
+_POLICY_COLOUR = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast", "Sharpness": "sharpness"}
+
+
+def policy_rows(name: str, magnitude: float, v1: bool, resample: int, fill: tuple[float, float, float], h: int,
+                w: int, cls: str) -> list[AugmentOp] | None:
+    """torchvision's ``_apply_op`` / ``_apply_image_or_video_transform`` of a PIL image as rows (``v1``: the v1
+    policies' call, else v2's): ``F.affine`` / ``F.rotate`` are Pillow's (``pil_affine`` with its matrix), the
+    enhancements ``ImageEnhance``'s, AutoContrast ``ImageOps``', Solarize compared with the double threshold
+    (v2: ``255.0 * magnitude``); None for the ops whose tensor rows give Pillow's values (Identity,
+    Posterize, Equalize, Invert)."""
+    if name in ("ShearX", "ShearY"):  # F.affine(angle=0, translate=[0, 0], scale=1, shear, center=[0, 0])
+        deg = math.degrees(math.atan(magnitude))
+        shear = (deg, 0.0) if name == "ShearX" else (0.0, deg)
+        return affine_rows(affine_matrix(0.0, (0, 0), 1.0, shear, (0, 0), w, h, not v1), resample, fill, cls, name,
+                           magnitude)
+    if name in ("TranslateX", "TranslateY"):  # F.affine(translate=[int(magnitude), 0] or [0, ...]), centre None
+        t = (int(magnitude), 0) if name == "TranslateX" else (0, int(magnitude))
+        return affine_rows(affine_matrix(0.0, t, 1.0, (0.0, 0.0), None, w, h, not v1), resample, fill, cls, name,
+                           magnitude)
+    if name == "Rotate":  # F.rotate(angle): Image.rotate
+        m = rotate_matrix(magnitude, w, h)
+        return [AugmentOp("identity", (), cls, name, magnitude)] if m is None else \
+            affine_rows(m, resample, fill, cls, name, magnitude)
+    if name in _POLICY_COLOUR:
+        return [AugmentOp("pil_enhance", (ENHANCERS[_POLICY_COLOUR[name]], 1.0 + magnitude), cls, name, magnitude)]
+    if name == "AutoContrast":
+        return [AugmentOp("pil_autocontrast", (), cls, name, magnitude)]
+    if name == "Solarize":
+        return [solarize_row(magnitude if v1 else 255.0 * magnitude, cls, name, magnitude)]
+    return None

@@ -11,9 +11,9 @@ import torch
 __all__ = ["FusedPlan"]
 
 # The batched head runs on chunks of this many samples, written into one output batch: the chunk's
-# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). Measured in benchmarks/results/history.md
-# ("bench_remainder.py"): median 20.6 ms per batch of 32 against 36.7 ms for the whole batch at once and
-# 33.3 ms per sample + stack, on 2 shared cores.
+# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). ToDtype + Normalize alone on decoded
+# batches of 32, on 2 loaded cores: median 20.6 ms per batch against 36.7 ms for the whole batch at once and
+# 33.3 ms per sample + stack (benchmarks/bench_remainder.py; benchmarks/results/2026-12-01-remainder.md).
 HEAD_CHUNK = 4
 
 
@@ -132,7 +132,8 @@ class FusedPlan:
         return [] if self.augment is None else self.augment.sample(int(seed))
 
     def describe(self) -> str:
-        """Lines saying what runs where: the op call and the transforms it replaces, then the remainder."""
+        """Lines saying what runs where: the op call and the transforms it replaces, then the remainder, then why
+        its first transform is not fused (``unfused_reason``)."""
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.op_kwargs.items())
         lines = [f"fused into decode_images({args}): {_names(self.fused)}"]
         if self.augment is not None:
@@ -143,6 +144,8 @@ class FusedPlan:
         if self.per_sample is not None:
             kind = "PIL images" if self.rest_input == "pil" else "tensors"
             lines.append(f"then per sample in Python (on {kind}): {_names(_parts(self.per_sample))}")
+        if self.unfused is not None and self.unfused_reason:
+            lines.append(f"not fused from {type(self.unfused).__name__} on: {self.unfused_reason}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

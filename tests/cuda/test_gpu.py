@@ -1,4 +1,4 @@
-"""Checks that need a CUDA device (run by benchmarks/gpu_check.sh on a lent GPU; skipped elsewhere): pinned
+"""Checks that need a CUDA device (run by benchmarks/gpu_check.sh on a GPU machine; skipped elsewhere): pinned
 output, side-stream overlap, the normalisation kernel bit for bit against torch's ops, nvJPEG against the CPU
 path (PSNR), and the loader's device path end to end."""
 

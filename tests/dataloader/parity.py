@@ -1,14 +1,14 @@
-"""Helpers for the tests of issue #14 (DataLoader drop-in): every behavioural test runs against both loaders,
-``torch.utils.data.DataLoader`` (the reference that proves the test right) and ``spdl_torch.DataLoader``.
+"""Helpers for the tests of ``spdl_torch.DataLoader`` as a drop-in for torch's: every behavioural test runs
+against both loaders, ``torch.utils.data.DataLoader`` (the reference that proves the test right) and
+``spdl_torch.DataLoader``.
 
 ``both(ours=..., torch_skip=...)`` parametrizes a test's ``DL`` argument over the two loaders. ``ours`` is the
-reason of a ``pytest.mark.xfail(strict=True)`` on the spdl_torch variant while today's code fails it (the reason
-names the item of issue #14); when the fix lands the variant XPASSes, and the marker is removed.
+reason of a ``pytest.mark.xfail(strict=True)`` on the spdl_torch variant while the code fails it (the reason
+says what differs); once it passes the variant XPASSes, and the marker is removed.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -29,10 +29,6 @@ class ThreadLoader(spdl_torch.DataLoader):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("worker_mode", "thread")
         super().__init__(*args, **kwargs)
-
-# The cases handed by the sessions that found the defects (read, not imported, by the tests).
-CASES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), os.pardir,
-                     "shared", "cases")
 
 # Threads a DataLoader of ours starts carry this prefix (spdl_torch.dataloader._THREAD_NAME).
 OUR_THREAD_PREFIX = "spdl_torch-DataLoader-worker"
@@ -99,7 +95,7 @@ def collect(loader) -> list:
     leaves. Where a test fails (or xfails) because a worker thread raised, pytest formats the failure while the
     other worker threads may still format their own exceptions, and Python 3.11's traceback formatting races
     (``SystemError: AST constructor recursion depth mismatch`` in pytest's own reporting, an INTERNALERROR that
-    ends the session: seen once in this suite, see #14 item 8)."""
+    ends the test run)."""
     before = {t.ident for t in our_threads()}
     it = iter(loader)
     try:

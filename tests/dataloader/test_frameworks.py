@@ -1,7 +1,7 @@
-"""#14 item 1 with real frameworks: PyTorch Lightning's DDP Trainer and Hugging Face Accelerate's ``prepare``
-re-create a DataLoader from its constructor arguments to inject a distributed sampler. With 2 ranks (CPU,
-gloo, ``torchrun --nproc-per-node 2``) each rank must see a disjoint half of the samples, and where the
-framework keeps the loader's class, it stays an ``spdl_torch.DataLoader`` whose workers are threads.
+"""The loader's type identity with real frameworks: PyTorch Lightning's DDP Trainer and Hugging Face
+Accelerate's ``prepare`` re-create a DataLoader from its constructor arguments to inject a distributed sampler.
+With 2 ranks (CPU, gloo, ``torchrun --nproc-per-node 2``) each rank must see a disjoint half of the samples, and
+where the framework keeps the loader's class, it stays an ``spdl_torch.DataLoader`` whose workers are threads.
 
 Each case starts two processes of ``framework_rank.py`` and takes ~20 s, so the file runs only with
 ``SPDL_TORCH_FRAMEWORK_TESTS=1`` (``make test-frameworks``); ``make test`` reports it skipped.

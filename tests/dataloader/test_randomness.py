@@ -1,4 +1,4 @@
-"""#14 items 5-6: reproducible random transforms with a fixed ``generator=`` seed, and an epoch that travels
+"""Reproducible random transforms with a fixed ``generator=`` seed, and an epoch that travels
 with each iterator instead of living on the shared dataset."""
 
 import random

@@ -1,7 +1,6 @@
 """The intent of PyTorch's own ``test/test_dataloader.py`` (torch 2.14), re-written and run against both
 loaders: every case that is not about processes themselves (pids, exit codes, pickling, fork/spawn, shared
-memory). Which torch cases are ported, and which are not and why, is listed in the report of issue #14 and at
-the end of this file.
+memory). Which torch cases are not ported, and why, is listed at the end of this file.
 
 Sizes are smaller than torch's (40 samples, 2-3 workers) so that the file runs in seconds.
 

@@ -1,4 +1,4 @@
-"""#14 item 9: the smaller gaps. Every bad constructor argument fails as in torch (same exception type and
+"""The loader's checks. Every bad constructor argument fails as in torch (same exception type and
 message, table-driven), torch's excessive-``num_workers`` warning, ``timeout`` with ``num_workers=0``,
 ``on_error="skip"`` rejected where it cannot apply, ``load_state_dict`` refusing a foreign state, and batched
 fetches (``__getitems__``) through ``Subset`` and ``ConcatDataset``."""
@@ -177,7 +177,7 @@ def test_load_state_dict_same_arguments_resumes():
 
 
 @pytest.mark.parametrize("other", [
-    dict(batch_size=25),  # the issue's case: a bs=10 state in a bs=25 loader silently skipped 45 samples
+    dict(batch_size=25),  # a bs=10 state in a bs=25 loader once silently skipped 45 samples
     dict(batch_size=10, dataset=Counting(90)),
     dict(batch_size=10, shuffle=True),
 ], ids=["batch_size", "dataset_length", "sampler_type"])

@@ -1,4 +1,4 @@
-"""#14 items 1-4: what a worker *process* gives code written for torch's DataLoader, given by our threads:
+"""What a worker *process* gives code written for torch's DataLoader, given by our threads:
 type identity, ``torch.utils.data.get_worker_info()``, a dataset object per worker, and global RNGs that
 worker code cannot re-seed for the consumer. Every test runs against torch's DataLoader (the reference) too."""
 

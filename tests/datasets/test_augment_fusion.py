@@ -292,7 +292,7 @@ def test_augmix_does_not_depend_on_the_thread_count(native, paths):
 
 
 @pytest.mark.parametrize("make, arg", [
-    (lambda: v2.AugMix(mixture_width=0), "mixture_width"),
+    (lambda: v2.AugMix(mixture_width=1.5), "mixture_width"),
     (lambda: T1.AugMix(alpha=0), "alpha"),
     (lambda: v2.AugMix(chain_depth=2.5), "chain_depth"),
 ])

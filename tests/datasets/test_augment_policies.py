@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torchvision.transforms as T1
+from PIL import Image
 import torchvision.transforms.autoaugment as autoaugment_v1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
@@ -59,19 +60,19 @@ def fit_p(observed: collections.Counter, expected: dict) -> float:
     return chi2_sf(x, len(expected) - 1)
 
 
-def ours(t, key, h=H, w=W):
+def ours(t, key, h=H, w=W, n=N):
     sampler, why = match_augment(t, h, w)
     assert sampler is not None, why
-    return collections.Counter(key(sampler.draw(P.Rng(s), h, w)) for s in SEEDS)
+    return collections.Counter(key(sampler.draw(P.Rng(s), h, w)) for s in SEEDS[:n])
 
 
 def _policy_key(ops):
     return tuple((op.name, round(op.magnitude, 4)) for op in ops)
 
 
-def torchvision_policy_draws(t, h=H, w=W):
+def torchvision_policy_draws(t, h=H, w=W, n=N):
     """torchvision's own (op, magnitude) draws of an AutoAugment-family transform: its forward with the op
-    itself replaced by a recorder, under a fixed torch seed."""
+    itself replaced by a recorder, under a fixed torch seed, ``n`` calls."""
     record = []
     image = torch.zeros((3, h, w), dtype=torch.uint8)
     v1 = not type(t).__module__.startswith("torchvision.transforms.v2")
@@ -89,7 +90,7 @@ def torchvision_policy_draws(t, h=H, w=W):
         else:
             t._apply_image_or_video_transform = recorder
         try:
-            for _ in range(N):
+            for _ in range(n):
                 record.clear()
                 t(image)
                 counts[tuple(record)] += 1
@@ -143,6 +144,181 @@ def test_trivial_augment_fits_its_rules():
     p_neg = 0.5 * 30 / 31
     x = (signs[(True, True)] - n_signed * p_neg) ** 2 / (n_signed * p_neg * (1 - p_neg))
     assert chi2_sf(x, 1) > 1e-3
+
+
+# -------------------------------------------------- one magnitude bin, as torchvision builds and runs it
+
+ONE_BIN = {  # RandAugment with one op a call: few enough cells for a few thousand draws
+    "trivial_v2": lambda: v2.TrivialAugmentWide(num_magnitude_bins=1),
+    "trivial_v1": lambda: T1.TrivialAugmentWide(num_magnitude_bins=1),
+    "rand_v2": lambda: v2.RandAugment(num_ops=1, magnitude=0, num_magnitude_bins=1),
+    "rand_v1_from_the_end": lambda: T1.RandAugment(num_ops=1, magnitude=-1, num_magnitude_bins=1),
+}
+
+
+def _refused_posterize(key):
+    """A draw key with a Posterize of bits torchvision's posterize refuses as one cell."""
+    return tuple(("Posterize", "refused") if name == "Posterize" and not 0 <= mag <= 8 else (name, mag)
+                 for name, mag in key)
+
+
+@pytest.mark.parametrize("name", list(ONE_BIN))
+def test_one_magnitude_bin_draws_match_torchvision(name):
+    # torchvision builds these and draws from its tables evaluated with one bin: linspace(0, x, 1) = [0.0] for
+    # every signed op, Solarize's linspace(1, 0, 1) = [1.0] (v1: 255), Posterize int(NaN) bits (its posterize
+    # then refuses them). Ours draw the same ops and magnitudes; a Posterize draw raises what torchvision's
+    # posterize raises (v2 TypeError, v1 ValueError).
+    t = ONE_BIN[name]()
+    n = 1500  # 14 cells
+    theirs = collections.Counter()
+    for key, count in torchvision_policy_draws(t, n=n).items():
+        theirs[_refused_posterize(key)] += count
+    sampler, why = match_augment(t, H, W)
+    assert sampler is not None, why
+    mine = collections.Counter()
+    error = TypeError if name.endswith("v2") else ValueError
+    for s in SEEDS[:n]:
+        try:
+            mine[_policy_key(sampler.draw(P.Rng(s), H, W))] += 1
+        except error as e:
+            assert "Posterize" in str(e) and "torchvision's posterize refuses" in str(e)
+            mine[(("Posterize", "refused"),)] += 1
+    assert set(mine) == set(theirs)
+    assert homogeneity_p(mine, theirs) > 1e-3
+    magnitudes = {m for key in mine for _, m in key}
+    assert magnitudes == {0.0, 1.0 if name.endswith("v2") else 255.0, "refused"}
+
+
+@pytest.mark.parametrize("v1", [False, True])
+def test_one_magnitude_bin_fuses_with_torchvision_ops(v1, tmp_path):
+    # The dataset's fused samples against torchvision's own op with the drawn magnitude, on the same crop (a PNG:
+    # exact pixels); the samples that draw Posterize fail as torchvision's posterize fails for that draw.
+    from spdl_torch.datasets import FileListDataset, collate
+
+    from .. import images
+
+    T = T1 if v1 else v2
+    path = tmp_path / "a.png"
+    path.write_bytes(images.encode(images.upsampled_noise(40, 48, seed=3)))
+    pil = Image.open(path).convert("RGB")
+    crop = T.CenterCrop(32)(pil if v1 else F.pil_to_tensor(pil))
+    for aug in (T.TrivialAugmentWide(num_magnitude_bins=1), T.RandAugment(num_ops=1, magnitude=0, num_magnitude_bins=1)):
+        t = T.Compose([T.CenterCrop(32), aug] + ([T.PILToTensor()] if v1 else []))
+        ds = FileListDataset([str(path)] * 64, transform=t, seed=1, require_fused=True)
+        good, refused = [], []
+        for i, s in enumerate(sample_seeds(ds.seed, 0, range(64)).tolist()):
+            try:
+                ops = ds.plan.sample_augmentation(s)  # (a PIL image's geometric op: fill and low rows first)
+                good.append((i, [op for op in ops if op.op not in ("fill", "pil_affine_low")][0]))
+            except (TypeError, ValueError):
+                refused.append(i)
+        batch = collate(ds.__getitems__([i for i, _ in good]))[0]
+        names = set()
+        for (_, op), got in zip(good, batch):
+            if v1:
+                want = T1.PILToTensor()(autoaugment_v1._apply_op(crop, op.name, op.magnitude,
+                                                                 interpolation=aug.interpolation, fill=aug.fill))
+            else:
+                want = aug._apply_image_or_video_transform(crop, op.name, op.magnitude,
+                                                           interpolation=aug.interpolation, fill=aug._fill)
+            d = (got.int() - want.int()).abs().max().item()
+            assert d == 0, (op.name, op.magnitude, d)
+            names.add(op.name)
+        assert len(names) == 13 and refused  # every op of the table but Posterize, and some Posterize draws
+        if v1:  # torchvision itself, on that draw: its table's Posterize bits, then its op
+            space = aug._augmentation_space(1) if type(aug) is T1.TrivialAugmentWide else aug._augmentation_space(1, (32, 32))
+            with pytest.raises(ValueError, match="bits"):
+                autoaugment_v1._apply_op(crop, "Posterize", float(space["Posterize"][0][0]), interpolation=aug.interpolation,
+                                         fill=aug.fill)
+        else:
+            with pytest.raises(TypeError, match="bits"):
+                aug._apply_image_or_video_transform(crop, "Posterize", float(aug._AUGMENTATION_SPACE["Posterize"][0](1, 32, 32)[0]),
+                                                    interpolation=aug.interpolation, fill=aug._fill)
+        error = ValueError if v1 else TypeError
+        with pytest.raises(error, match=rf"a\.png \(seed -?\d+\): {type(aug).__name__} drew Posterize with -?\d+ bits"):
+            ds.__getitems__(refused[:1] + [i for i, _ in good[:3]])
+
+
+# ------------------------------------------------------ what torchvision accepts and runs, fused as it runs
+
+def test_v1_probabilities_and_arguments_torchvision_runs(tmp_path):
+    # v1's constructors take these and its forward runs them: p above 1 always applies, below 0 never, NaN
+    # never (RandomApply: always, it compares p < rand); an empty RandomApply and a Posterize of 9 bits that is
+    # never applied change nothing; on a PIL image a solarize threshold above 255 inverts nothing, NaN every value.
+    import torchvision.datasets
+
+    from spdl_torch.datasets import ImageFolder, collate
+
+    from .. import images
+
+    (tmp_path / "c").mkdir()
+    for k in range(3):
+        (tmp_path / "c" / f"{k}.png").write_bytes(images.encode(images.upsampled_noise(30 + k, 34, seed=k)))
+    t = T1.Compose([T1.CenterCrop(24), T1.RandomInvert(p=2.0), T1.RandomGrayscale(p=-1.0),
+                    T1.RandomEqualize(p=float("nan")), T1.RandomApply([]), T1.RandomApply([T1.RandomInvert(1.0)], p=float("nan")),
+                    T1.RandomPosterize(9, p=0.0), T1.RandomSolarize(300.0, p=1.0), T1.RandomSolarize(float("nan"), p=1.0),
+                    T1.RandomApply([T1.RandomSolarize(128, p=1.0)], p=1.5), T1.PILToTensor()])
+    ours = ImageFolder(tmp_path, transform=t, require_fused=True)
+    ref = torchvision.datasets.ImageFolder(tmp_path, transform=t)
+    batch = collate(ours.__getitems__(range(3)))[0]
+    for i in range(3):
+        assert torch.equal(batch[i], ref[i][0])
+    assert [len(s.draw(P.Rng(0), 24, 24)) for s in ours.plan.augment.samplers] == [1, 0, 0, 1, 0, 1, 1, 1]
+
+
+def test_policy_arguments_torchvision_runs(image):
+    h, w = image.shape[1:]
+    # RandAugment draws nothing with num_ops=0 (v1: or below), whatever its magnitude and bins
+    for t in (v2.RandAugment(num_ops=0, magnitude=40), T1.RandAugment(num_ops=-2, magnitude=99, num_magnitude_bins=0)):
+        sampler, why = match_augment(t, h, w)
+        assert sampler is not None and sampler.max_rows == 0 and sampler.draw(P.Rng(1), h, w) == [], why
+    # a negative magnitude indexes from the end, as torchvision's magnitudes[m]
+    t = T1.RandAugment(num_ops=1, magnitude=-3)
+    theirs = torchvision_policy_draws(t, n=1500)
+    assert homogeneity_p(ours(t, _policy_key, n=1500), theirs) > 1e-3
+    assert homogeneity_p(ours(T1.RandAugment(num_ops=1, magnitude=-2), _policy_key, n=1500), theirs) < 1e-6
+
+
+@pytest.mark.parametrize("v1", [False, True])
+def test_augmix_without_chains_equals_torchvision_forward(image, v1):
+    # mixture_width=0 (or below): torchvision mixes no chain, the image times its weight m0
+    import spdl_torch
+
+    from .. import images
+
+    h, w = image.shape[1:]
+    t = (T1 if v1 else v2).AugMix(mixture_width=0 if v1 else -1)
+    sampler, why = match_augment(t, h, w)
+    assert sampler is not None and sampler.max_rows == 2, why
+    png = images.encode_tensor(np.ascontiguousarray(image.permute(1, 2, 0).numpy()), "PNG")
+    draws = [sampler.draw(P.Rng(s), h, w) for s in SEEDS[:6]]
+    rows = torch.tensor([[op.row() for op in ops] for ops in draws], dtype=torch.float32)
+    got = spdl_torch.io.decode_images([png] * 6, height=h, width=w, geometry="resize", interpolation="nearest",
+                                      augment=rows).data
+    for ops, out in zip(draws, got):
+        assert [op.op for op in ops] == ["mix_begin", "mix_end"]
+        m0 = ops[0].magnitude
+        t._sample_dirichlet = lambda params, m0=m0: (  # torchvision's forward with this draw's weights
+            torch.tensor([[m0, 1.0 - m0]]) if params.shape[-1] == 2 else torch.empty((1, 0)))
+        assert torch.equal(out, t(image))
+
+
+def test_v1_negative_sharpness_of_a_pil_image_is_not_fused_but_runs(tmp_path):
+    import torchvision.datasets
+
+    from spdl_torch.datasets import ImageFolder
+
+    from .. import images
+
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "0.png").write_bytes(images.encode(images.upsampled_noise(30, 34, seed=0)))
+    t = T1.Compose([T1.CenterCrop(24), T1.RandomAdjustSharpness(-1.0, p=1.0), T1.PILToTensor()])
+    with pytest.warns(UserWarning, match="RandomAdjustSharpness with a negative factor of a PIL image"):
+        ours = ImageFolder(tmp_path, transform=t)
+    assert torch.equal(ours[0][0], torchvision.datasets.ImageFolder(tmp_path, transform=t)[0][0])
+    # on a tensor torchvision's kernel refuses it
+    with pytest.raises(ValueError, match="RandomAdjustSharpness: sharpness_factor=-1.0"):
+        match_augment(T1.RandomAdjustSharpness(-1.0), 24, 24)
 
 
 def _color_params(ops):
@@ -614,18 +790,22 @@ def test_affine_center_folding_equals_torchvision_center():
 
 @pytest.mark.parametrize("make, arg", [
     (lambda: v2.RandAugment(magnitude=31), "magnitude"),
-    (lambda: T1.RandAugment(magnitude=-1), "magnitude"),
-    (lambda: v2.RandAugment(num_magnitude_bins=1, magnitude=0), "num_magnitude_bins"),
+    (lambda: T1.RandAugment(magnitude=-32), "magnitude"),
+    (lambda: v2.RandAugment(num_magnitude_bins=1, magnitude=1), "magnitude"),
+    (lambda: T1.RandAugment(magnitude=2.0), "magnitude"),
+    (lambda: v2.RandAugment(num_magnitude_bins=0, magnitude=0), "num_magnitude_bins"),
     (lambda: v2.TrivialAugmentWide(num_magnitude_bins=0), "num_magnitude_bins"),
     (lambda: _with(v2.RandAugment(), num_ops=-1), "num_ops"),
     (lambda: _with(v2.AutoAugment(), policy="imagenet"), "policy"),
     (lambda: _with(v2.RandomGrayscale(), p=1.5), "p"),
-    (lambda: _with(T1.RandomInvert(), p=-0.1), "p"),
+    (lambda: _with(T1.RandomInvert(), p="0.5"), "p"),
     (lambda: _with(v2.RandomApply([v2.RandomInvert()]), p=2.0), "p"),
     (lambda: _with(v2.RandomApply([v2.RandomInvert()]), transforms=torch.nn.ModuleList()), "transforms"),
-    (lambda: T1.RandomApply([]), "transforms"),
     (lambda: _with(v2.RandomPosterize(4), bits=9), "bits"),
     (lambda: v2.RandomSolarize(300), "threshold"),
+    (lambda: T1.RandomSolarize(300), "threshold"),  # of a tensor: torchvision refuses it (of a PIL image: no-op)
+    (lambda: _with(v2.RandomRotation(10), degrees=[10.0, -10.0]), "degrees"),
+    (lambda: v2.RandomAffine(0, shear=(10, -10)), "shear"),
     (lambda: _with(v2.ColorJitter(0.2), hue=(-0.7, 0.2)), "hue"),
     (lambda: _with(v2.ColorJitter(0.2), brightness=(1.2, 0.8)), "brightness"),
     (lambda: _with(v2.GaussianBlur(3), sigma=(0.0, 1.0)), "sigma"),
@@ -633,7 +813,6 @@ def test_affine_center_folding_equals_torchvision_center():
     (lambda: _with(v2.AugMix(), severity=11), "severity"),
     (lambda: _with(T1.AugMix(), severity=0), "severity"),
     (lambda: _with(v2.AugMix(), severity=2.5), "severity"),
-    (lambda: v2.AugMix(mixture_width=0), "mixture_width"),
     (lambda: T1.AugMix(mixture_width=2.0), "mixture_width"),
     (lambda: v2.AugMix(chain_depth=1.5), "chain_depth"),
     (lambda: v2.AugMix(alpha=0.0), "alpha"),

@@ -58,9 +58,10 @@ def test_timm_classes_recognised_by_name(native):
     assert {op.args[0] for op in ops} == {1} and {len([o for o in a.plan.sample_augmentation(s)])
                                                   for s in range(400)} == {0, 1, 2, 3}
     assert len({op.args[5:] for op in ops}) == len(ops)  # a colour per box
-    for attr, value, match in [("probability", 1.5, "probability=1.5"), ("mode", "cut", "mode='cut'"),
-                               ("min_count", 0, r"min_count/max_count=\(0, 3\)"),
-                               ("max_area", 2.0, "min_area/max_area")]:
+    for attr, value, match in [("probability", "0.5", "probability='0.5'"), ("mode", "cut", "mode='cut'"),
+                               ("min_count", 4, r"min_count/max_count=\(4, 3\)"),
+                               ("min_count", 1.0, r"min_count/max_count=\(1.0, 3\)"),
+                               ("max_area", -0.1, "min_area/max_area"), ("min_area", math.inf, "min_area/max_area")]:
         bad = _timm_class("RandomErasing", **{**erase.__dict__, attr: value})
         with pytest.raises(ValueError, match=match):
             analyse(T1.Compose([rrc, _timm_class("MaybeToTensor"), bad]))
@@ -193,6 +194,50 @@ def test_timm_erasing_count_and_colour_draws_match_timms():
     first = [collections.Counter(max(-3, min(3, math.floor(c[0] * 2))) if c else None for c in cs)
              for cs in (mine_colours, colours)]
     assert homogeneity_p(*first) > 1e-3
+
+
+@pytest.mark.parametrize("kw", [dict(probability=1.5), dict(probability=-0.5), dict(min_area=0.4, max_area=0.1),
+                                dict(min_area=0.5, max_area=2.0), dict(min_count=0, max_count=2),
+                                dict(min_count=-1, max_count=-1)],
+                         ids=["p_above_1", "p_below_0", "areas_reversed", "area_above_1", "count_0", "count_negative"])
+def test_timm_erasing_values_timm_runs_draw_as_timm(kw):
+    # timm takes these and runs them: p compared with random(), uniform(min_area, max_area) in either order, a
+    # box larger than the image never placed, range(count) of a count <= 0 empty
+    import random
+
+    timm_re = pytest.importorskip("timm.data.random_erasing")
+    from spdl_torch.transforms import _augment_program as P
+    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms._timm import translate
+
+    from .test_augment_policies import homogeneity_p
+
+    n, h, w = 1500, 24, 20
+    erase = timm_re.RandomErasing(**{"probability": 0.7, **kw}, device="cpu")
+    boxes = []
+    real = timm_re._get_pixels
+
+    def recording(per_pixel, rand_color, patch_size, dtype=torch.float32, device="cpu"):
+        boxes[-1].append(tuple(patch_size[1:]))
+        return real(per_pixel, rand_color, patch_size, dtype=dtype, device=device)
+
+    random.seed(1)
+    timm_re._get_pixels = recording
+    try:
+        for _ in range(n):
+            boxes.append([])
+            erase(torch.zeros((3, h, w)))
+    finally:
+        timm_re._get_pixels = real
+    sampler, _ = translate(erase)[0].sampler(3)
+    mine = [[(int(op.args[3]) // 4, int(op.args[4]) // 4) for op in sampler.draw(P.Rng(s), h, w)]
+            for s in sample_seeds(5, 0, range(n)).tolist()]
+    theirs = [[(bh // 4, bw // 4) for bh, bw in b] for b in boxes]
+    a, b = collections.Counter(map(tuple, mine)), collections.Counter(map(tuple, theirs))
+    if len(a) == len(b) == 1:  # one outcome (never erased): the same one
+        assert set(a) == set(b)
+    else:
+        assert homogeneity_p(a, b) > 1e-3
 
 
 def test_timm_erasing_is_written_by_the_op(native, paths):

@@ -381,12 +381,14 @@ def _op_with(aa, **attrs):
     (lambda: _with(_aa("rand-m9"), ops=[]), r"RandAugment \(timm\): ops=\[\]"),
     (lambda: _with(_aa("rand-m9-n3-tweights"), num_layers=20), r"RandAugment \(timm\): choice_weights="),
     (lambda: _with(_aa("rand-m9-tweights"), choice_weights=np.ones(15)), r"RandAugment \(timm\): choice_weights="),
-    (lambda: _op_with(_aa("rand-m9"), prob=1.5), r"RandAugment \(timm\): AutoContrast.prob=1.5"),
-    (lambda: _op_with(_aa("rand-m9"), magnitude=float("nan")), r"AutoContrast.magnitude=nan"),
+    (lambda: _op_with(_aa("rand-m9"), prob="0.5"), r"RandAugment \(timm\): AutoContrast.prob='0.5'"),
+    (lambda: _op_with(_aa("rand-m9"), magnitude=None), r"AutoContrast.magnitude=None"),
+    (lambda: _op_with(_aa("rand-m9"), magnitude=math.inf, magnitude_max=math.inf),
+     r"AutoContrast.magnitude=inf is invalid \(finite, or clipped"),
     (lambda: _op_with(_aa("rand-m9"), name="Cutout"), r"RandAugment \(timm\): op name='Cutout'"),
-    (lambda: _op_with(_aa("rand-m9"), hparams={"magnitude_std": -1.0}), r"magnitude_std'\]=-1.0"),
+    (lambda: _op_with(_aa("rand-m9"), magnitude_std="1"), r"AutoContrast.magnitude_std='1'"),
     (lambda: _with(_aa("original"), policy=[]), r"AutoAugment \(timm\): policy=\[\]"),
-    (lambda: _with(_aa("augmix-m3"), width=0), r"AugMixAugment \(timm\): width=0"),
+    (lambda: _with(_aa("augmix-m3"), width=1.5), r"AugMixAugment \(timm\): width=1.5"),
     (lambda: _with(_aa("augmix-m3"), alpha=0.0), r"AugMixAugment \(timm\): alpha=0.0"),
     (lambda: _with(_aa("augmix-m3"), depth=1.5), r"AugMixAugment \(timm\): depth=1.5"),
 ])
@@ -413,3 +415,77 @@ def test_bad_filter_is_a_value_error_and_unfusables_say_why():
     rotate.kwargs["fillcolor"] = 128
     assert _Op(rotate, "RandAugment").fill == (128.0, 0.0, 0.0)
     assert from_pil(Image.new("RGB", (1, 1), 128)).flatten().tolist() == [128, 0, 0]
+
+
+# ---------------------------------------------------------- what timm accepts and runs, fused as it runs
+
+def _ops_with(aa, **attrs):
+    for op in aa.ops:
+        for k, v in attrs.items():
+            setattr(op, k, v)
+    return aa
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(prob=1.5), dict(prob=-0.5), dict(prob=float("nan")), dict(magnitude=float("nan")), dict(magnitude=math.inf),
+    dict(magnitude_std=-1.0), dict(magnitude_std=float("nan")), dict(magnitude_max=-1.0),
+    dict(magnitude_std=0.5, hparams={"magnitude_std": 0.0, "translate_const": 20}),
+], ids=["prob_above_1", "prob_below_0", "prob_nan", "magnitude_nan", "magnitude_inf", "std_negative", "std_nan",
+        "max_negative", "std_attribute_not_hparams"])
+def test_op_values_timm_runs_draw_as_timm(attrs, monkeypatch):
+    # timm compares and clips them as Python numbers (prob above 1 or NaN: always applied, below 0: never; a
+    # NaN magnitude clips to 0, an infinite one to 10; std <= 0 or NaN: no noise; magnitude_max -1: levels of
+    # 0), and its __call__ reads magnitude_std / magnitude_max from the op's attributes, not its hparams
+    aa = _ops_with(_aa("rand-m9-n1", interpolation="bicubic"), **attrs)
+    theirs, _ = timm_draws(aa, n=1500)
+    mine, _ = our_draws(aa, monkeypatch, n=1500)
+    for key in ("names, applied", "applied args"):
+        a, b = _counts(mine, _KEYS[key]), _counts(theirs, _KEYS[key])
+        if len(a) == len(b) == 1:  # one outcome (nothing applied): the same one
+            assert set(a) == set(b), key
+        else:
+            assert homogeneity_p(a, b) > 1e-3, key
+
+
+def test_weights_and_sizes_timm_runs(monkeypatch):
+    # float32 choice weights within numpy's tolerance for them (~3.5e-4; float64: ~1.5e-8)
+    aa = _aa("rand-m9-n2-tweights", interpolation="bicubic")
+    w = np.asarray(aa.choice_weights, dtype=np.float32)
+    w[0] += 2e-4
+    np.random.choice(len(w), 2, replace=False, p=w)  # numpy takes them
+    aa.choice_weights = w
+    timm_sampler(aa)
+    aa.choice_weights = list(w.astype(np.float64))
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        np.random.choice(len(w), 2, replace=False, p=aa.choice_weights)  # ... and refuses them as float64
+    with pytest.raises(ValueError, match=r"RandAugment \(timm\): choice_weights=.* sum to 1 within 1.5e-08"):
+        timm_sampler(aa)
+    # no ops and no layers: timm draws nothing
+    aa = _with(_aa("rand-m9"), ops=[], num_layers=0)
+    img = Image.new("RGB", (W, H), (10, 20, 30))
+    assert aa(img) is img and timm_sampler(aa).draw(P.Rng(0), H, W) == []
+    # AugMixAugment without chains (width 0, or below): the crop blended with zeros, as timm does it
+    aa = _with(_aa("augmix-m3"), width=-1)
+    theirs, their_mix = timm_draws(aa, n=1500)
+    mine, my_mix = our_draws(aa, monkeypatch, n=1500)
+    assert all(s == [] for s in mine) and all(s == [] for s in theirs)
+    assert all(w == [] for w, _ in my_mix) and all(w == [] for w, _ in their_mix)
+    _assert_same(my_mix, their_mix, {"m": lambda m: min(int(m[1] * 10), 9)})
+
+
+def test_op_of_another_class_runs_as_written():
+    class Halved(AA.AugmentOp):
+        def __call__(self, img):
+            return img.point(lambda v: v // 2)
+
+    aa = _aa("rand-m9")
+    aa.ops[3] = Halved(aa.ops[3].name, aa.ops[3].prob, aa.ops[3].magnitude, aa.ops[3].hparams)
+    with pytest.raises(LookupError, match="Halved overrides __call__: runs as written"):
+        timm_sampler(aa)
+    aa.ops[3] = lambda img: img  # any callable: timm calls it
+    with pytest.raises(LookupError, match=r"an op of class function \(not timm's AugmentOp\): runs as written"):
+        timm_sampler(aa)
+    t = timm_data.create_transform(32, is_training=True, auto_augment="rand-m9")
+    t.transforms[2].ops[0] = Halved("Invert", 1.0, 5)
+    a = analyse(t)
+    assert type(a.unfused).__name__ == "RandAugment" and "Halved overrides __call__: runs as written" in a.reason

@@ -1,4 +1,4 @@
-"""The geometries of issue #16 against torchvision's own transforms: Resize(S) + RandomCrop (padding,
+"""The fused geometries beyond a resize and a crop against torchvision's own transforms: Resize(S) + RandomCrop (padding,
 pad_if_needed), Resize(..., max_size), vertical and both flips, Grayscale / RGB, NEAREST. Random geometry:
 our draw (``sample_geometry``, the op's own) applied with torchvision's transform code, so the crop box,
 padding and flips are torchvision's; then the pixels compared (PSNR)."""

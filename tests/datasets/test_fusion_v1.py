@@ -114,7 +114,7 @@ def test_v1_variants_fuse():
     assert fuse(T.Compose([T.Resize(20, antialias=False), T.CenterCrop(16)])).op_kwargs["resize_shorter"] == 20
     assert fuse(T.Compose([T.CenterCrop(8), T.ToTensor(), T.ConvertImageDtype(torch.bfloat16)])).op_kwargs == dict(
         geometry="eval", resize_shorter=0, height=8, width=8, dtype=torch.bfloat16)
-    # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps (issue #16).
+    # NEAREST on a PIL image is Pillow's (the op's nearest_exact); max_size maps.
     assert fuse(T.Compose([T.Resize(20, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(8)])).op_kwargs == \
         dict(geometry="eval", resize_shorter=20, height=8, width=8, interpolation="nearest_exact")
     assert fuse(T.Compose([T.Resize(20, max_size=40), T.CenterCrop(8)])).op_kwargs["max_size"] == 40
@@ -220,3 +220,106 @@ def test_torchvision_pil_loader_with_v1(small_tree):
     ref = torchvision.datasets.ImageFolder(small_tree, transform=t)
     assert ours.plan is None
     assert all(torch.equal(ours[i][0], ref[i][0]) for i in range(len(ref)))
+
+
+# --- a user's subclass runs its own code; no-ops are absorbed ------------------------------------------
+
+
+class ZeroCall(T.Compose):
+    """Overrides __call__ (what torchvision's v1 Compose runs): its output times 0."""
+
+    def __call__(self, img):
+        return super().__call__(img) * 0
+
+
+class UnusedForward(T.Compose):
+    """Defines a forward that v1's Compose never calls: it runs as torchvision's Compose, so it fuses."""
+
+    def forward(self, img):
+        return img * 0
+
+
+class ZeroApply(T.RandomApply):
+    def forward(self, img):
+        return F1.invert(super().forward(img))
+
+
+class GreyFirst(T.RandomApply):
+    """A v1 subclass that needs PIL images (as its base gets them from torchvision's ImageFolder)."""
+
+    def forward(self, img):
+        return super().forward(img).convert("L").convert("RGB")
+
+
+@pytest.mark.parametrize("make, cls, fused", [
+    (lambda: T.Compose([GreyFirst([T.RandomHorizontalFlip(1.0)], p=1.0), T.CenterCrop(40),
+                        torchvision.transforms.v2.PILToTensor()]), "GreyFirst", False),
+    (lambda: ZeroCall([T.CenterCrop(40), T.ToTensor()]), "ZeroCall", False),
+    (lambda: T.Compose([T.CenterCrop(40), ZeroCall([T.ToTensor()]), T.Normalize(MEAN, STD)]), "ZeroCall", False),
+    (lambda: T.Compose([T.CenterCrop(40), ZeroApply([T.RandomHorizontalFlip(1.0)], p=1.0), T.PILToTensor()]),
+     "ZeroApply", False),
+    (lambda: UnusedForward([T.CenterCrop(40), T.ToTensor(), T.Normalize(MEAN, STD)]), None, True),
+    (lambda: T.Compose([T.CenterCrop(40), UnusedForward([T.ToTensor(), T.Normalize(MEAN, STD)])]), None, True),
+], ids=["pil_first", "call", "call_nested", "random_apply_forward", "unused_forward", "unused_forward_nested"])
+def test_v1_subclass_runs_as_torchvision_runs_it(small_tree, make, cls, fused):
+    t = make()
+    ref = torchvision.datasets.ImageFolder(small_tree, transform=t)
+    if fused:
+        ours = ImageFolder(small_tree, transform=t, require_fused=True)
+        assert ours.plan.rest is None
+    else:
+        reason = f"{cls} overrides {'__call__' if cls == 'ZeroCall' else 'forward'}: runs as written"
+        with pytest.warns(UserWarning, match=reason):
+            ours = ImageFolder(small_tree, transform=t)
+        assert reason in repr(ours)
+        with pytest.raises(ValueError, match=rf"(?s)require_fused=True, but {cls}\(.*{reason}"):
+            ImageFolder(small_tree, transform=t, require_fused=True)
+    batch = collate(ours.__getitems__(list(range(len(ours)))))[0] if ours.plan is not None else \
+        torch.stack([ours[i][0] for i in range(len(ours))])
+    for i in range(len(ref)):
+        torch.testing.assert_close(batch[i], ref[i][0], rtol=0, atol=1e-6)  # PNG, crop only: the same values
+    if type(t) is ZeroCall:
+        assert float(batch.abs().max()) == 0
+
+
+V2 = torchvision.transforms.v2
+
+
+@pytest.mark.parametrize("t", [
+    # on the PIL image: v2's dtype conversions and ToPureTensor pass it through, an empty RandomApply too
+    T.Compose([T.CenterCrop(40), V2.ToDtype(torch.uint8), V2.ToDtype(torch.float32, scale=True), V2.ToPureTensor(),
+               V2.ConvertImageDtype(torch.float32), T.RandomApply([]), V2.Identity(), T.PILToTensor()]),
+    # on the uint8 tensor
+    T.Compose([T.CenterCrop(40), T.PILToTensor(), T.ConvertImageDtype(torch.uint8), V2.ToDtype(torch.uint8),
+               V2.ToDtype(torch.uint8, scale=True), torch.nn.Identity()]),
+    # on the float32 tensor of ToTensor
+    T.Compose([T.CenterCrop(40), T.ToTensor(), T.ConvertImageDtype(torch.float32), V2.ToDtype(torch.float32),
+               T.Normalize(MEAN, STD), V2.ToDtype(torch.float32, scale=True), T.RandomApply([])]),
+], ids=["pil", "uint8", "float32"])
+def test_v1_noops_are_fused(small_tree, t):
+    ours = ImageFolder(small_tree, transform=t, require_fused=True)
+    assert ours.plan.rest is None
+    ref = torchvision.datasets.ImageFolder(small_tree, transform=t)
+    batch = collate(ours.__getitems__(list(range(len(ours)))))[0]
+    for i in range(len(ref)):
+        assert batch[i].dtype == ref[i][0].dtype
+        torch.testing.assert_close(batch[i], ref[i][0], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("flips, probs", [
+    ([T.RandomHorizontalFlip(2.0), T.RandomApply([T.RandomVerticalFlip(1.0)], p=float("nan"))], (1.0, 1.0)),
+    ([T.RandomHorizontalFlip(float("nan")), T.RandomApply([T.RandomVerticalFlip(-1.0)], p=0.5)], (0.0, 0.0)),
+], ids=["always", "never"])
+def test_v1_flip_probabilities_torchvision_runs(small_tree, flips, probs):
+    # v1 flips compare torch.rand(1) < p: p above 1 always flips, below 0 or NaN never; RandomApply compares
+    # p < torch.rand(1): NaN always applies
+    t = T.Compose([T.CenterCrop(40), *flips, T.PILToTensor()])
+    ours = ImageFolder(small_tree, transform=t, require_fused=True)
+    assert (ours.plan.op_kwargs["hflip_prob"], ours.plan.op_kwargs["vflip_prob"]) == probs
+    ref = torchvision.datasets.ImageFolder(small_tree, transform=t)
+    batch = collate(ours.__getitems__(list(range(len(ours)))))[0]
+    assert all(torch.equal(batch[i], ref[i][0]) for i in range(len(ref)))
+    with pytest.raises(ValueError, match=r"RandomHorizontalFlip: p=1.5 is invalid"):  # v2's constructor refuses it
+        flip = torchvision.transforms.v2.RandomHorizontalFlip()
+        flip.p = 1.5
+        fuse(T.Compose([T.CenterCrop(8), flip]))

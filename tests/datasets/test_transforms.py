@@ -58,7 +58,7 @@ def test_fuse_other_geometries_and_refusals():
     assert fuse(v2.CenterCrop(8)).op_kwargs == dict(geometry="eval", resize_shorter=0, height=8, width=8)
     assert fuse(v2.Resize(10)) is None  # no fixed size
     assert fuse(v2.Compose([v2.Resize(10, antialias=False), v2.CenterCrop(8)])) is None
-    # max_size and NEAREST map since issue #16 (their pixels: tests/datasets/test_fusion_geometry.py).
+    # max_size and NEAREST map (their pixels: tests/datasets/test_fusion_geometry.py).
     assert fuse(v2.Compose([v2.Resize(10, max_size=20), v2.CenterCrop(8)])).op_kwargs["max_size"] == 20
     assert fuse(v2.Resize((10, 12), interpolation=v2.InterpolationMode.NEAREST)).op_kwargs["interpolation"] == "nearest"
     assert fuse(v2.Resize((10, 12), max_size=20)) is None  # torchvision refuses it

@@ -2,7 +2,7 @@
 spdl_torch's ops library without Python, runs a TorchScript module and an AOTInductor package that call
 torch.ops.spdl_torch.decode_image, and prints the same top-5 classes and probabilities as Python.
 
-The build (about 20 s on 2 cores) goes to build/cpp_inference once per session and is incremental afterwards.
+The build (about 20 s on 2 cores) goes to build/cpp_inference once per test run and is incremental afterwards.
 """
 
 import os

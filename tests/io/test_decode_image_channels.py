@@ -11,9 +11,7 @@ from PIL import Image
 from spdl_torch.io import ImageReadMode, decode_image
 
 from .. import images
-from ..media import SHARED, files, params, short_name
-
-CASE = SHARED / "cases" / "gif-transparency" / "transparent_index0.gif"
+from ..media import files, params, short_name
 
 
 def _pillow_reads(path) -> bool:
@@ -48,15 +46,21 @@ def _pillow_gif(path, mode: str) -> np.ndarray:
     return np.asarray(im.convert(mode))
 
 
-def test_handed_case_transparent_index_keeps_its_palette_colour():
-    if not CASE.is_file():
-        pytest.skip(f"{CASE} is absent (../shared not available)")
-    expected = np.asarray(Image.open(CASE).convert("RGB"))
-    rgb = _ours(CASE, "RGB")
+def test_transparent_index_keeps_its_palette_colour(tmp_path):
+    """A 4x4 GIF whose transparent palette index 0 is red and index 1 blue (pixel (0, 0)): the transparent pixels
+    are red in RGB, as Pillow's ``convert("RGB")`` gives them (FFmpeg's RGBA canvas whitens them), and red with
+    alpha 0 in UNCHANGED."""
+    path = tmp_path / "transparent_index0.gif"
+    im = Image.new("P", (4, 4), 0)
+    im.putpalette([255, 0, 0, 0, 0, 255])
+    im.putpixel((0, 0), 1)
+    im.save(path, transparency=0, background=1, optimize=False)
+    expected = np.asarray(Image.open(path).convert("RGB"))
+    rgb = _ours(path, "RGB")
     np.testing.assert_array_equal(rgb, expected)
     assert rgb[1, 1].tolist() == [255, 0, 0] and rgb[0, 0].tolist() == [0, 0, 255]
-    rgba = _ours(CASE, "UNCHANGED")
-    np.testing.assert_array_equal(rgba, np.asarray(Image.open(CASE).convert("RGBA")))
+    rgba = _ours(path, "UNCHANGED")
+    np.testing.assert_array_equal(rgba, np.asarray(Image.open(path).convert("RGBA")))
     assert rgba[1, 1].tolist() == [255, 0, 0, 0]
 
 

@@ -1,6 +1,6 @@
 """JPEG streams with libjpeg warnings: a harmless warning decodes to the clean file's pixels; a harmless
-warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and
-writes no pixels: docs/reliability.md, bugs 3 and 4)."""
+warning followed by a fatal error is a DecodeError (TurboJPEG 2.1 reports that error as a warning and writes no
+pixels); a stream without its own tables is decoded with none of an earlier stream's."""
 
 import pytest
 import torch
@@ -44,6 +44,11 @@ def test_harmless_warning_decodes_to_the_clean_pixels():
 
 
 def test_fatal_error_after_a_harmless_warning_is_a_decode_error():
+    """Junk bytes before a scan (a harmless warning), then an unknown marker (fatal). TurboJPEG 2.1 answers
+    TJERR_WARNING for any failure once a warning was seen and keeps only the last message, so this stream once
+    "decoded" with no pixel written: the caller got uninitialized memory (the corpus's ``CVE-2017-2862.jpg`` was
+    one; the differential fuzz target ``fuzz_decode_batch`` found it as stale pixels). TurboJPEG now stops at the
+    first warning, and a harmless one sends the stream through libjpeg's own API, which sees every message."""
     warned = _with_junk_before_second_scan(_progressive_jpeg())
     third = _nth(warned, SOS, 3)
     broken = warned[: third + 1] + b"\x80" + warned[third + 2 :]  # an unknown marker type: fatal in libjpeg
@@ -67,8 +72,10 @@ def _without_huffman_tables(data: bytes) -> bytes:
 
 
 def test_no_tables_carry_over_from_the_previous_image_on_the_thread():
-    # A reused libjpeg decompression object keeps earlier streams' tables and decodes a stream without
-    # tables of its own with them: the result must not depend on the image decoded before on the thread.
+    """A reused libjpeg decompression object keeps earlier streams' Huffman and quantization tables and decodes
+    a stream without tables of its own ("abbreviated") with them: such a file once decoded (to garbage) or
+    failed depending on the image decoded before it on the thread (found by ``fuzz_decode_batch``). Every
+    stream now gets a fresh decompressor; the result must not depend on what the thread decoded before."""
     clean = _progressive_jpeg()
     stripped = _tensor(_without_huffman_tables(clean))
     for before in (None, clean):

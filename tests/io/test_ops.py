@@ -68,7 +68,7 @@ def test_read_file_max_bytes(tmp_path):
     torch.library.opcheck(torch.ops.spdl_torch.read_file.default, (str(path),), {"max_bytes": 5000})
 
 
-# --- decode_images' geometry options of issue #16 ------------------------------------------------------
+# --- decode_images' geometry options: random_crop's padding, max_size, vertical flips, grey, nearest ----------
 
 _GEOMETRY_CASES = [
     dict(height=20, width=18, geometry="random_crop", resize_shorter=24, padding=[1, 2, 3, 4], pad_if_needed=True,

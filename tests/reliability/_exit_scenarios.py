@@ -47,7 +47,7 @@ def _break_after(loader, n: int) -> None:
 
 
 def prepare(name: str, root: str) -> dict:
-    if name in ("tar_issue", "tar_300"):
+    if name in ("tar_iterators_left", "tar_300"):
         write_shards(_members(300), os.path.join(root, "tar"), shard_size=10240)
         return {"index": os.path.join(root, "tar", "index.json")}
     if name == "tar_gzip":  # no member table: blocks read on the shard read-ahead thread
@@ -63,7 +63,7 @@ def prepare(name: str, root: str) -> dict:
 
 
 def run(name: str, data: dict) -> None:
-    if name == "tar_issue":
+    if name == "tar_iterators_left":
         # iterate the dataset directly (whole epochs, then a few samples of several iterators left open), then
         # three loaders left after 2 batches each
         ds = TarShardDataset(data["index"], batch_size=8)
@@ -89,7 +89,7 @@ def run(name: str, data: dict) -> None:
         kept = iter(loader)  # one iterator kept alive (the script's variable), one dropped
         next(kept)
         _break_after(spdl_torch.DataLoader(ds, batch_size=8, num_workers=2, collate_fn=lambda b: b), 1)
-    elif name == "heavy_map":  # the handed case's kind: worker threads inside long native torch work
+    elif name == "heavy_map":  # worker threads inside long native torch work
         loader = spdl_torch.DataLoader(Heavy(), batch_size=8, num_workers=2)
         _break_after(loader, 1)
     elif name == "decode_in_flight":

@@ -20,12 +20,12 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_exit_scenari
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCENARIOS = {
-    # issue: the dataset iterated directly (epochs, then several iterators left open), then three loaders broken
+    # the dataset iterated directly (epochs, then several iterators left open), then three loaders broken
     # after 2 batches each
-    "tar_issue": "done\n",
+    "tar_iterators_left": "done\n",
     "tar_300": "done\n",  # one loader over 300 tiny samples, broken after 2 batches
     "tar_gzip": "done\n",  # shards without member table: the read-ahead thread busy, an iterator kept alive
-    "heavy_map": "done\n",  # worker threads inside long native torch work (the handed case's kind)
+    "heavy_map": "done\n",  # worker threads inside long native torch work
     "decode_in_flight": "done\n",  # the fused decode_images op in flight on the native pool
     "pipeline": "done\n",  # the engine alone: runs mid-stream, one never iterated, persistent threads, a user thread
 }

@@ -306,17 +306,20 @@ def test_header_bombs_refused_cheaply(probe):
         "synth/png-3895519243x4057328400-int64-overflow.png"]["message"]
 
 
-# Regressions found by the fuzzers and sanitizers (see docs/reliability.md); small synthetic bytes, no corpus needed.
+# Regressions found by the fuzzers and sanitizers; small synthetic bytes, no corpus needed.
 @pytest.mark.parametrize("data", [b"\xff\xd8\xff\xd9",
                                   b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"],
                          ids=["soi-eoi", "soi-app0"])
 def test_jpeg_without_frame_header_is_decode_error(data):
-    # TurboJPEG 2.1 reports success without a size for these; a 0x0 image reached the allocator.
+    """TurboJPEG 2.1's header read succeeds without setting a size for data that ends before a frame header
+    (it takes them for tables-only streams); such a file once reached the output allocator as a 0x0 image
+    (found by ``fuzz_decode_image`` on its first seed, an EXIF-only JPEG cut before its SOF)."""
     with pytest.raises(spdl_torch.DecodeError, match="no frame header"):
         decode_image(data)
 
 
 def test_png_size_overflowing_int64_is_refused_by_the_limit():
-    # 3895519243 x 4057328400 pixels overflowed int64 in the pixel-limit check (UBSan, make test-sanitize).
+    """PNG sizes are 32-bit unsigned: 3895519243 x 4057328400 pixels overflowed int64 in the pixel-limit check
+    (undefined behaviour, found by UBSan in ``make test-sanitize``); the product is now unsigned 64-bit."""
     with pytest.raises(spdl_torch.DecodeError, match="15805400857370401200 pixels exceeds the limit"):
         decode_image(_png_declaring(0xE830E80B, 0xF1D5EB10))

@@ -22,6 +22,8 @@ __all__ = ["STATE_FORMAT", "TarShardDataset", "merge_states"]
 
 STATE_FORMAT = "spdl_torch.TarShardDataset/1"
 MERGED_FORMAT = "spdl_torch.TarShardDataset.merged/1"
+_COPY_IDS = ("owner", "iterated_by")  # entries of the merged state's box that hold a dataset copy's id()
+_ITSELF = "itself"  # in a pickled or deep-copied box: the entry named the dataset copied
 
 
 class TarShardDataset(IterableDataset):
@@ -96,6 +98,10 @@ class TarShardDataset(IterableDataset):
     epochs after it are whole, numbered on from the saved one (the first ``set_epoch`` value is the saved epoch),
     also for new loaders over the same dataset. With torch's DataLoader and worker processes the main process
     sees an epoch start only through :meth:`set_epoch`: call it before each epoch (as for ``DistributedSampler``).
+
+    Copies: ``copy.deepcopy`` and ``pickle`` keep the state (a loaded merged remainder included: the copy delivers
+    it once, as the dataset that loaded it) and the cache directory; the cache's lock and the HTTP connections
+    are the copy's own. ``pickle`` needs picklable ``transform``, ``decoders`` and ``fetch``.
 
     Raises:
         ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
@@ -239,6 +245,29 @@ class TarShardDataset(IterableDataset):
         self._progress = progress = self._state_of(split, epoch, base, start)
         items = unit_samples(self.layout(epoch), self.shards, part, start, self._fail)
         return decode_stream(self, items, epoch, progress, self._fail)
+
+    # -- copies ------------------------------------------------------------------------------------
+    # The merged state's box is shared by the dataset and its workers' shallow copies, and names the copy that
+    # loaded it ("owner") and the one that iterated it ("iterated_by") by id(). copy.copy (a worker's copy) keeps
+    # the box shared; a deep copy or an unpickled dataset gets its own box, in which it takes its original's role
+    # (and the other copies' roles go with them: they are not copied).
+    def __copy__(self) -> TarShardDataset:
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_resume"] = {k: (_ITSELF if v == id(self) else None) if k in _COPY_IDS else v
+                            for k, v in self._resume.items()}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        box = self._resume
+        for k in _COPY_IDS:
+            if box.get(k) == _ITSELF:
+                box[k] = id(self)
 
     def _fail(self, error: BaseException) -> None:
         if self.on_error == "raise":

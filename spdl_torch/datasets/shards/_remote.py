@@ -3,7 +3,7 @@ loop, with bounded concurrency, a per-request timeout and retries (exponential b
 into the tar reader through a read-ahead window (a shard is never held whole in memory).
 
 :class:`HttpFetch` is the built-in fetch (aiohttp, HTTP range requests, with checks on what a server answers:
-``Content-Range``, a 200 to a range request; its sessions closed at interpreter exit). Any other client plugs in
+``Content-Range``, a 200 to a range request; its aiohttp sessions closed at interpreter exit). Any other client plugs in
 as a coroutine function of the same signature; it returns the bytes ``[start, stop)``, fewer only at the end of the object, and
 raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx: retried), ``ConnectionError``,
 ``TimeoutError`` or :class:`TransientFetchError` for what a retry may fix. An S3 example with aiobotocore::
@@ -298,7 +298,7 @@ class _Bodies:
 
 
 class HttpFetch:
-    """HTTP(S) range requests with aiohttp (one session per event loop, ``limit`` connections).
+    """HTTP(S) range requests with aiohttp (one client session per event loop, ``limit`` connections).
 
     ``await fetch(url, start, stop)`` -> the bytes ``[start, stop)`` (fewer at the end of the object; empty
     past it). Raises :class:`FetchStatusError` for an error status and :class:`TransientFetchError` (retried)
@@ -323,6 +323,17 @@ class HttpFetch:
         self._bodies: dict[tuple[int, str], _Bodies] = {}  # (loop, url) -> held 200 answers
         self._lru: list[tuple[tuple[int, str], _Body]] = []  # every held answer, least recently used first
         self._sizes: dict[tuple[int, str], int] = {}  # (loop, url) -> the object's size, from a 200 answer
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) keeps the limit, the headers and what was learned of the hosts;
+        the aiohttp ClientSessions, held answers and probes belong to this process's event loop: the copy opens
+        its own."""
+        return {"limit": self.limit, "headers": self.headers, "ignoring": set(self._ignoring),
+                "ranged_hosts": set(self._ranged_hosts)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        HttpFetch.__init__(self, limit=state["limit"], headers=state["headers"])
+        self._ignoring, self._ranged_hosts = state["ignoring"], state["ranged_hosts"]
 
     async def _session(self) -> Any:
         import aiohttp
@@ -533,6 +544,14 @@ class ShardCache:
         os.makedirs(self.directory, exist_ok=True)
         self._lock = threading.Lock()
         self._downloads: dict[str, Future] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) uses the same directory and bound, with its own lock; the
+        downloads in flight are this process's."""
+        return {"directory": self.directory, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ShardCache.__init__(self, state["directory"], state["max_bytes"])
 
     def path(self, url: str) -> str:
         digest = hashlib.sha1(url.encode()).hexdigest()[:20]

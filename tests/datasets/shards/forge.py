@@ -7,18 +7,20 @@ import os
 
 
 def header(name: str, size: int, typeflag: bytes = b"0", linkname: str = "") -> bytes:
-    """One 512-byte ustar header; a size over 11 octal digits is written in GNU base-256 (what tarfile and GNU
-    tar read)."""
+    """One 512-byte ustar header; a size over 11 octal digits, or a negative one, is written in GNU base-256 (what
+    tarfile and GNU tar read)."""
     h = bytearray(512)
     raw = name.encode()
     h[0:len(raw)] = raw
     h[100:108] = b"0000644\0"
     h[108:116] = b"0000000\0"
     h[116:124] = b"0000000\0"
-    if size < 8 ** 11:
+    if 0 <= size < 8 ** 11:
         h[124:136] = b"%011o\0" % size
-    else:
+    elif size >= 0:
         h[124:136] = b"\x80" + size.to_bytes(11, "big")
+    else:  # GNU base-256, negative: two's complement in 95 bits after the 0xff marker
+        h[124:136] = b"\xff" + (size % (1 << 88)).to_bytes(11, "big")
     h[136:148] = b"00000000000\0"
     h[156:157] = typeflag
     link = linkname.encode()
@@ -32,6 +34,18 @@ def header(name: str, size: int, typeflag: bytes = b"0", linkname: str = "") -> 
 def member(name: str, data: bytes, declared: int | None = None, typeflag: bytes = b"0") -> bytes:
     """A header (declaring ``declared`` bytes, by default the data's length) and the data, padded to 512."""
     return header(name, len(data) if declared is None else declared, typeflag) + data + b"\0" * (-len(data) % 512)
+
+
+def pax_member(records: dict[str, str]) -> bytes:
+    """A pax extended header member (type ``x``) holding ``records`` (``"<len> key=value\\n"`` each), padded."""
+    body = b""
+    for key, value in records.items():
+        text = f" {key}={value}\n"
+        n = len(text) + 1
+        while len(f"{n}{text}") != n:
+            n += 1
+        body += f"{n}{text}".encode()
+    return member("././@PaxHeader", body, typeflag=b"x")
 
 
 def write_shard(path, body: bytes, num_samples: int, *, gz: bool = False) -> str:

@@ -1,13 +1,16 @@
-"""Hostile and odd tar shards: forged member sizes (plain, gzip, streamed), metadata members, sparse and link
-members, and an index that counts fewer or more samples than a shard holds. Each shard is built in the test."""
+"""Hostile and odd tar shards: forged member sizes (plain, gzip, streamed; past the archive, past any file offset,
+negative), metadata members, sparse, link, directory, FIFO and device members, and an index that counts fewer or
+more samples than a shard holds. Each shard is built in the test."""
 
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
 import textwrap
+import threading
 import warnings
 
 import pytest
@@ -17,7 +20,7 @@ from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards._tar import ShardCursor, count_samples
 
 from .conftest import index_of, make_samples
-from .forge import header, member, write_shard
+from .forge import header, member, pax_member, write_shard
 from .range_server import RangeServer
 
 GIB = 1 << 30
@@ -101,10 +104,17 @@ def test_a_forged_2gib_member_costs_no_memory(tmp_path):
         assert got["grown_mb"] < 100, (mode, got)
 
 
+# 1 TiB; 2^62 (past ext4's largest file: a seek there was a bare OSError EINVAL); 2^63 and the largest base-256
+# size (past any file offset: a seek there was an OverflowError-like ValueError, plain or gzip)
+HUGE = [TIB, 1 << 62, 1 << 63, (1 << 88) - 1]
+HUGE_IDS = ["1tib", "2^62", "2^63", "2^88-1"]
+
+
+@pytest.mark.parametrize("declared", HUGE, ids=HUGE_IDS)
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
-def test_a_forged_1tib_member_is_a_decode_error_naming_shard_sample_member(tmp_path, gz):
+def test_a_forged_huge_member_is_a_decode_error_naming_shard_sample_member(tmp_path, gz, declared):
     name = "s.tar.gz" if gz else "s.tar"
-    index = write_shard(tmp_path / name, _good_then_forged(TIB), 2, gz=gz)
+    index = write_shard(tmp_path / name, _good_then_forged(declared), 2, gz=gz)
     with pytest.raises(DecodeError, match=rf"{name}: sample 's1', member 's1.bin': truncated member") as e:
         list(TarShardDataset(index, shuffle=False))
     assert e.value.path.endswith(name)
@@ -113,6 +123,72 @@ def test_a_forged_1tib_member_is_a_decode_error_naming_shard_sample_member(tmp_p
         out = list(ds)
     assert [(s["__key__"], s["cls"], bytes(s["bin"].numpy())) for s in out] == [("s0", 3, b"x" * 100)]
     assert len(ds.skipped) == 1 and "s1.bin" in ds.skipped[0]
+
+
+@pytest.mark.parametrize("declared", HUGE, ids=HUGE_IDS)
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_forged_huge_member_without_an_index_is_a_decode_error_when_counting(tmp_path, gz, declared):
+    """Without an index the shard's headers are read to count its samples: the forged member is a DecodeError
+    naming the shard, the sample and the member (never an OSError or ValueError of the seek past it)."""
+    name = "s.tar.gz" if gz else "s.tar"
+    p = tmp_path / name
+    write_shard(p, _good_then_forged(declared), 2, gz=gz)
+    with pytest.raises(DecodeError, match=rf"{name}: sample 's1', member 's1\.bin': truncated") as e:
+        TarShardDataset([p])
+    assert e.value.path == str(p)
+
+
+@pytest.mark.parametrize("declared", HUGE, ids=HUGE_IDS)
+def test_a_forged_huge_member_not_wanted_keeps_the_samples_before_it(tmp_path, declared):
+    """Rank 0 of 2 wants s0 only: the forged s1 is skipped over, not read. s0 is delivered, and the forged
+    member is a counted DecodeError under "skip" (a seek past it was a bare OSError naming no file)."""
+    index = write_shard(tmp_path / "s.tar", _good_then_forged(declared) + member("s2.cls", b"5"), 3)
+    ds = TarShardDataset(index, shuffle=False, rank=0, world_size=3, on_error="skip")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert [s["__key__"] for s in ds] == ["s0"]
+    assert not caught
+    ds = TarShardDataset(index, shuffle=False, rank=2, world_size=3, on_error="skip")
+    with pytest.warns(RuntimeWarning, match=r"s\.tar: sample 's1', member 's1\.bin': truncated member"):
+        assert [s["__key__"] for s in ds] == []
+    assert len(ds.skipped) == 1
+
+
+def _read_guarded(fn):
+    """``fn()`` on a thread, waited for at most 60 s: a tar reader stepping over the same header forever fails
+    the test instead of hanging it. Returns ``fn``'s exception (or None)."""
+    out = []
+
+    def run():
+        try:
+            fn()
+            out.append(None)
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            out.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(60)
+    assert out, "the reader did not return: it loops over a header"
+    return out[0]
+
+
+@pytest.mark.parametrize("size", [-1, -512, -1536], ids=["-1", "-512", "-1536"])
+@pytest.mark.parametrize("where", ["header", "pax"])
+def test_a_negative_member_size_is_a_decode_error(tmp_path, size, where):
+    """A negative size, in the header's base-256 form or a pax record: tarfile takes it and steps back to the same
+    header (or an earlier one) forever; here it is a DecodeError naming the shard and the header."""
+    forged = header("s1.bin", size) if where == "header" else pax_member({"size": str(size)}) + header("s1.bin", 0)
+    p = tmp_path / "neg.tar"
+    p.write_bytes(member("s0.cls", b"3") + member("s0.bin", b"x" * 100) + forged + b"\x07" * 1024)
+    for stream in (False, True):
+        opener = _stream_opener(p.read_bytes()) if stream else (lambda: (open(p, "rb"), True))
+        error = _read_guarded(lambda: count_samples("neg.tar", opener))
+        assert isinstance(error, DecodeError)
+        assert re.search(rf"neg\.tar: .*bad tar header at byte \d+ \(member 's1\.bin'\): a negative size "
+                         rf"\({size} bytes\)", str(error)), str(error)
+    with pytest.raises(DecodeError, match="a negative size"):
+        TarShardDataset([p])
 
 
 def test_a_forged_1tib_member_streamed_is_a_decode_error(tmp_path):
@@ -204,17 +280,65 @@ def test_link_members_are_passed_over_with_one_warning_per_shard(tmp_path, strea
         cursor.close()
     assert got == expected
     told = [str(w.message) for w in caught if "link" in str(w.message)]
-    assert told == ["TarShardDataset: links.tar: 2 symbolic or hard link member(s) passed over (a sample gets only "
-                    "its regular file members, as in WebDataset; store the data as regular files: tar "
-                    "--hard-dereference, or write_shards)"]
+    assert told == ["TarShardDataset: links.tar: 2 member(s) that are not regular files passed over (hard link: 1, "
+                    "symbolic link: 1): a sample gets only its regular file members, as in WebDataset; store linked "
+                    "data as regular files: tar --hard-dereference, or write_shards"]
 
 
 def test_a_dataset_with_link_members_warns_and_keeps_the_regular_ones(tmp_path):
     _linked_shard(tmp_path / "links.tar")
-    with pytest.warns(RuntimeWarning, match=r"links\.tar: 2 symbolic or hard link member"):
+    with pytest.warns(RuntimeWarning, match=r"links\.tar: 2 member\(s\) that are not regular files passed over "
+                                            r"\(hard link: 1, symbolic link: 1\)"):
         out = list(TarShardDataset([tmp_path / "links.tar"], shuffle=False, decoders={}))
     assert [(s["__key__"], sorted(k for k in s if not k.startswith("__"))) for s in out] == [
         ("s0", ["cls", "jpg"]), ("s1", ["cls"])]
+
+
+def _odd_members_shard(path) -> None:
+    """Regular members of s0 and s1 with a directory, a FIFO, a character and a block device and a GNU volume
+    header (type V, with data) among them, and a directory of s1's path before it."""
+    def add(tf, name, kind=tarfile.REGTYPE, data=b""):
+        info = tarfile.TarInfo(name)
+        info.type, info.size = kind, len(data)
+        tf.addfile(info, io.BytesIO(data) if data else None)
+
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tf:
+        add(tf, "d0", tarfile.DIRTYPE)
+        add(tf, "d0/s0.jpg", data=b"JPEG0")
+        add(tf, "d0/s0.fifo", tarfile.FIFOTYPE)
+        add(tf, "d0/s0.cls", data=b"0")
+        add(tf, "d0/s0.tty", tarfile.CHRTYPE)
+        add(tf, "d0/s0.sda", tarfile.BLKTYPE)
+        add(tf, "d1", tarfile.DIRTYPE)
+        add(tf, "d1/s1.label", b"V", data=b"VOLUME")
+        add(tf, "d1/s1.cls", data=b"1")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["local", "streamed"])
+def test_directory_fifo_device_and_unknown_members_are_passed_over_with_one_warning_per_shard(tmp_path, stream):
+    """As WebDataset reads a shard (its regular members, grouped by key: the reference from tarfile below),
+    with one warning that names the shard and the kinds passed over with their counts."""
+    p = tmp_path / "odd.tar"
+    _odd_members_shard(p)
+    with tarfile.open(p) as tf:
+        regular = [(m.name, tf.extractfile(m).read()) for m in tf if m.isreg()]
+    expected = [("d0/s0", {"jpg": b"JPEG0", "cls": b"0"}), ("d1/s1", {"cls": b"1"})]
+    assert regular == [(f"{k}.{e}", v) for k, m in expected for e, v in m.items()]
+    opener = _stream_opener(p.read_bytes()) if stream else (lambda: (open(p, "rb"), True))
+    cursor = ShardCursor("odd.tar", opener)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = [(s.key, {e: bytes(t.numpy()) for e, t in s.members.items()}) for s in cursor.read(0, 10)]
+        cursor.close()
+    assert got == expected
+    assert [str(w.message) for w in caught] == [
+        "TarShardDataset: odd.tar: 6 member(s) that are not regular files passed over (directory: 2, FIFO: 1, "
+        "character device: 1, block device: 1, type 'V': 1): a sample gets only its regular file members, as in "
+        "WebDataset"]
+    with pytest.warns(RuntimeWarning, match=r"odd\.tar: 6 member\(s\) that are not regular files passed over"):
+        out = list(TarShardDataset([p], shuffle=False, decoders={}))
+    assert [(s["__key__"], sorted(k for k in s if not k.startswith("__"))) for s in out] == [
+        ("d0/s0", ["cls", "jpg"]), ("d1/s1", ["cls"])]
 
 
 def _stale_index(tmp_path, kind: str, listed: int) -> tuple[str, list]:

@@ -1,7 +1,8 @@
-"""The five DataLoader cases handed in ``../shared/cases/`` (issue #14), written as tests over both loaders.
-
-Each scenario is re-written here (the tests need no file of ``../shared``); the test that checks the scenario
-against its CASE.md skips when ``../shared/cases`` is absent.
+"""Five scenarios that code written for torch's DataLoader relies on, each run over both loaders: the sharding
+recipe of torch's ``IterableDataset`` docs yields every item once; what ``worker_init_fn`` stores on
+``get_worker_info().dataset`` stays with its worker; a ``worker_init_fn`` that reseeds the global RNGs leaves the
+consumer's shuffle alone; with ``in_order=False`` a slow worker does not stall the others; the interpreter exits
+cleanly with a batch in flight.
 """
 
 import math
@@ -19,18 +20,7 @@ import torch.utils.data as tud
 
 import spdl_torch
 
-from .parity import CASES, OURS, both, collect
-
-CASE_NAMES = ("iterable-sharding-recipe", "worker-state-per-thread", "worker-init-reseeds-main",
-              "out-of-order-iterable-stall", "exit-with-batch-in-flight")
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_is_handed(name):
-    """Every case these tests stand for is still in ../shared/cases (so a renamed case is noticed)."""
-    if not os.path.isdir(CASES):
-        pytest.skip(f"{CASES} is absent (a clone without ../shared)")
-    assert os.path.isfile(os.path.join(CASES, name, "CASE.md"))
+from .parity import OURS, both, collect
 
 
 # -- iterable-sharding-recipe ------------------------------------------------------------------------------
@@ -60,7 +50,7 @@ def test_iterable_sharding_recipe_yields_each_item_once(DL):
 
 
 def _info():
-    """As the case's repro: torch's worker info, else ours (so this case tests item 3 alone)."""
+    """torch's worker info, else ours: the test checks the per-worker dataset copy whichever function answers."""
     return tud.get_worker_info() or spdl_torch.get_worker_info()
 
 
