@@ -59,7 +59,7 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
     elif mode in ("shards", "http"):
         index = os.path.join(source, "index.json")
         if mode == "http":
-            server = subprocess.Popen([sys.executable, "-m", "tests.datasets.shards.range_server", source,
+            server = subprocess.Popen([sys.executable, "-m", "tests._utils.range_server", source,
                                        "--delay", "0.02"], stdout=subprocess.PIPE, text=True, cwd=REPO)
             index = f"http://127.0.0.1:{server.stdout.readline().strip()}/index.json"
         ds = TarShardDataset(index, transform=tf, batch_size=32, shuffle_buffer=buffer)

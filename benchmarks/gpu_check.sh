@@ -16,9 +16,10 @@
 #   build    the CUDA variant without FFmpeg, all cores
 #   headers  the build read libjpeg-turbo's headers from the bundle, no FFmpeg header; the library loads the
 #            bundle's libjpeg-turbo (its RUNPATH) and no FFmpeg
-#   tests    tests/cuda and tests/test_no_ffmpeg.py (the GPU tests run there, skip here)
+#   tests    the CUDA tests (GPU_TESTS: tests/cuda and the cuda-marked files elsewhere) and
+#            tests/project/test_no_ffmpeg.py (the GPU tests run there, skip here)
 #   h2d, overlap, nvjpeg, torchvision_gpu, train, scaling   benchmarks/gpu_check.py parts (see there)
-#   sanitizer-memcheck, sanitizer-racecheck   compute-sanitizer on tests/cuda/test_gpu.py, if time is left
+#   sanitizer-memcheck, sanitizer-racecheck   compute-sanitizer on the cuda-marked tests, if time is left
 #   report   the JSON and markdown report
 # --dry-run: every step that needs a GPU is skipped (recorded as such); scaling runs at 1 and 2 threads on
 # 128 photos. `make gpu-check-dry` runs it here with the system's FFmpeg and libjpeg headers hidden.
@@ -146,8 +147,10 @@ export -f headers; export BUILD PREFIX lib
 if [ -n "$lib" ]; then step headers 20 bash -c headers; else skip headers "no build"; fi
 
 # -- tests -----------------------------------------------------------------------------------------------
+# The files that hold the cuda-marked tests (each module's GPU checks sit with its other tests).
+GPU_TESTS="tests/cuda tests/io/test_cuda_batch.py tests/dataloader/test_device.py"
 if [ $BUILT = 1 ]; then
-  step tests 150 $PY -m pytest -q -rs -p no:cacheprovider tests/cuda tests/test_no_ffmpeg.py
+  step tests 150 $PY -m pytest -q -rs -p no:cacheprovider $GPU_TESTS tests/project/test_no_ffmpeg.py
 else
   skip tests "spdl_torch does not import (no build)"
 fi
@@ -164,7 +167,7 @@ done
 if [ $BUILT = 1 ] && [ $DRY = 0 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     step "sanitizer-$tool" 90 compute-sanitizer --tool $tool --error-exitcode 9 $PY -m pytest -q -x -p no:cacheprovider \
-      tests/cuda/test_gpu.py
+      -m cuda $GPU_TESTS
   done
 else
   skip sanitizer "$([ $DRY = 1 ] && echo 'dry run' || echo 'no build or compute-sanitizer not found')"

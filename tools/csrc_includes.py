@@ -1,7 +1,7 @@
 """The native code's include convention: every project include is rooted at ``csrc/``
 (``#include "core/detail/jpeg/jpeg_decoder.h"``), never relative to the including file (no ``../``).
 
-    python -m tools.csrc_includes --check   # list includes that break the convention (tests/test_csrc_includes.py)
+    python -m tools.csrc_includes --check   # list includes that break the convention (tests/project/test_structure.py)
     python -m tools.csrc_includes --fix     # rewrite them in place
 
 ``--fix`` resolves a quoted include the way the compiler did before (beside the including file, then from

@@ -1,6 +1,7 @@
 """ToDtype + Normalize after the copy: spdl_torch.cuda.normalize against torchvision's transforms (bit for bit,
-on the CPU here; the same torch ops run on the GPU), the plan split (which transforms move to the device) and
-the marks that carry a batch's finish to the transfer stage."""
+on the CPU; the same torch ops run on the GPU), the plan split (which transforms move to the device), the
+marks that carry a batch's finish to the transfer stage, and on a CUDA device the normalisation kernel bit
+for bit against torch's ops (tests marked ``cuda``)."""
 
 import gc
 
@@ -11,7 +12,7 @@ from torchvision.transforms import v2
 from spdl_torch import cuda, transforms
 from spdl_torch.cuda._finish import run_plan
 
-from .. import images
+from tests._utils import images
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
@@ -111,3 +112,32 @@ def test_run_plan_marks_the_batch_and_the_mark_dies_with_it():
     # without a device: the plan as it is, nothing marked
     plain = run_plan(plan, datas, torch.tensor([1, 2]), max_pixels=None)
     assert plain.dtype == torch.float32 and cuda.pending_finish(plain) is None
+
+
+needs_kernels = pytest.mark.skipif(not cuda.cuda_build(), reason="spdl_torch's CPU variant: no CUDA kernels")
+
+
+@pytest.mark.cuda
+@needs_kernels
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_normalize_kernel_is_torchs_ops_bit_for_bit(dtype, channels_last):
+    x = torch.randint(0, 256, (8, 3, 67, 45), dtype=torch.uint8, device="cuda")
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    ref = cuda.normalize(x, dtype, MEAN, STD, impl="torch")
+    out = cuda.normalize(x, dtype, MEAN, STD, impl="kernel")
+    torch.cuda.synchronize()
+    bits = torch.int16 if dtype == torch.bfloat16 else torch.int32
+    assert torch.equal(out.view(bits), ref.view(bits))
+    assert out.is_contiguous(memory_format=torch.channels_last) == channels_last
+    plain = cuda.normalize(x, dtype, impl="kernel")
+    assert torch.equal(plain.view(bits), cuda.normalize(x, dtype).view(bits))
+
+
+@pytest.mark.cuda
+@needs_kernels
+def test_opcheck_normalize_batch():
+    x = torch.randint(0, 256, (2, 3, 8, 8), dtype=torch.uint8, device="cuda")
+    torch.library.opcheck(torch.ops.spdl_torch.normalize_batch, (x,),
+                          dict(mean=list(MEAN), std=list(STD), dtype=torch.float32))

@@ -10,7 +10,7 @@ from spdl_torch.datasets import AudioDataset
 from spdl_torch.errors import DecodeError
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
-from .. import audio as A
+from tests._utils import audio as A
 
 pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 

@@ -22,7 +22,7 @@ from spdl_torch.io import (
     set_num_threads,
 )
 
-from .. import images
+from tests._utils import images
 
 JOIN_S = 120.0  # generous: only a deadlock (a turn never passed on) reaches it
 SIZE = 128  # 8 float32 images of 3x128x128: 1.5 MiB, a batch the memory pool counts (>= 1 MiB)

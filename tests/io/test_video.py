@@ -16,7 +16,7 @@ import torch
 
 import spdl_torch
 from spdl_torch.io import decode_video_frames, video_metadata
-from tests import video_media as vm
+from tests._utils import video as vm
 
 ALL = list(vm.SPECS)
 
@@ -375,23 +375,28 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
     assert clips.shape == (1, 1, 1, 3, 120, 160)
 
 
-# ---- the real corpus (Debian packages' videos): a subsample in `make test`, all of it with
-# SPDL_TORCH_VIDEO_CORPUS=1 (`make test-video-corpus`).
-import os  # noqa: E402
+# ---- the real corpus (Debian packages' videos): a subsample in `make test` (12 first frames per file), every
+# file (120 first frames, the frame count, then every frame) in the corpus tier (`make test-video-corpus`).
+from tests._utils import corpus  # noqa: E402
 
-from tests import media  # noqa: E402
-
-_EXHAUSTIVE = os.environ.get("SPDL_TORCH_VIDEO_CORPUS") == "1"
-_CORPUS = media.files("video")
-_SUBSAMPLE = _CORPUS if _EXHAUSTIVE else _CORPUS[:: max(1, len(_CORPUS) // 8)][:8]
-_HEAD = 120 if _EXHAUSTIVE else 12  # frames compared with the CLI per file
+_CORPUS = corpus.files("video")
+_SUBSAMPLE = _CORPUS[:: max(1, len(_CORPUS) // 8)][:8]
+_CORPUS_TIER = [pytest.mark.corpus]
 
 
-@pytest.mark.parametrize("path", media.params(_SUBSAMPLE))
-def test_corpus_first_frames_and_seeks_equal_the_cli(path):
-    ref = vm.cli_frames(path, _HEAD)
+def _first_frames_params():
+    """(path, frames compared with the CLI, the whole corpus): the subsample, then every file."""
+    sub = [pytest.param(*p.values, 12, False, id=p.id, marks=p.marks) for p in corpus.params(_SUBSAMPLE)]
+    every = [pytest.param(*p.values, 120, True, id=p.id, marks=p.marks)
+             for p in corpus.params(_CORPUS, marks=_CORPUS_TIER, prefix="corpus-")]
+    return sub + every
+
+
+@pytest.mark.parametrize("path, head, exhaustive", _first_frames_params())
+def test_corpus_first_frames_and_seeks_equal_the_cli(path, head, exhaustive):
+    ref = vm.cli_frames(path, head)
     meta = video_metadata(path, count_frames=True)
-    if _EXHAUSTIVE:
+    if exhaustive:
         assert meta.num_frames == vm.probe(path)["count"]
     k = min(len(ref), meta.num_frames)
     out = decode_video_frames(path, indices=range(k))
@@ -403,8 +408,7 @@ def test_corpus_first_frames_and_seeks_equal_the_cli(path):
     torch.testing.assert_close(a[0], a[2], rtol=0, atol=0)
 
 
-@pytest.mark.skipif(not _EXHAUSTIVE, reason="every frame of every corpus video (minutes): make test-video-corpus")
-@pytest.mark.parametrize("path", media.params(_CORPUS))
+@pytest.mark.parametrize("path", corpus.params(_CORPUS, marks=_CORPUS_TIER))  # minutes: make test-video-corpus
 def test_corpus_every_frame_equals_the_cli(path):
     """Every frame of every corpus video equals the CLI's at its position (streamed in chunks), the count
     equals ffprobe's, and frames asked in a random order across the whole file equal them too."""

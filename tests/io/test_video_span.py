@@ -16,7 +16,7 @@ import pytest
 
 import spdl_torch
 from spdl_torch.io import decode_video_clips, decode_video_frames, video_metadata
-from tests import video_media as vm
+from tests._utils import video as vm
 
 _SRC = "testsrc2=size=64x48:rate=25:duration=0.4"
 

@@ -10,7 +10,7 @@ files), PngSuite's corrupted ``x*.png``, plus inputs synthesized here from corpu
 GIF/WebP/BMP, wrong file extensions, zero-length and random bytes, format magic followed by garbage,
 headers declaring 65535 x 65535 / 2^31 / 2^64 pixels, and hostile EXIF (64 KB, self-referencing IFDs, deep
 nesting, out-of-range offsets, 200 APP1 segments). The decodes run in a subprocess
-(``tests/reliability/_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
+(``tests/_utils/run_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
 """
 
 import hashlib
@@ -28,7 +28,7 @@ import pytest
 import spdl_torch
 from spdl_torch.io import decode_image
 
-from ..media import REPO, files, require_corpus, short_name
+from tests._utils.corpus import REPO, files, require_corpus, short_name
 
 # One subprocess decodes every hostile file for the module's four checks (~6 s): the slow tier, which CI runs.
 pytestmark = pytest.mark.slow
@@ -222,7 +222,7 @@ def probe(tmp_path_factory):
     cases = _cases(tmp)
     manifest = tmp / "manifest.json"
     manifest.write_text(json.dumps(cases))
-    proc = subprocess.run([sys.executable, "-m", "tests.reliability._hostile_probe", str(manifest)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "tests._utils.run_hostile_probe", str(manifest)], cwd=REPO,
                           capture_output=True, text=True, timeout=900)
     results = {}
     for line in proc.stdout.splitlines():

@@ -13,8 +13,8 @@ from spdl_torch.datasets.shards import RetryPolicy
 from spdl_torch.datasets.shards import _index
 from spdl_torch.datasets.shards._write import INDEX_FORMAT
 
-from .conftest import make_samples
-from .range_server import RangeServer
+from tests._utils.shards import make_samples
+from tests._utils.range_server import RangeServer
 
 pytest.importorskip("aiohttp")
 

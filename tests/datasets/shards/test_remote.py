@@ -10,8 +10,8 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards import HttpFetch, RetryPolicy, TransientFetchError
 
-from .conftest import make_samples
-from .range_server import RangeServer
+from tests._utils.shards import make_samples
+from tests._utils.range_server import RangeServer
 
 pytest.importorskip("aiohttp")
 
