@@ -2,8 +2,8 @@
 
 A program is a float32 ``Tensor[N, K, 8]``: per sample K rows ``[code, a0, a1, a2, a3, a4, a5, a6]`` run in
 order on the sample's uint8 RGB crop after the resize and flips, before the dtype conversion and
-normalisation. Ops 1-13 follow ``torchvision.transforms.v2.functional`` on a uint8 image, ops 14-16 Pillow (what
-timm's augmentation ops do to a PIL image):
+normalisation. Ops 1-13 follow ``torchvision.transforms.v2.functional`` on a uint8 image, ops 14-16 and 20-23
+Pillow (what torchvision's transforms and timm's augmentation ops do to a PIL image):
 
 ========================  ====  ==========================================================================
 op                        code  arguments
@@ -39,6 +39,15 @@ no-op (padding)           0
 ``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
                                 mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
                                 (timm's AugMixAugment)
+``pil_affine_low``        20    a0..a5: added (in double) to the AFFINE data of the sample's next
+                                ``pil_affine`` row, then cleared: a double coefficient travels exactly as
+                                float32 parts hi (the ``pil_affine`` row) + mid + lo (one row each)
+``pil_enhance``           21    a0 enhancer 0 Brightness, 1 Color, 2 Contrast, 3 Sharpness; a1 factor >= 0:
+                                ``ImageEnhance.<enhancer>(img).enhance(a1)``
+``pil_hue``               22    a0 shift (integer 0..255): ``convert("HSV")``, H += shift modulo 256,
+                                ``convert("RGB")`` (torchvision's ``adjust_hue`` of a PIL image: shift =
+                                ``int(hue_factor * 255)`` modulo 256)
+``pil_autocontrast``      23    ``ImageOps.autocontrast(img)``
 ========================  ====  ==========================================================================
 
 The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows
@@ -74,6 +83,10 @@ SOLARIZE_ADD = 16
 MIX_BEGIN = 17
 MIX_ADD = 18
 MIX_END = 19
+PIL_AFFINE_LOW = 20
+PIL_ENHANCE = 21
+PIL_HUE = 22
+PIL_AUTOCONTRAST = 23
 
 #: name -> code, for every op (torchvision's functional names).
 OP_CODES = {
@@ -97,6 +110,10 @@ OP_CODES = {
     "mix_begin": MIX_BEGIN,
     "mix_add": MIX_ADD,
     "mix_end": MIX_END,
+    "pil_affine_low": PIL_AFFINE_LOW,
+    "pil_enhance": PIL_ENHANCE,
+    "pil_hue": PIL_HUE,
+    "pil_autocontrast": PIL_AUTOCONTRAST,
 }
 
 AUGMENT_COLUMNS = 8  # [code, a0, ..., a6]
