@@ -24,7 +24,7 @@ import time
 
 import torch
 
-from tests import media
+from tests._utils import corpus
 
 RATE, SECONDS, BATCH, WORKERS = 16000, 4.0, 32, 2
 N = int(RATE * SECONDS)
@@ -133,14 +133,14 @@ def _sets(n: int) -> dict[str, list[str]]:
     from spdl_torch.io import decode_audio
 
     allp = []
-    for p in media.files("audio"):
+    for p in corpus.files("audio"):
         if p.suffix.lower() not in (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus"):
             continue
         try:  # files no FFmpeg decoder here reads (the CLI refuses them too) are left out, and counted
             decode_audio(p, stop_seconds=0.01)
             allp.append(p)
         except DecodeError as e:
-            print(f"left out {media.short_name(p)}: {e.reason}")
+            print(f"left out {corpus.short_name(p)}: {e.reason}")
     by = {}
     for p in allp:
         by.setdefault(p.suffix.lower(), []).append(str(p))

@@ -12,7 +12,7 @@ center crop 224 / ToDtype(float32) / Normalize: batches of 32x3x224x224 float32,
 (process tree: workers included) and time to first batch from passes with nothing else running; loader
 memory overhead from separate passes sampled every 50 ms (reading PSS is slow enough that a sampler running
 during the timed passes would take a third of a core from spdl_torch and a whole one from torch's three
-processes; its cost is in ``benchmarks/results/history.md``): peak (peak PSS of the tree
+processes: one read costs ~17 ms of CPU per process with torch loaded): peak (peak PSS of the tree
 minus the consumer's PSS before the loader started; ``benchmarks/measure.py``), the same over anonymous
 and shared memory only (``anon+shm``: without the shared libraries' file pages, whose PSS moves with other
 programs on the machine, and with torch's batches in transit from a worker to the consumer, which live in

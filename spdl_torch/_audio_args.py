@@ -86,8 +86,8 @@ def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_sa
     max_samples as given (or None).
 
     Raises:
-        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0 or under one sample, a bool
-            or float where an int belongs.
+        ValueError: a missing rate or layout, a bad dtype or limit, a duration <= 0, under one sample or over
+            1e6 seconds, a bool or float where an int belongs.
     """
     if sample_rate is None or num_channels is None:
         raise ValueError(f"{op}: expected sample_rate and num_channels (one batch has one rate and layout)")
@@ -97,6 +97,8 @@ def check_batch_args(op: str, sample_rate, num_channels, duration, dtype, max_sa
     duration = _seconds(op, "duration", duration)
     if not math.isfinite(duration) or duration <= 0:
         raise ValueError(f"{op}: expected duration as seconds > 0 or None, got {duration=}")
+    if duration > 1e6:  # the native bound, checked before a window's sample count is printed
+        raise ValueError(f"{op}: expected duration at most 1e6 seconds, got {duration=:.6g} s")
     if window_samples(duration, sample_rate) < 1:
         raise ValueError(f"{op}: {duration=} s is under one sample at {sample_rate} Hz")
     return sample_rate, num_channels, duration, max_samples

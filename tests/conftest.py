@@ -1,4 +1,4 @@
-"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/images.py``."""
+"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/_utils/images.py``."""
 
 import random
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from . import images
+from tests._utils import images
 
 # The reason every FFmpeg feature of a build without FFmpeg (SPDL_TORCH_FFMPEG=0) raises with
 # (csrc/core/features.h): in that build a test that meets it is skipped with it, not failed.
@@ -20,7 +20,13 @@ def _built_with_ffmpeg():
 
 
 def pytest_collection_modifyitems(config, items):
-    """In a build without FFmpeg, the tests marked ``ffmpeg`` (and every video and audio test module) skip."""
+    """The tests marked ``cuda`` skip without a CUDA device. In a build without FFmpeg, the tests marked
+    ``ffmpeg`` (and every video and audio test module) skip."""
+    if not torch.cuda.is_available():
+        no_device = pytest.mark.skip(reason="needs a CUDA device (none on this machine)")
+        for item in items:
+            if item.get_closest_marker("cuda"):
+                item.add_marker(no_device)
     if _built_with_ffmpeg():
         return
     skip = pytest.mark.skip(reason="needs FFmpeg: spdl_torch was built with SPDL_TORCH_FFMPEG=0")

@@ -10,6 +10,7 @@
 
 #include "core/crop_geometry.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 #include "core/video_reader.h"
 
 namespace spdl_torch::core {
@@ -27,7 +28,7 @@ void ClipOptions::validate() const {
     throw InvalidArgument("expected clips_per_video >= 1, got " + std::to_string(clips_per_video));
   }
   if (!(frame_interval >= 0) || !std::isfinite(frame_interval)) {
-    throw InvalidArgument("expected frame_interval >= 0 seconds (0: by index), got " + std::to_string(frame_interval));
+    throw InvalidArgument("expected frame_interval >= 0 seconds (0: by index), got " + seconds_text(frame_interval));
   }
   if (max_frames > 0 && clip_len * clips_per_video > max_frames) {
     throw InvalidArgument("clips_per_video * clip_len = " + std::to_string(clip_len * clips_per_video) +

@@ -17,6 +17,7 @@ extern "C" {
 #include "core/detail/ffmpeg/video_metadata.h"
 #include "core/detail/pixels/pixel_limit.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 
 namespace spdl_torch::core {
 
@@ -37,16 +38,21 @@ using namespace detail;
 
 namespace {
 
-std::string seconds_text(double s) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.6f s", s);
-  return buf;
-}
-
 bool frame_flagged(const AVFrame* f) { return (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags != 0; }
 
 // The frame's timestamp, as the index's decode scan computed it (frame_timestamp), stored in frame->pts.
 int64_t frame_pts(const AVFrame* f) { return f->pts; }
+
+// A header that declares a picture FFmpeg refuses to open is over our own pixel limit first, when it is
+// (the same error as every other oversized image); else FFmpeg's refusal, which names its limit.
+std::unique_ptr<Demuxer> open_demuxer(const MediaSource& src, const VideoReadOptions& o) {
+  try {
+    return std::make_unique<Demuxer>(src);
+  } catch (const PictureSizeError& e) {
+    check_pixel_limit("video", e.width(), e.height(), o.max_pixels);
+    throw;
+  }
+}
 
 AVCodecContextPtr open_video_decoder(const Demuxer& d, int index, const VideoReadOptions& o) {
   const AVCodecParameters* par = d.stream(index)->codecpar;
@@ -65,10 +71,10 @@ struct VideoReader::Impl {
     double tb;                // seconds per pts unit
     bool seek_fails = false;  // a seek failed: start again from the beginning instead
 
-    Demux(const MediaSource& src, int wanted)
+    Demux(const MediaSource& src, const VideoReadOptions& wanted_options)
         : source(src),
-          demuxer(std::make_unique<Demuxer>(src)),
-          stream(demuxer->find_stream(StreamKind::Video, wanted)),
+          demuxer(open_demuxer(src, wanted_options)),
+          stream(demuxer->find_stream(StreamKind::Video, wanted_options.stream)),
           tb(av_q2d(demuxer->stream(stream)->time_base)) {}
   };
   // What is known of the stream, each read once: the header's metadata and the exact index.
@@ -118,7 +124,7 @@ struct VideoReader::Impl {
   Conversion conv;
   Counts counts;
 
-  Impl(const MediaSource& src, const VideoReadOptions& o) : opt(o), demux(src, o.stream), dec(demux, o) {
+  Impl(const MediaSource& src, const VideoReadOptions& o) : opt(o), demux(src, o), dec(demux, o) {
     if (!pos.frame || !pos.held) throw std::bad_alloc();
     const bool frame_threads = dec.codec->active_thread_type & FF_THREAD_FRAME;
     dec.skip_enabled = opt.skip_nonref && !frame_threads;
@@ -414,32 +420,46 @@ const VideoMetadata& VideoReader::metadata() { return impl_->metadata(); }
 
 int64_t VideoReader::num_frames() { return impl_->count(); }
 
-int64_t VideoReader::index_at(double seconds) {
+std::optional<SecondsSpan> VideoReader::seconds_span(SeekMode mode) {
   Impl& s = *impl_;
-  if (s.opt.seek_mode == SeekMode::Exact) {
+  if (mode == SeekMode::Exact) {
     const FrameIndex& ix = s.frame_index();
-    if (ix.decode_order) {
-      throw DecodeError("the stream's timestamps do not increase (frame " + std::to_string(ix.restart) + " at " +
-                        seconds_text(s.known.times[size_t(ix.restart)]) + " follows frame " +
-                        std::to_string(ix.restart - 1) + " at " + seconds_text(s.known.times[size_t(ix.restart - 1)]) +
-                        "), so a timestamp names no single frame: request the frames by index");
-    }
-    const double end = double(ix.end_pts) * s.demux.tb;
-    if (!(seconds >= s.known.times.front() && seconds < end)) {
-      throw FrameRangeError("timestamp " + seconds_text(seconds) + " is outside the stream's [" +
-                            seconds_text(s.known.times.front()) + ", " + seconds_text(end) + ")");
-    }
-    return int64_t(std::upper_bound(s.known.times.begin(), s.known.times.end(), seconds) - s.known.times.begin()) - 1;
+    if (ix.decode_order) return std::nullopt;
+    return SecondsSpan{s.known.times.front(), double(ix.end_pts) * s.demux.tb};
   }
   const VideoMetadata& m = s.metadata();
   const int64_t n = s.approximate_count();
-  const double fps = m.average_fps > 0 ? m.average_fps : 1.0;
-  const double i = std::floor((seconds - m.start_time) * fps + 1e-9);
-  if (!(i >= 0 && i < double(n))) {
-    throw FrameRangeError("timestamp " + seconds_text(seconds) + " is outside the stream's [" +
-                          seconds_text(m.start_time) + ", " + seconds_text(m.start_time + double(n) / fps) + ")");
+  return SecondsSpan{m.start_time, m.start_time + double(n) / (m.average_fps > 0 ? m.average_fps : 1.0)};
+}
+
+int64_t VideoReader::index_at(double seconds) {
+  Impl& s = *impl_;
+  const std::optional<SecondsSpan> span = seconds_span(s.opt.seek_mode);
+  if (!span) {
+    const FrameIndex& ix = s.frame_index();
+    throw DecodeError("the stream's timestamps do not increase (frame " + std::to_string(ix.restart) + " at " +
+                      seconds_text(s.known.times[size_t(ix.restart)]) + " follows frame " +
+                      std::to_string(ix.restart - 1) + " at " + seconds_text(s.known.times[size_t(ix.restart - 1)]) +
+                      "), so a timestamp names no single frame: request the frames by index");
   }
-  return int64_t(i);
+  if (!(seconds >= span->begin && seconds < span->end)) {
+    std::string why = "timestamp " + seconds_text(seconds) + " is outside the stream's [" + seconds_text(span->begin) +
+                      ", " + seconds_text(span->end) + ") (video_metadata's begin_stream_seconds, end_stream_seconds)";
+    const VideoMetadata& m = s.metadata();
+    if (seconds < span->begin && seconds >= m.start_time) {
+      why += ": no frame is displayed before the first one, at " + seconds_text(span->begin) +
+             ", although the header's start (begin_stream_seconds_from_header) is " + seconds_text(m.start_time);
+    }
+    throw FrameRangeError(why);
+  }
+  if (s.opt.seek_mode == SeekMode::Exact) {
+    return int64_t(std::upper_bound(s.known.times.begin(), s.known.times.end(), seconds) - s.known.times.begin()) - 1;
+  }
+  const VideoMetadata& m = s.metadata();
+  const double fps = m.average_fps > 0 ? m.average_fps : 1.0;
+  // The span's bounds are frames 0 and n: clamped against the rounding of (seconds - start) * fps.
+  const double i = std::floor((seconds - m.start_time) * fps + 1e-9);
+  return std::min(std::max(int64_t(i), int64_t(0)), s.approximate_count() - 1);
 }
 
 double VideoReader::frame_time(int64_t i) {

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.media import corpus_dir  # noqa: E402
+from tests._utils.corpus import corpus_dir  # noqa: E402
 
 MAX_BYTES = 64 * 1024  # the targets run with -max_len=65536
 MAX_FILES = 400

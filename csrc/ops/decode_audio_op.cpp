@@ -10,13 +10,14 @@
 #include <vector>
 
 #include "core/audio_decoder.h"
+#include "core/seconds_text.h"
 #include "ops/audio_options.h"
 #include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {
 
-std::string seconds(int64_t samples, int rate) { return std::to_string(double(samples) / double(rate)) + " s"; }
+std::string seconds(int64_t samples, int rate) { return core::seconds_text(double(samples) / double(rate)); }
 
 at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
                   double start_seconds, c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,

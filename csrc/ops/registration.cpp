@@ -28,7 +28,7 @@ TORCH_LIBRARY(spdl_torch, m) {
   m.def("batch_memory_stats(*, bool reset_peak=False) -> int[]");
   // video
   m.def(
-      "video_metadata(Tensor data, *, int stream_index=-1, bool count_frames=False) -> "
+      "video_metadata(Tensor data, *, int stream_index=-1, bool count_frames=False, str seek_mode=\"exact\") -> "
       "(Tensor, Tensor, Tensor, str, str, str)");
   m.def(
       "decode_video_frames(Tensor data, *, int[]? indices=None, float[]? seconds=None, str seek_mode=\"exact\", "

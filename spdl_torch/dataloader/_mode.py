@@ -7,9 +7,11 @@ whose Python code does not share one GIL. The declarations are methods of the da
 ``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the GIL) and
 ``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder that can run elsewhere);
 spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` answer for the
-datasets inside. Why the remainder stays on threads: measured (``benchmarks/bench_worker_modes.py``), the GIL-bound
-remainder on one thread overlaps with the native decode on the others, and threads gave 1.6-2.6x torch's
-DataLoader where sending the remainder to processes (``"hybrid"``, the explicit choice) gave 0.6-1.2x. Two options
+datasets inside. Why the remainder stays on threads: the GIL-bound remainder on one thread overlaps with the native
+decode on the others. ``python -m benchmarks.bench_worker_modes --root ROOT --workloads partial partial_py`` (a
+partly fused ImageFolder, RandomPerspective or a ~2 ms Python callable per sample, 2 cores) measured threads at
+1.03-1.22x torch's DataLoader items/s, and the remainder in processes (``"hybrid"``, the explicit choice) at
+0.76-0.93x (``benchmarks/results/2026-12-02-worker-modes-f.json``). Two options
 exist only on threads and make ``"auto"`` choose them: ``on_error="skip"`` and ``dataset_per_worker=False``
 (``"hybrid"`` runs on threads: it keeps both).
 """

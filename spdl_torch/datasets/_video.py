@@ -148,7 +148,7 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         out = []
         for k, data in enumerate(datas):  # each video at its own size, one call per video
             try:
-                m = video_metadata(data)
+                m = video_metadata(data, seek_mode="approximate")  # the size only: no index scan
                 out.append(decode_video_clips([data], seeds=seeds[k:k + 1], height=m.height, width=m.width,
                                               geometry="resize", **self._common()).data[0])
             except DecodeError as e:

@@ -234,7 +234,7 @@ def decode_audio_batch(
             CPU tensors (read in place).
         sample_rate: output rate in Hz (required: one batch has one rate).
         num_channels: output channels (required), mixed by the CLI's ``-ac`` rule.
-        duration: window length in seconds, or None for whole files.
+        duration: window length in seconds (at most 1e6), or None for whole files.
         starts: per-sample window starts in seconds (with ``duration``).
         seeds: per-sample int64 seeds for random crops (with ``duration``).
         dtype: ``torch.float32`` or ``torch.int16``.

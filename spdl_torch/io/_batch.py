@@ -241,8 +241,9 @@ def decode_images(
 
     Augment and erase rows (``augment``, ``erase``):
         An ``augment`` row is ``[code, a0, a1, a2, a3, a4, a5, a6]``. Codes 1-13 follow
-        ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR), 14-16
-        Pillow (what timm's augmentation ops do to a PIL image), 17-19 AugMix's weighted sum of chains:
+        ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR), 14-16 and
+        20-23 Pillow (what torchvision's transforms and timm's augmentation ops do to a PIL image), 17-19 AugMix's
+        weighted sum of chains:
 
         ========================  ====  ==========================================================================
         op                        code  arguments
@@ -278,6 +279,15 @@ def decode_images(
         ``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
                                         mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
                                         (timm's AugMixAugment)
+        ``pil_affine_low``        20    a0..a5: added (in double) to the AFFINE data of the sample's next
+                                        ``pil_affine`` row, then cleared: a double coefficient travels exactly as
+                                        float32 parts hi (the ``pil_affine`` row) + mid + lo (one row each)
+        ``pil_enhance``           21    a0 enhancer 0 Brightness, 1 Color, 2 Contrast, 3 Sharpness; a1 factor >= 0:
+                                        ``ImageEnhance.<enhancer>(img).enhance(a1)``
+        ``pil_hue``               22    a0 shift (integer 0..255): ``convert("HSV")``, H += shift modulo 256,
+                                        ``convert("RGB")`` (torchvision's ``adjust_hue`` of a PIL image: shift =
+                                        ``int(hue_factor * 255)`` modulo 256)
+        ``pil_autocontrast``      23    ``ImageOps.autocontrast(img)``
         ========================  ====  ==========================================================================
 
         The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows followed by its

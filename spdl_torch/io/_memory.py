@@ -47,8 +47,9 @@ def set_batch_memory_capacity(nbytes: int) -> None:
     The default, 40 MiB, keeps two float32 batches of 32x3x224x224: with 2 loader workers every batch
     then reuses a freed buffer. ``0`` returns every freed buffer to the OS at once: each batch maps fresh
     memory, which keeps resident memory at the batches alive (~1-1.5 batches less at a loader's peak) but
-    costs CPU for the page faults of every batch, several times more without transparent huge pages
-    (measured in ``benchmarks/results/history.md``, "bench_dataloader.py: memory overhead of the two loaders").
+    costs CPU for the page faults of every batch: +1 to +10 ms per float32 batch of ~52 ms on 2 vCPUs
+    (``python benchmarks/bench_batch_memory.py``), and without transparent huge pages a fresh 18 MiB mapping
+    alone costs 11-12 ms.
 
     Args:
         nbytes: the capacity in bytes (``0``: keep nothing).

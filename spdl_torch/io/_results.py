@@ -143,7 +143,16 @@ class VideoStreamMetadata:
             when counted, else ``num_frames_from_header`` (``None`` when neither is known; a property).
         average_fps: average frames per second (``None`` when unknown).
         duration_seconds: the stream's duration in seconds from the header (``None`` when unknown).
-        begin_stream_seconds: the stream's start time in seconds, from the header (0 when it states none).
+        begin_stream_seconds_from_header: the header's start time in seconds (0.0 when the container has none):
+            ``seek_mode="approximate"`` counts frame ``i`` from it. The first frame may be displayed later (an AVI
+            with B-frames stores decode times only: its first frame shows one frame after the header's start; an
+            edited MP4 or MKV can differ either way): the frames' own span is ``begin_stream_seconds``.
+        begin_stream_seconds, end_stream_seconds: the span ``[begin, end)`` seconds in which the stream's
+            frames are displayed, the timestamps :func:`~spdl_torch.io.decode_video_frames` accepts with the same
+            ``seek_mode``. Exact: frame 0's pts and the last frame's pts plus its duration, from the frame index;
+            approximate: ``begin_stream_seconds_from_header`` and that plus ``num_frames / average_fps``.
+            ``None`` where no timestamp names a frame (exact: timestamps that do not increase, or a stream
+            without an index; approximate: ``end_stream_seconds`` of a header with no count, duration or rate).
         width, height: the displayed frame size, in pixels, after ``rotation`` (the shape
             :func:`~spdl_torch.io.decode_video_frames` returns).
         coded_width, coded_height: the decoded frame size before the rotation.
@@ -161,7 +170,9 @@ class VideoStreamMetadata:
     num_frames_from_content: int | None
     average_fps: float | None
     duration_seconds: float | None
-    begin_stream_seconds: float
+    begin_stream_seconds_from_header: float
+    begin_stream_seconds: float | None
+    end_stream_seconds: float | None
     width: int
     height: int
     coded_width: int

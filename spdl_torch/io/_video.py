@@ -4,6 +4,7 @@ and the source handling the video functions share."""
 from __future__ import annotations
 
 import fractions
+import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -117,21 +118,27 @@ def limit(name: str, value: int | None, default: int) -> int:
 
 
 @torch.library.register_fake("spdl_torch::video_metadata")
-def _video_metadata_fake(data, *, stream_index=-1, count_frames=False):
+def _video_metadata_fake(data, *, stream_index=-1, count_frames=False, seek_mode="exact"):
     ctx = torch.library.get_ctx()
     keys = data.new_empty((ctx.new_dynamic_size(),), dtype=torch.float64)
-    return (data.new_empty((9,), dtype=torch.int64), data.new_empty((3,), dtype=torch.float64), keys, "", "", "")
+    return (data.new_empty((9,), dtype=torch.int64), data.new_empty((5,), dtype=torch.float64), keys, "", "", "")
 
 
-def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = False) -> VideoStreamMetadata:
-    """The metadata of ``src``'s video stream, without decoding frames.
+def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = False,
+                   seek_mode: str = "exact") -> VideoStreamMetadata:
+    """The metadata of ``src``'s video stream, without decoding frames (except for streams whose packets
+    carry no usable timestamps, indexed by one decode).
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
         stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name).
         count_frames: count the frames from the packets (``num_frames_from_content``) even when the header
-            has a count (reads the whole file, decodes nothing, except for streams whose packets carry no usable
-            timestamps; the count :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``).
+            has a count (the count :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``; the
+            packets are read anyway with ``seek_mode="exact"``, and decoded only for streams without usable
+            timestamps).
+        seek_mode: the mode whose timestamp span ``begin_stream_seconds`` / ``end_stream_seconds`` give
+            (as torchcodec's ``VideoDecoder(seek_mode=...).metadata``): ``"exact"`` (the default: reads every
+            packet's pts, as :func:`decode_video_frames` does) or ``"approximate"`` (the header only).
 
     Returns:
         :class:`VideoStreamMetadata`.
@@ -140,19 +147,23 @@ def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = F
         spdl_torch.DecodeError: not a readable video (no video stream, audio only, empty, corrupt
             header); the message starts with the path when ``src`` is one and carries FFmpeg's reason.
         OSError: a path cannot be read.
-        ValueError: ``stream_index`` below -1; TypeError: a ``stream_index`` that is no int.
+        ValueError: ``stream_index`` below -1, an unknown ``seek_mode``; TypeError: a ``stream_index`` that
+            is no int.
     """
     stream = stream_arg("video_metadata", stream_index)
     data, path = video_bytes(src, "video_metadata")
     ints, floats, keys, container, codec, pix = call_video_op(torch.ops.spdl_torch.video_metadata, path, data,
-                                                              stream_index=stream, count_frames=count_frames)
+                                                              stream_index=stream, count_frames=count_frames,
+                                                              seek_mode=seek_mode)
     (index, w, h, rot, tb_num, tb_den, from_header, from_content, bit_rate) = ints.tolist()
-    start, duration, fps = floats.tolist()
+    start, duration, fps, begin, end = floats.tolist()
     swap = rot % 180 != 0
     return VideoStreamMetadata(
         num_frames_from_header=from_header if from_header >= 0 else None,
         num_frames_from_content=from_content if from_content >= 0 else None, average_fps=fps if fps > 0 else None,
-        duration_seconds=duration if duration >= 0 else None, begin_stream_seconds=start, width=h if swap else w,
+        duration_seconds=duration if duration >= 0 else None, begin_stream_seconds_from_header=start,
+        begin_stream_seconds=None if math.isnan(begin) else begin, end_stream_seconds=None if math.isnan(end) else end,
+        width=h if swap else w,
         height=w if swap else h, coded_width=w, coded_height=h, rotation=rot, codec=codec, pixel_format=pix,
         container=container, time_base=fractions.Fraction(tb_num, tb_den) if tb_den else fractions.Fraction(0),
         bit_rate=bit_rate if bit_rate > 0 else None, key_frame_seconds=keys.tolist(), stream_index=index)
@@ -223,8 +234,10 @@ def decode_video_frames(
         ``pts_seconds`` float64 Tensor[N], ``ok`` bool Tensor[N].
 
     Raises:
-        IndexError: an index outside ``[0, num_frames)`` or a timestamp outside the stream's displayed span
-            (the message gives the valid range).
+        IndexError: an index outside ``[0, num_frames)`` or a timestamp outside the stream's displayed span,
+            ``[begin_stream_seconds, end_stream_seconds)`` of :func:`video_metadata` with the same
+            ``seek_mode`` (the message gives it; a time before the first frame's pts raises, as torchcodec's
+            ``get_frames_played_at``, also where the header's start precedes it).
         spdl_torch.DecodeError: unreadable, truncated or corrupt stream (``strict=True``), no video stream,
             a frame over ``max_pixels``, timestamps asked of a stream whose timestamps do not increase; the
             message starts with the path when ``src`` is one and carries FFmpeg's reason.

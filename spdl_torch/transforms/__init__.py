@@ -33,9 +33,9 @@ No-ops where they stand: ``Identity``, ``nn.Identity``,            nothing (abso
 (``scale`` either way), ``ToImage`` / ``ToPureTensor`` of a
 tensor, v2's ``ToDtype`` / ``ConvertImageDtype`` /
 ``ToPureTensor`` of a PIL image, v1's ``RandomApply([])``
-``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample
-``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,
-``RandomAffine`` (no scale), ``GaussianBlur``,
+``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample (Pillow's
+``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,          rows for a PIL image)
+``RandomAffine`` (scale: of a PIL image), ``GaussianBlur``,
 ``RandomAutocontrast / Equalize / Posterize / Solarize / Invert``,
 ``RandomAdjustSharpness``, ``AugMix``, ``RandomApply`` of these
 (uint8 crop)
@@ -51,17 +51,24 @@ probability; magnitudes that depend on the image size use the crop's output size
 whatever the number of threads. :meth:`FusedPlan.sample_augmentation` lists the ops (:class:`AugmentOp`) a seed
 gets, :meth:`FusedPlan.sample_geometry` the crop box and flips (:class:`SampleGeometry`). ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
 magnitude bins and signs from the sample's seed too and mixes the chains with torchvision's float32
-arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). Affine ops take nearest
-or bilinear interpolation and one grey ``fill`` (timm's policies: Pillow's affine with its nearest, bilinear or
-bicubic filter and an RGB fill, :mod:`._timm_policies`). ``RandomAffine(scale=...)``,
-``RandomRotation(expand=True)``, per-channel fills, other filters, an augmentation of a float or grey image and
-a flip after an augmentation do not fuse (the reason is given).
+arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). The rows compute what
+torchvision computes for the image the transform gets. On a tensor: torchvision's tensor kernels; affine ops
+take nearest or bilinear interpolation and one grey ``fill``, and ``RandomAffine(scale=...)``, per-channel
+fills and other filters do not fuse. On a PIL image (a v1 pipeline before its ``ToTensor`` /
+``PILToTensor``): Pillow's, as torchvision calls it there (:mod:`._pil_rows`), identical to torchvision on
+every pixel: ``img.rotate`` / ``img.transform(AFFINE)`` with Pillow's double matrix (nearest, bilinear,
+bicubic; an RGB fill; ``RandomAffine``'s scale), ``ImageEnhance`` for brightness, contrast, saturation and
+sharpness, the hue through Pillow's uint8 HSV, ``ImageOps.autocontrast``, ``convert("L")`` for
+``RandomGrayscale``; ``GaussianBlur`` and ``AugMix`` convert a PIL image to a tensor in torchvision and keep the
+tensor rows, and ``RandomPosterize(bits=0)`` of a PIL image does not fuse (Pillow's posterize decides). timm's
+policies use the Pillow rows (:mod:`._timm_policies`). ``RandomRotation(expand=True)``, an augmentation of a
+float or grey image and a flip after an augmentation do not fuse (the reason is given).
 Arguments torchvision refuses (in its constructor, or in its forward whenever the op is drawn) or misuses (a
 magnitude outside the bins, v2's ``p`` outside [0, 1], an unknown policy, v2's empty ``RandomApply``, a
 ``RandomRotation`` range with min > max, ``AugMix(alpha=0)``) raise ``ValueError`` naming the transform and the
 argument; what torchvision accepts and runs fuses with its meaning or stays unfused with the reason (v1's ``p``
 above 1: always, below 0: never; a negative ``RandAugment`` magnitude: a bin from the end; ``num_ops=0``,
-``mixture_width=0``: no ops, no chains; v1's ``RandomSolarize`` above 255 of a PIL image: nothing inverted).
+``mixture_width=0``: no ops, no chains; ``RandomSolarize`` above 255 of a PIL image: nothing inverted).
 ``num_magnitude_bins=1`` draws from torchvision's one-bin tables (magnitude 0 for every signed op, Solarize 1.0,
 v1 255; Posterize ``int(NaN)`` bits, which torchvision's posterize refuses: a sample that draws it raises
 torchvision's error, ``TypeError`` for v2, ``ValueError`` for v1, naming the sample). timm's transforms are

@@ -26,6 +26,10 @@ SOLARIZE_ADD = 16
 MIX_BEGIN = 17
 MIX_ADD = 18
 MIX_END = 19
+PIL_AFFINE_LOW = 20
+PIL_ENHANCE = 21
+PIL_HUE = 22
+PIL_AUTOCONTRAST = 23
 
 #: name -> code, for every op (torchvision's functional names).
 OP_CODES = {
@@ -49,6 +53,10 @@ OP_CODES = {
     "mix_begin": MIX_BEGIN,
     "mix_add": MIX_ADD,
     "mix_end": MIX_END,
+    "pil_affine_low": PIL_AFFINE_LOW,
+    "pil_enhance": PIL_ENHANCE,
+    "pil_hue": PIL_HUE,
+    "pil_autocontrast": PIL_AUTOCONTRAST,
 }
 
 AUGMENT_COLUMNS = 8  # [code, a0, ..., a6]

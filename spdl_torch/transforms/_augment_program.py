@@ -29,7 +29,8 @@ from .._seeds import splitmix64
 # Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
 from ._augment_codes import (
     AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, FILL, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD,
-    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, POSTERIZE, SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
+    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, PIL_AFFINE_LOW, PIL_AUTOCONTRAST, PIL_ENHANCE, PIL_HUE, POSTERIZE,
+    SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
 )
 from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
@@ -45,7 +46,8 @@ CODES = {
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
     "fill": FILL, "pil_affine": PIL_AFFINE, "solarize_add": SOLARIZE_ADD, "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD,
-    "mix_end": MIX_END,
+    "mix_end": MIX_END, "pil_affine_low": PIL_AFFINE_LOW, "pil_enhance": PIL_ENHANCE, "pil_hue": PIL_HUE,
+    "pil_autocontrast": PIL_AUTOCONTRAST,
 }
 
 _MASK64 = (1 << 64) - 1
@@ -148,9 +150,10 @@ class AugmentOp:
     ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
     magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
     level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.
-    A ``fill`` row carries the name of the geometric op it colours. AugMix's rows: ``mix_begin`` (the weight of
-    the original image), then each chain's ops and a ``mix_add`` (the chain's weight), then ``mix_end`` (mode 0
-    torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
+    A ``fill`` or ``pil_affine_low`` row carries the name of the geometric op it serves (a PIL image's rotation
+    or affine: ``fill``, ``pil_affine_low`` rows, ``pil_affine`` with the magnitude). AugMix's rows:
+    ``mix_begin`` (the weight of the original image), then each chain's ops and a ``mix_add`` (the chain's
+    weight), then ``mix_end`` (mode 0 torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
 
     op: str
     args: tuple[float, ...]

@@ -13,9 +13,9 @@ from .._pil import to_pil
 __all__ = ["FusedPlan"]
 
 # The batched head runs on chunks of this many samples, written into one output batch: the chunk's
-# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). Measured in benchmarks/results/history.md
-# ("bench_remainder.py"): median 20.6 ms per batch of 32 against 36.7 ms for the whole batch at once and
-# 33.3 ms per sample + stack, on 2 shared cores.
+# intermediates stay in cache (32 x 3 x 224 x 224 float32 is 18 MiB). ToDtype + Normalize alone on decoded
+# batches of 32, on 2 loaded cores: median 20.6 ms per batch against 36.7 ms for the whole batch at once and
+# 33.3 ms per sample + stack (benchmarks/bench_remainder.py; benchmarks/results/2026-12-01-remainder.md).
 HEAD_CHUNK = 4
 
 

@@ -1,6 +1,8 @@
-"""The transfer stage's bookkeeping with a fake CUDA backend (tests/cuda/fakes.py): copies on the side stream,
-one event per batch, the consumer waiting for its own batch's event only, record_stream of every device tensor
-on the consumer's stream, the depth of batches in flight, and the loader's device path end to end."""
+"""The transfer stage's bookkeeping with a fake CUDA backend (tests/_utils/fake_cuda.py): copies on the side
+stream, one event per batch, the consumer waiting for its own batch's event only, record_stream of every device
+tensor on the consumer's stream, the depth of batches in flight, and the loader's device path end to end. On a
+CUDA device (tests marked ``cuda``): the copy overlaps a kernel of the consumer's stream, and batches stay
+valid under the caching allocator."""
 
 import pytest
 import torch
@@ -11,7 +13,7 @@ from spdl_torch import cuda
 from spdl_torch.cuda import _transfer
 from spdl_torch.dataloader._finish import DeviceFinish, mark_finish, pending_finish
 
-from .fakes import FakeBackend, fake_pinning
+from tests._utils.fake_cuda import FakeBackend, fake_pinning
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
@@ -95,7 +97,7 @@ def fake_cuda(monkeypatch):
 
 
 def _folder(image_folder, tmp_path, n=12):
-    from .. import images
+    from tests._utils import images
 
     image_folder(["a", "b"], n // 2, lambda rng, c, k: images.upsampled_noise(30 + k, 40, seed=rng), quality=95)
     return tmp_path
@@ -168,3 +170,31 @@ def test_loader_device_keeps_a_failures_place_and_the_resume_position(monkeypatc
     assert next(it)[0].tolist() == [6, 6]
     with pytest.raises(StopIteration):
         next(it)
+
+
+@pytest.mark.cuda
+def test_the_copy_overlaps_a_long_kernel_on_the_consumer_stream():
+    host = torch.empty((64, 3, 224, 224), dtype=torch.uint8).pin_memory()
+    transfer = cuda.DeviceTransfer("cuda", depth=1)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(2_000_000_000)  # about a second of spinning on the current stream
+    busy = torch.cuda.Event()
+    busy.record()
+    item = transfer.submit(host)
+    item.event.synchronize()  # the copy is done ...
+    assert not busy.query(), "the copy waited for the consumer stream's kernel"  # ... while the kernel still runs
+    out = transfer.take()
+    torch.cuda.synchronize()
+    assert out.is_cuda and out.shape == host.shape
+
+
+@pytest.mark.cuda
+def test_transferred_batches_stay_valid_under_the_caching_allocator():
+    transfer_in = [torch.full((4, 3, 64, 64), k, dtype=torch.uint8).pin_memory() for k in range(16)]
+    sums = []
+    for out in cuda.to_device(iter(transfer_in), "cuda", depth=3):
+        torch.cuda._sleep(1_000_000)
+        scratch = torch.empty_like(out).fill_(255)  # would reuse a block freed too early
+        sums.append(out.float().mean().item())
+        del scratch
+    assert sums == [float(k) for k in range(16)]

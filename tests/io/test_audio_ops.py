@@ -6,7 +6,7 @@ import torch
 import spdl_torch  # noqa: F401  (registers the ops)
 from spdl_torch.io import decode_audio_batch
 
-from .. import audio as A
+from tests._utils import audio as A
 
 pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 

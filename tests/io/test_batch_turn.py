@@ -14,7 +14,7 @@ from PIL import Image
 from spdl_torch import DecodeError
 from spdl_torch.io import batch_memory_stats, decode_images, get_num_threads, set_batch_memory_capacity, set_num_threads
 
-from .. import images
+from tests._utils import images
 
 JOIN_S = 120.0  # generous: only a deadlock (a turn never passed on) reaches it
 SIZE = 128  # 8 float32 images of 3x128x128: 1.5 MiB, a batch the memory pool counts (>= 1 MiB)

@@ -12,10 +12,9 @@ import torch
 import spdl_torch
 from spdl_torch.io import (AudioBatch, AudioSamples, ImageBatch, VideoClips, VideoFrames, decode_audio,
                            decode_audio_batch, decode_images, decode_video_clips, decode_video_frames)
-from tests import audio as A
-from tests import video_media as vm
-
-from .. import images
+from tests._utils import audio as A
+from tests._utils import images
+from tests._utils import video as vm
 
 
 @pytest.fixture(scope="module")

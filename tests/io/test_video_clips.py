@@ -11,8 +11,8 @@ import torchvision.transforms.v2.functional as F
 import spdl_torch
 from spdl_torch._seeds import splitmix64
 from spdl_torch.io import decode_video_clips, decode_video_frames
-from tests import video_media as vm
-from tests.images import train_box
+from tests._utils import video as vm
+from tests._utils.images import train_box
 
 _MASK = (1 << 64) - 1
 
@@ -180,9 +180,9 @@ def test_opcheck_and_compile():
 def test_real_corpus_subsample_clips_match_frames_plus_torchvision():
     """Real files: the clips equal decode_video_frames' frames (themselves checked against the CLI in
     test_video.py) resized by torchvision, within 1 level."""
-    from tests import media
+    from tests._utils import corpus
 
-    files = [p for p in media.files("video") if p.suffix.lower() in (".mp4", ".mkv", ".webm")][:3]
+    files = [p for p in corpus.files("video") if p.suffix.lower() in (".mp4", ".mkv", ".webm")][:3]
     if not files:
         pytest.skip("no media corpus video files")
     result = decode_video_clips(files, num_frames_per_clip=4, num_indices_between_frames=2, num_clips=2, height=32, width=32,

@@ -1,4 +1,5 @@
-"""``TarShardDataset``: WebDataset tar shards (local or ``http(s)://``), in a global order that does not depend on
+"""``TarShardDataset``: WebDataset tar shards (local, ``http(s)://`` or object storage: ``s3://``, ``gs://``,
+``az://``), in a global order that does not depend on
 the number of ranks or worker threads, resumable exactly (same split) or across another split (see
 :mod:`._order` for the definitions and :mod:`._members` for what a sample becomes)."""
 
@@ -30,9 +31,12 @@ class TarShardDataset(IterableDataset):
     """Samples of WebDataset tar shards: members ``<key>.<ext>`` grouped by key, read sequentially.
 
     Args:
-        sources: shard paths / ``http(s)://`` URLs (plain or gzip tars), one path or URL, or the
-            ``index.json`` that :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to
-            count its samples; without it every shard's headers are read once, here). An index is untrusted
+        sources: shard paths / URLs (plain or gzip tars; ``http(s)://``, ``s3://``, ``gs://``, ``az://``,
+            ``abfs[s]://``), one path or URL, a brace pattern as WebDataset writes them
+            (``"s3://bucket/train/shard-{000000..000999}.tar"``), or the ``index.json`` that
+            :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to count its samples; without
+            it every shard's headers are read once, here); a directory or object prefix (ending in ``/``):
+            its ``index.json`` when it has one, else its ``*.tar`` / ``*.tar.gz`` in name order. An index is untrusted
             input: the shards and member tables it names must be relative paths below its own directory or URL
             (no absolute path, ``..``, other host or scheme: ``ValueError`` naming the entry), and the index
             and its member tables are read up to a bound (256 MiB; a table up to its shard's ``num_bytes``
@@ -74,8 +78,16 @@ class TarShardDataset(IterableDataset):
             messages, one per lost sample, shared by ``spdl_torch.DataLoader``'s worker threads; each of torch's
             worker processes has its own copy), with one ``RuntimeWarning`` per damage.
             A gzip shard's CRC is checked at its end, after its samples were read.
-        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
-            the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).
+        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: aiohttp for ``http(s)://``, the
+            ``remote`` extra; obstore for object URLs, the ``cloud`` extra; the contract:
+            :mod:`spdl_torch.datasets.shards._remote`).
+        storage_options: settings of the object stores (obstore's keys: ``{"region": ..., "endpoint": ...,
+            "aws_access_key_id": ..., "skip_signature": True}``; ``"profile"``: an AWS profile). Without them,
+            and for every setting they leave out, the environment (``AWS_ACCESS_KEY_ID``,
+            ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION`` / ``AWS_DEFAULT_REGION``,
+            ``AWS_ENDPOINT_URL``; an ``http://`` endpoint is allowed), then the AWS credentials and config
+            files (``AWS_PROFILE``), then the instance's role; never an index. See
+            :mod:`spdl_torch.datasets.shards._object_store`.
         retry: :class:`RetryPolicy` of every range request (timeout, attempts, backoff, jitter).
         max_concurrency: range requests in flight, process-wide, per fetch function.
         chunk_size, read_ahead: bytes per range request; requests a stream keeps in flight ahead of its reader.
@@ -106,8 +118,12 @@ class TarShardDataset(IterableDataset):
 
     Raises:
         ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
-            outside its directory or URL, or longer than its bound.
-        OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples.
+            outside its directory or URL, or longer than its bound; a prefix without an index or shards, an
+            ``http(s)://`` prefix (a web server cannot be listed).
+        ImportError: an object URL without obstore installed (the message names the ``cloud`` extra).
+        OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples; the index or a
+            prefix cannot be read (a missing bucket or object, denied access: the URL, the status and the
+            store's error code named, no credential).
     """
 
     _init_fusion = FusedBatchMixin._init_fusion
@@ -121,7 +137,8 @@ class TarShardDataset(IterableDataset):
                  label_ext: str | None = "cls", on_error: str = "raise", fetch: FetchFn | None = None,
                  retry: RetryPolicy | None = None, max_concurrency: int = 16, chunk_size: int = 4 << 20,
                  read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
-                 max_pixels: int | None = None, warn_unfused: bool = True, require_fused: bool = False) -> None:
+                 storage_options: Mapping[str, Any] | None = None, max_pixels: int | None = None,
+                 warn_unfused: bool = True, require_fused: bool = False) -> None:
         from ..._ranks import resolve_rank
         from ...transforms import fuse
 
@@ -132,6 +149,8 @@ class TarShardDataset(IterableDataset):
                             ("read_ahead", read_ahead, 1)):
             if not isinstance(v, int) or v < lo:
                 raise ValueError(f"TarShardDataset: expected an int {name} >= {lo}, got {name}={v!r}")
+        if storage_options is not None and not isinstance(storage_options, Mapping):
+            raise TypeError(f"TarShardDataset: storage_options should be a dict, got {type(storage_options).__name__}")
         if cache_dir is not None and cache_bytes <= 0:
             raise ValueError(f"TarShardDataset: cache_dir needs cache_bytes > 0, got {cache_bytes=}")
         self.rank, self.world_size = resolve_rank(rank, world_size)
@@ -148,7 +167,8 @@ class TarShardDataset(IterableDataset):
 
             cache = ShardCache(cache_dir, cache_bytes)
         self.shards = ShardSet(sources, fetch=fetch, policy=retry or RetryPolicy(), max_concurrency=max_concurrency,
-                               chunk_size=chunk_size, read_ahead=read_ahead, cache=cache)
+                               chunk_size=chunk_size, read_ahead=read_ahead, cache=cache,
+                               storage_options=storage_options)
         self.plan = fuse(transform) if transform is not None else None
         self._init_fusion(warn_unfused, require_fused, True, max_pixels, None)
         self._unit_state: dict[str, Any] | None = None  # a worker's saved state, loaded before iter()

@@ -13,6 +13,7 @@ extern "C" {
 #include "core/detail/ffmpeg/audio_resampler.h"
 #include "core/detail/ffmpeg/frame_reader.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 
 namespace spdl_torch::core::detail {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 // Decoders whose stated length is exact, so a stream that ends early is truncated (strict: DecodeError).
 bool exact_length_codec(AVCodecID id) { return id == AV_CODEC_ID_FLAC || is_pcm_codec(id); }
 
-std::string seconds_text(int64_t samples, int rate) { return std::to_string(double(samples) / rate) + " s"; }
+std::string samples_seconds(int64_t samples, int rate) { return seconds_text(double(samples) / rate); }
 
 // The input samples (at in_rate) to drop before a resampler starts, so that output `first` (at out_rate)
 // still comes out as in the whole decode: the start is a multiple of in_rate / gcd (it maps to a whole
@@ -367,8 +368,8 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
       if (decoded < stated) {
         throw DecodeError("truncated " + std::string(avcodec_get_name(st->codecpar->codec_id)) +
                           " stream: the header states " + std::to_string(stated) + " samples (" +
-                          seconds_text(stated, rate) + "), the data holds " + std::to_string(decoded) + " (" +
-                          seconds_text(decoded, rate) + ")");
+                          samples_seconds(stated, rate) + "), the data holds " + std::to_string(decoded) + " (" +
+                          samples_seconds(decoded, rate) + ")");
       }
     }
   }
