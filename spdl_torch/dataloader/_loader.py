@@ -17,10 +17,10 @@ import torch.utils.data
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
-from ..datasets._collate import collate as _fused_collate
-from ..datasets._collate import install_default_collate_hook
-from ..datasets._convert import Converter
-from ._iterator import DataLoaderIter, dataset_epoch
+from .._native import new_converter
+from ..datasets import collate as _fused_collate
+from ._epoch import dataset_epoch
+from ._iterator import DataLoaderIter
 from ._mode import describe_mode, resolve_worker_mode
 from ._process import ProcessIter, start_process_epoch
 from ._state import LoaderState, describe_loader, stateful_map_dataset
@@ -43,7 +43,7 @@ def _check_device(device: Any) -> torch.device | None:
     if dev.type == "cpu":
         return None
     if dev.type == "cuda":
-        from ..cuda import check_cuda
+        from .._build_info import check_cuda
 
         try:
             check_cuda(f"device={str(device)!r}", dev)
@@ -122,7 +122,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         device_transforms (bool, keyword-only, beyond torch): with a CUDA ``device`` and a fused dataset
             (``ImageFolder``, ``FileListDataset``), decode uint8 batches on the host and run the fused
             ``ToDtype``/``Normalize`` (and the batched ones after them) on the device after the copy: a quarter
-            of the bytes of float32 over PCIe (:func:`spdl_torch.cuda.split_plan`). Default ``True``.
+            of the bytes of float32 over PCIe. Default ``True``.
         on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's exception
             in the consumer. ``"skip"`` (map-style datasets with automatic batching only): when a batch fails, its
             samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming the index
@@ -249,7 +249,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         self.dataset_per_worker = bool(dataset_per_worker)
         self.worker_mode = worker_mode
         self.convert_dataset = bool(convert_dataset)
-        self._converter = Converter() if self.convert_dataset else None
+        self._converter = new_converter() if self.convert_dataset else None
         self.resolved_worker_mode = resolve_worker_mode(worker_mode, dataset, num_workers, on_error,
                                                         self.dataset_per_worker, self._converter)
         self.skipped_samples: list[tuple[Any, str]] = []
@@ -275,7 +275,6 @@ class DataLoader(TORCH_DATALOADER[T_co]):
                 "it re-fetches a failed batch's samples one by one"
                 + (" (got an IterableDataset)" if self._is_iterable else " (got batch_size=None)"))
         install_torch_hooks()
-        install_default_collate_hook()
         self._last_iter: weakref.ref | None = None  # for state_dict()
         self._epoch = -1  # epoch of the latest iterator
         self._dataset_epoch_seen = dataset_epoch(dataset)  # what the dataset held when the loader last set it
@@ -386,7 +385,6 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         self.__dict__.update(state)  # not through __setattr__: torch's refuses batch_size & co. once initialized
         self.__dict__.update(_iterator=None, _last_iter=None, _skipped_lock=threading.Lock())
         install_torch_hooks()  # an unpickled loader may be the first of its process
-        install_default_collate_hook()
 
     # -- resumption --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """The zero-copy collate of fused batches: ``__getitems__`` of the fused datasets returns views ``batch[i]`` of one
 batch tensor and registers it here; :func:`collate` recognises such views and returns the batch tensor itself.
 
-:func:`install_default_collate_hook` (installed by :class:`spdl_torch.DataLoader`) makes torch's own
-``default_collate`` do the same: its tensor rule (``default_collate_fn_map[torch.Tensor]``, the extension point
-torch's ``collate`` documents) returns the registered batch whose rows, in order, are the tensors it is given, and
-stacks anything else as before. A ``collate_fn`` that calls ``default_collate`` (torchvision's reference
+From the first fused batch made in a process on, torch's own ``default_collate`` does the same
+(:func:`_install_default_collate_rule`): its tensor rule (``default_collate_fn_map[torch.Tensor]``, the extension
+point torch's ``collate`` documents) returns the registered batch whose rows, in order, are the tensors it is
+given, and stacks anything else as before. A ``collate_fn`` that calls ``default_collate`` (torchvision's reference
 ``train.py``: ``mixup_cutmix(*default_collate(batch))``) then gets the fused batch without a copy. In torch's
 worker processes the rule stacks as before (into shared memory, for the trip to the main process)."""
 
@@ -16,17 +16,20 @@ from typing import Any
 import torch
 from torch.utils.data import default_collate
 
-__all__ = ["collate", "install_default_collate_hook", "register_fused_batch"]
+__all__ = ["collate", "register_fused_batch"]
 
 # Batch tensors made by __getitems__: only their rows collate without a copy (a dataset that returns rows
 # of its own storage keeps default_collate's copy, so a batch never aliases dataset memory).
 # Keyed by id() (a WeakSet would compare tensors with ==, elementwise).
 _FUSED_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
-
+_rule_installed = False
 
 
 def register_fused_batch(batch: torch.Tensor) -> None:
-    """Marks ``batch`` (Tensor[N, ...]) as made by a fused ``__getitems__``: its rows collate without a copy."""
+    """Marks ``batch`` (Tensor[N, ...]) as made by a fused ``__getitems__``: its rows collate without a copy (by
+    :func:`collate`, and by ``default_collate`` from then on)."""
+    if not _rule_installed:
+        _install_default_collate_rule()
     _FUSED_BATCHES[id(batch)] = batch
 
 
@@ -54,8 +57,6 @@ def collate(batch: list[Any]) -> Any:
     copy, and so does such a value of dict samples (a batch-decoded member of ``TarShardDataset``: the
     dict's value is that batch tensor). Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or
     ``torch.utils.data.DataLoader``."""
-    if batch and hasattr(type(batch[0]), "__spdl_collate__"):  # samples that collate themselves (AudioSample)
-        return type(batch[0]).__spdl_collate__(batch)
     if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
         base = _batch_base([s[0] for s in batch])
         if base is not None:
@@ -76,12 +77,14 @@ def _collate_value(values: list[Any]) -> Any:
     return base if base is not None else default_collate(values)
 
 
-def install_default_collate_hook() -> None:
+def _install_default_collate_rule() -> None:
     """Makes ``torch.utils.data.default_collate`` return a fused batch tensor itself for its rows (see the
     module's docstring). Idempotent; values are unchanged: the rows are exactly that tensor's."""
+    global _rule_installed
     from torch.utils.data._utils import collate as torch_collate
     from torch.utils.data._utils import worker as torch_worker
 
+    _rule_installed = True
     rules = torch_collate.default_collate_fn_map
     original = rules.get(torch.Tensor)
     if original is None or getattr(original, "_spdl_fused_rows", False):

@@ -4,8 +4,9 @@ their sources (``spdl_source``), read off the user's object and run through the 
 A :class:`Converter` belongs to one :class:`~spdl_torch.DataLoader`. For a dataset leaf (what ``Subset`` and
 ``ConcatDataset`` hold) it answers :meth:`Converter.view`: a :class:`SourceView` (a ``FusedBatchMixin``
 dataset that reads the leaf's ``(source, target)`` list and its transform, never changing the leaf) or
-``None``, with the reason in :meth:`Converter.describe`. The decision is by method identity against
-torchvision's own class (``type(ds).__getitem__ is DatasetFolder.__getitem__``, the loader ``is`` torchvision's
+``None``, with the reason in :meth:`Converter.describe`. The loader makes its converter through
+``spdl_torch._native`` (this module provides the factory when ``spdl_torch.datasets`` is imported). The decision
+is by method identity against torchvision's own class (``type(ds).__getitem__ is DatasetFolder.__getitem__``, the loader ``is`` torchvision's
 ``default_loader`` / ``pil_loader``), never by ``isinstance`` alone:
 
 * ``torchvision.datasets.DatasetFolder`` and its subclasses that keep its ``__getitem__`` and ``__len__`` and
@@ -16,7 +17,8 @@ torchvision's own class (``type(ds).__getitem__ is DatasetFolder.__getitem__``, 
   index.
 * a dataset whose class defines ``spdl_source(index) -> (source, target)`` (a path, or the encoded bytes as
   ``bytes`` / a 1-D uint8 tensor, and the target as the dataset returns it) and has a ``transform`` attribute:
-  the transform is given what :func:`spdl_torch.transforms.input_kind` says (a PIL image for a v1 pipeline).
+  the transform is given what spdl_torch's own datasets give it (a PIL image for a v1 pipeline, see
+  :mod:`spdl_torch.transforms`).
 
 Either way the transform must fuse at least its geometry (else nothing is gained: the dataset runs as written),
 and the views of one leaf's copies share one analysis of the transform object. Each view is made again when
@@ -35,7 +37,8 @@ from typing import Any
 import torch
 from torch.utils.data import Dataset
 
-from ._fused import FusedBatchMixin, _short_repr
+from .._native import leaves, set_converter_factory
+from ._fused import FusedBatchMixin, _short_repr, analysis_of
 
 __all__ = ["Converter", "SourceView"]
 
@@ -110,7 +113,7 @@ class SourceView(FusedBatchMixin, Dataset):
         self._made_from = {a: getattr(source, a, None) for a in (_TV_ATTRS if kind == "folder" else ("transform",))}
         # seed 0, not drawn: a view is made during a fetch, where drawing from torch's global RNG would shift what
         # the user's code draws (a collate_fn's MixUp); in a loader the seeds come from its base seed anyway
-        self._init_fused(0, True, input=analysis.input, plan=analysis)
+        self._init_fused(0, True, input=analysis.input, analysis=analysis)
         self._seed_given = False
         self._init_fusion(False, False, True, None, None)
 
@@ -217,8 +220,6 @@ class Converter:
         """Lines for ``repr(loader)``: per dataset of ``dataset`` (``Subset`` / ``ConcatDataset`` looked into)
         that is not spdl_torch's own, whether it loads natively (and what fused) or why not; ``mode``: the
         loader's resolved worker mode (``"process"`` runs torch's own fetch: nothing is converted)."""
-        from ..dataloader._mode import leaves
-
         lines = []
         for leaf in leaves(dataset) or []:
             view, why = self.view(leaf), self.reason(leaf)
@@ -236,13 +237,11 @@ class Converter:
     def _analysis(self, transform: Any, kind: str) -> Any:
         """The analysis of ``transform`` for a view of ``kind``, one per transform object (its plan shared by
         every view of it: the remainder processes of ``worker_mode="hybrid"`` know plans by identity)."""
-        from ..transforms import analyse
-
         with self._lock:
             entry = self._analyses.get(id(transform))
             if entry is not None and entry[0] is transform and entry[1][0] == kind:
                 return entry[1][1]
-        analysis = analyse(transform, "pil" if kind == "folder" else None)
+        analysis = analysis_of(transform, "pil" if kind == "folder" else None)
         if kind == "folder" and analysis.plan is not None:
             # pil_loader (Image.open + convert("RGB")) does not turn the image by its EXIF orientation
             analysis.plan.op_kwargs["apply_exif_orientation"] = False
@@ -266,3 +265,6 @@ class Converter:
             return None, (f"the transform does not fuse ({_short_repr(analysis.unfused, 80)}: {analysis.reason}): "
                           "runs as written")
         return SourceView(leaf, kind, analysis), ""
+
+
+set_converter_factory(Converter)

@@ -233,9 +233,9 @@ class HFImageDataset(FusedBatchMixin, Dataset):
         index = int(index)
         if self.plan is not None:
             return self._fused_items([index])[0]
-        from ..errors import DecodeError
+        from .._errors import DecodeError
+        from .._pil import to_pil
         from ..io import decode_image
-        from ..transforms._plan import _to_pil
 
         datas, names, targets = self._sources([index])
         try:
@@ -243,7 +243,7 @@ class HFImageDataset(FusedBatchMixin, Dataset):
         except DecodeError as e:
             raise DecodeError(f"{names[0]}: {e.reason}", path=names[0], reason=e.reason) from None
         if self.transform is not None:  # unfused: the PIL image the Image feature gives
-            image = self.transform(_to_pil(image))
+            image = self.transform(to_pil(image))
         return image, targets[0]
 
     def __repr__(self) -> str:

@@ -19,50 +19,48 @@ The ops become rows (:mod:`._augment_codes`):
 ==========================================  ======================================================================
 timm op                                     rows
 ==========================================  ======================================================================
-Rotate, ShearX/Y, TranslateX/Y(Rel)         ``fill`` (``kwargs["fillcolor"]``) + ``pil_affine`` (Pillow's AFFINE
-                                            matrix: ``Image.rotate``'s about (w/2, h/2), angle 0 the identity,
-                                            180 the exact flip; shear ``(1, f, 0, 0, 1, 0)``; translate
-                                            ``(1, 0, px, 0, 1, 0)``), the drawn filter
+Rotate, ShearX/Y, TranslateX/Y(Rel)         ``fill`` (``kwargs["fillcolor"]``) + ``pil_affine_low`` +
+                                            ``pil_affine`` (Pillow's AFFINE matrix: ``Image.rotate``'s about
+                                            (w/2, h/2), angle 0 the identity, 180 the exact flip; shear
+                                            ``(1, f, 0, 0, 1, 0)``; translate ``(1, 0, px, 0, 1, 0)``), the drawn
+                                            filter
 SolarizeAdd                                 ``solarize_add`` (threshold 128)
 Solarize(Increasing)                        ``solarize`` (threshold 256: the identity)
 Posterize, PosterizeIncreasing / Original   ``posterize`` (bits >= 8: the identity; bits <= 0: all zero, as
                                             Pillow < 12 gives it; Pillow >= 12 raises in timm itself)
-Color(Increasing), Desaturate               ``adjust_saturation``
-Contrast / Brightness / Sharpness(Incr.)    ``adjust_contrast`` / ``adjust_brightness`` / ``adjust_sharpness``
-AutoContrast, Equalize, Invert              ``autocontrast``, ``equalize``, ``invert``
+Color(Increasing), Desaturate               ``pil_enhance`` (``ImageEnhance.Color``)
+Contrast / Brightness / Sharpness(Incr.)    ``pil_enhance`` (``ImageEnhance.Contrast`` / ``Brightness`` /
+                                            ``Sharpness``)
+AutoContrast, Equalize, Invert              ``pil_autocontrast``, ``equalize``, ``invert``
 AugMixAugment's mix                         ``mix_begin(0)``, per chain its ops + ``mix_add(w)``,
                                             ``mix_end(1, m)`` (Pillow's ``Image.blend``)
 ==========================================  ======================================================================
 
-The rows give Pillow's values, measured against timm's own ops (``docs/images.md``): exact for the point and
-histogram ops (``solarize_add``, ``solarize``, ``posterize``, ``invert``, ``equalize``) and for brightness and
-sharpness (torchvision's kernels round as ``ImageEnhance`` does there); at most 1 level off for the ops that
-blend with a grey Pillow rounds and torchvision does not (Color, Contrast, Desaturate: >= 49 dB) and for
-``autocontrast`` (a float32 scale where Pillow's is double: rare); at most 1 level off for the geometric ops
-on < 1 % of the values: the row holds Pillow's double matrix as float32, each coefficient rounded up
-(:func:`float32_up`), so a sample Pillow puts exactly on a pixel border stays on its side, and a bilinear /
-bicubic value Pillow computes as a whole number may truncate to one level less. Not fused, with the reason:
-the ``GaussianBlur`` / ``GaussianBlurRand`` ops (timm's ``3a`` sets: Pillow's box-approximated blur),
-``AugMixAugment(blended=True)``, a fill colour other than integers 0..255, an op that is not timm's
-``AugmentOp`` or a subclass overriding its ``__call__`` (it runs as written), and the rows on a build without
-them. What timm accepts and runs fuses with its meaning: an op's ``prob``, ``magnitude``, ``magnitude_std`` and
-``magnitude_max`` are any numbers, compared and clipped as timm does (the last two read from the op's
-attributes, as timm's ``__call__`` reads them); ``choice_weights`` sum to 1 within numpy's tolerance;
-``width <= 0`` mixes no chain.
+The rows give Pillow's values, identical to timm's own ops (measured: ``docs/images.md``): the point and
+histogram ops' kernels compute Pillow's values, the enhancements are ``pil_enhance`` (``ImageEnhance``),
+AutoContrast ``pil_autocontrast``, and the geometric ops carry Pillow's double matrix exactly (float32 hi + mid
++ lo parts, :func:`~._pil_rows.split_double`). Not fused, with the reason: the ``GaussianBlur`` /
+``GaussianBlurRand`` ops (timm's ``3a`` sets: Pillow's box-approximated blur), ``AugMixAugment(blended=True)``,
+a fill colour other than integers 0..255, an op that is not timm's ``AugmentOp`` or a subclass overriding its
+``__call__`` (it runs as written), and the rows on a build without them. What timm accepts and runs fuses with
+its meaning: an op's ``prob``, ``magnitude``, ``magnitude_std`` and ``magnitude_max`` are any numbers, compared
+and clipped as timm does (the last two read from the op's attributes, as timm's ``__call__`` reads them);
+``choice_weights`` sum to 1 within numpy's tolerance; ``width <= 0`` mixes no chain.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-import struct
 from typing import Any
 
+from . import _pil_rows as pil_rows
 from ._augment_program import AugmentOp, Rng
 from ._classes import behaves_as, runs_as_written
+from ._pil_rows import rotate_matrix
 from ._policies import Sampler
 
-__all__ = ["float32_up", "match_timm_policy", "rotate_matrix", "timm_sampler"]
+__all__ = ["match_timm_policy", "timm_sampler"]
 
 _POLICIES = ("RandAugment", "AutoAugment", "AugMixAugment")
 
@@ -87,45 +85,6 @@ def _bad(cls: str, arg: str, value: Any, want: str) -> ValueError:
 
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy"
-
-
-def rotate_matrix(degrees: float, width: int, height: int) -> tuple[float, ...] | None:
-    """The AFFINE data of Pillow's ``Image.rotate(degrees)`` (``expand=False``, about ``(w / 2, h / 2)``), its
-    arithmetic step for step; ``None`` for its copy fast path (angle 0 mod 360). Its transpose fast paths
-    (180, and 90 / 270 of a square image) are the matrices that give those transposes exactly."""
-    angle = degrees % 360.0
-    if angle == 0:
-        return None
-    w, h = width, height
-    if angle == 180:
-        return (-1.0, 0.0, float(w), 0.0, -1.0, float(h))
-    if angle in (90, 270) and w == h:
-        return (0.0, -1.0, float(w), 1.0, 0.0, 0.0) if angle == 90 else (0.0, 1.0, 0.0, -1.0, 0.0, float(h))
-    cx, cy = w / 2, h / 2
-    rad = -math.radians(angle)
-    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0, round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
-    a, b, c, d, e, f = m
-    m[2], m[5] = a * -cx + b * -cy + c, d * -cx + e * -cy + f
-    m[2] += cx
-    m[5] += cy
-    return tuple(m)
-
-
-def float32_up(v: float) -> float:
-    """The least float32 value >= ``v`` (finite ``v`` within float32's range).
-
-    The ``pil_affine`` rows hold Pillow's double matrix as float32: each coefficient rounded up, so that every
-    sample coordinate ``a x' + b y' + c`` (x', y' > 0) comes out at or just above Pillow's double one, never
-    below it. A sample Pillow puts exactly on a pixel border (a timm shear or translation often does: 0.12 *
-    12.5 = 1.5) then lands on the same side of it (Pillow's floor and its ``u < w`` test both keep a value
-    just above a border with the border), where rounding to nearest would put half of them on the other side
-    (a fill instead of a pixel at the image's edge, or the neighbouring pixel)."""
-    f = struct.unpack("<f", struct.pack("<f", v))[0]
-    if f >= v:
-        return f
-    bits = struct.unpack("<I", struct.pack("<f", f))[0]
-    bits = bits + 1 if f > 0 else bits - 1 if f < 0 else 1  # the next float32 up (from 0: the least subnormal)
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
 class _Op:
@@ -183,7 +142,7 @@ class _Op:
                            "Pillow's NEAREST, BILINEAR or BICUBIC, or a sequence of them (Image.transform's filters)")
 
     def max_rows(self) -> int:
-        return 2 if self.geometric else 1
+        return pil_rows.GEOMETRY_ROWS if self.geometric else 1
 
     def _level(self, rng: Rng) -> float:
         m = self.magnitude
@@ -223,10 +182,9 @@ class _Op:
             if state[0] != self.fill:
                 state[0] = self.fill
                 ops.append(AugmentOp("fill", self.fill, cls, name))
-            ops.append(AugmentOp("pil_affine", (*(float32_up(v) for v in matrix), float(resample)), cls, name, arg))
-            return ops
+            return ops + pil_rows.affine_rows(matrix, resample, None, cls, name, arg)
         if name in ("AutoContrast", "Equalize", "Invert"):
-            return [AugmentOp(name.lower(), (), cls, name)]
+            return [AugmentOp("pil_autocontrast" if name == "AutoContrast" else name.lower(), (), cls, name)]
         if name.startswith("Posterize"):
             bits = int(level / _LEVEL_DENOM * 4)
             bits = 4 - bits if name == "PosterizeIncreasing" else bits + 4 if name == "PosterizeOriginal" else bits
@@ -246,13 +204,13 @@ class _Op:
         if name == "Desaturate":
             lv = max(0.5, min(1.0, 0.5 + 0.5 * (level / _LEVEL_DENOM)))
             factor = min(1.0, max(0.0, 1.0 - lv))
-            return [AugmentOp("saturation", (factor,), cls, name, lv)]
+            return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS["saturation"], factor), cls, name, lv)]
         base = name[:-len("Increasing")] if name.endswith("Increasing") else name
         if name.endswith("Increasing"):
             factor = max(0.1, 1.0 + signed(level / _LEVEL_DENOM * 0.9))
         else:
             factor = level / _LEVEL_DENOM * 1.8 + 0.1
-        return [AugmentOp(_COLOR[base], (factor,), cls, name, factor)]
+        return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS[_COLOR[base]], factor), cls, name, factor)]
 
 
 def _byte(v: Any) -> int | None:

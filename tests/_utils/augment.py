@@ -1,9 +1,12 @@
 """A reference executor of augment programs (the ``augment`` / ``erase`` rows of ``decode_images``) with
-``torchvision.transforms.v2.functional`` (codes 1-13) and Pillow itself (``fill``, ``pil_affine``,
-``solarize_add``, the mix rows' ``Image.blend``), and a stand-in for the native op built on it.
+``torchvision.transforms.v2.functional`` (codes 1-13) and Pillow itself (``fill``, ``pil_affine`` with its
+``pil_affine_low`` parts, ``solarize_add``, ``pil_enhance``: ``ImageEnhance``, ``pil_hue``: ``convert("HSV")``,
+``pil_autocontrast``: ``ImageOps.autocontrast``, the mix rows' ``Image.blend``), and a stand-in for the native op
+built on it.
 
-``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the fill colour and
-the mix state per program, as the op keeps them per sample; the mix rows as torchvision's ``AugMix.forward``
+``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the fill colour, the
+affine low parts and the mix state per program, as the op keeps them per sample; the mix rows as torchvision's
+``AugMix.forward``
 computes its mix, mode 1 as timm's ``AugMixAugment`` blends it with Pillow); ``apply_erase(slot, row)`` runs an
 erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
 uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
@@ -14,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from PIL import Image, ImageEnhance, ImageOps
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 from torchvision.transforms.v2 import functional as F
 
+from spdl_torch.io import ImageBatch
 from spdl_torch.transforms import _augment_program as P
 
 _INTERP = {0: InterpolationMode.NEAREST, 1: InterpolationMode.BILINEAR}
@@ -43,6 +47,17 @@ def pil_affine(image: torch.Tensor, data: list[float], resample: int, fill: tupl
                                   resample=_PIL_FILTERS[int(resample)], fillcolor=tuple(int(c) for c in fill)))
 
 
+_ENHANCERS = (ImageEnhance.Brightness, ImageEnhance.Color, ImageEnhance.Contrast, ImageEnhance.Sharpness)
+
+
+def pil_hue(image: torch.Tensor, shift: int) -> torch.Tensor:
+    """torchvision's ``adjust_hue`` of a PIL image with its hue shift: ``convert("HSV")``, H += shift (uint8
+    wrap-around), ``convert("RGB")``."""
+    h, s, v = to_pil(image).convert("HSV").split()
+    h = Image.fromarray((np.array(h, dtype=np.uint8) + np.uint8(shift)).astype(np.uint8), "L")
+    return from_pil(Image.merge("HSV", (h, s, v)))
+
+
 def solarize_add(image: torch.Tensor, add: int, threshold: float) -> torch.Tensor:
     """timm's ``solarize_add``: a value below ``threshold`` becomes ``min(255, v + add)``."""
     lut = torch.tensor([min(255, v + int(add)) if v < threshold else v for v in range(256)], dtype=torch.uint8)
@@ -60,6 +75,14 @@ def apply_row(image: torch.Tensor, row: torch.Tensor | list[float], fill: tuple[
         return pil_affine(image, a[:6], int(a[6]), fill)
     if code == P.SOLARIZE_ADD:
         return solarize_add(image, int(a[0]), a[1])
+    if code == P.PIL_ENHANCE:
+        return from_pil(_ENHANCERS[int(a[0])](to_pil(image)).enhance(a[1]))
+    if code == P.PIL_HUE:
+        return pil_hue(image, int(a[0]))
+    if code == P.PIL_AUTOCONTRAST:
+        return from_pil(ImageOps.autocontrast(to_pil(image)))
+    if code == P.PIL_AFFINE_LOW:
+        raise ValueError("pil_affine_low rows need the program around them (apply_program)")
     if code == P.AFFINE:
         return F.affine(image, angle=a[0], translate=[a[1], a[2]], scale=1.0, shear=[a[3], a[4]],
                         interpolation=_INTERP[int(a[5])], fill=None if a[6] == P.NO_FILL else a[6])
@@ -96,11 +119,17 @@ def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]: the fill colour starts black; the mix rows as
     AugMix (``mix_end`` mode 1: timm's ``_apply_basic``, ``Image.blend`` of the source and the clipped mix)."""
     fill = (0, 0, 0)
+    low = [0.0] * 6  # the pil_affine_low parts of the next pil_affine row, summed in double
     source = acc = None
     for row in rows:
         code, a = int(row[0]), [float(x) for x in row[1:]]
         if code == P.FILL:
             fill = (int(a[0]), int(a[1]), int(a[2]))
+        elif code == P.PIL_AFFINE_LOW:
+            low = [x + y for x, y in zip(low, a[:6])]
+        elif code == P.PIL_AFFINE:
+            image = pil_affine(image, [x + y for x, y in zip(a[:6], low)], int(a[6]), fill)
+            low = [0.0] * 6
         elif code == P.MIX_BEGIN:
             source, acc = image, torch.tensor(a[0], dtype=torch.float32) * image.float()
         elif code == P.MIX_ADD:
@@ -134,9 +163,9 @@ def make_fake_decode_images(real):
     """A ``decode_images`` with ``augment`` / ``erase`` arguments built from ``real`` (the op without them)."""
 
     def fake_decode_images(srcs, *, augment=None, erase=None, dtype=torch.uint8, mean=None, std=None,
-                           channels_last=False, strict=True, **kwargs):
+                           dimension_order="NCHW", strict=True, **kwargs):
         result = real(srcs, strict=strict, **kwargs)
-        batch, ok = (result, None) if strict else result
+        batch, ok = result.data, result.ok
         out = []
         for n, img in enumerate(batch):
             if augment is not None:
@@ -149,9 +178,9 @@ def make_fake_decode_images(real):
                 img = apply_erase(img, erase[n], torch.Generator().manual_seed(n))
             out.append(img)
         batch = torch.stack(out) if out else batch.to(dtype)
-        if channels_last:
-            batch = batch.contiguous(memory_format=torch.channels_last)
-        return batch if strict else (batch, ok)
+        if dimension_order == "NHWC":
+            batch = batch.permute(0, 2, 3, 1).contiguous()
+        return ImageBatch(batch, ok)
 
     return fake_decode_images
 

@@ -24,6 +24,7 @@ import spdl_torch
 from spdl_torch.transforms import _augment_codes as codes
 
 from tests._utils import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -292,7 +293,7 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_erase_value_is_exact(dtype, channels_last):
     files = [images.png_tensor(images.photo(30, 34, seed=i)) for i in range(3)]
-    norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+    norm = {} if dtype == torch.uint8 else dict(mean=list(IMAGENET_MEAN), std=list(IMAGENET_STD))
     kw = dict(height=30, width=34, geometry="resize", dtype=dtype, dimension_order="NHWC" if channels_last else "NCHW",
               **norm)
     nchw = (lambda b: b.permute(0, 3, 1, 2)) if channels_last else (lambda b: b)
@@ -367,7 +368,8 @@ def test_codes_table_matches_the_native_header():
              "Posterize": "posterize", "Solarize": "solarize", "Autocontrast": "autocontrast",
              "Equalize": "equalize", "Invert": "invert", "Grayscale": "rgb_to_grayscale",
              "GaussianBlur": "gaussian_blur", "Fill": "fill", "PilAffine": "pil_affine", "SolarizeAdd": "solarize_add",
-             "MixBegin": "mix_begin", "MixAdd": "mix_add", "MixEnd": "mix_end"}
+             "MixBegin": "mix_begin", "MixAdd": "mix_add", "MixEnd": "mix_end", "PilAffineLow": "pil_affine_low",
+             "PilEnhance": "pil_enhance", "PilHue": "pil_hue", "PilAutocontrast": "pil_autocontrast"}
     assert {names[k]: v for k, v in native.items()} == codes.OP_CODES
     assert f"kColumns = {codes.AUGMENT_COLUMNS};" in header and f"kEraseColumns = {codes.ERASE_COLUMNS};" in header
     assert f"kNoFill = {codes.NO_FILL}f;" in header
@@ -387,8 +389,8 @@ def test_bad_programs_raise_value_error_naming_the_row():
     with pytest.raises(ValueError, match=r"erase as a float32 tensor of shape \[2, 8\]"):
         decode(data, erase=torch.zeros(1, 8), **kw)
     bad = torch.zeros(2, 3, 8)
-    bad[1, 2, 0] = 20
-    with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 20 not supported"):
+    bad[1, 2, 0] = 24
+    with pytest.raises(ValueError, match=r"augment\[1, 2\]: augment code 24 not supported"):
         decode(data, augment=bad, **kw)
     bad[1, 2, 0] = 2.5
     with pytest.raises(ValueError, match=r"augment code 2.5 not supported"):
