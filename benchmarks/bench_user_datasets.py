@@ -27,7 +27,7 @@ system of the process and its children over the whole pass, start-up included.
 ``--fidelity`` prints the mean |difference| of spdl_torch's batches from torchvision's path (normalised values,
 as ``Normalize`` leaves them): the eval preset (Resize 256, CenterCrop 224), and each train preset with
 torchvision's own functions replaying the draws spdl_torch made (the crop box and flip from
-``spdl_torch.io.sample_geometry``, the policy's ops from ``FusedPlan.sample_augmentation``, the erased box).
+``FusedPlan.sample_geometry``, the policy's ops from ``FusedPlan.sample_augmentation``, the erased box).
 """
 
 from __future__ import annotations
@@ -208,7 +208,6 @@ def fidelity(root: str, images: int = 64) -> dict:
     from torchvision.transforms import functional as F
 
     import spdl_torch
-    from spdl_torch.io import sample_geometry
 
     train = os.path.join(root, "train")
     out = {}
@@ -240,12 +239,10 @@ def fidelity(root: str, images: int = 64) -> dict:
         got = torch.cat(batches)
         base_seed = it._base_seed if hasattr(it, "_base_seed") else None
         seeds = spdl_torch.transforms.sample_seeds(base_seed, 0, sub.indices).tolist()
-        kw = plan.op_kwargs
         refs = []
         for p, seed in zip(paths, seeds):
             img = pil_loader(p)
-            g = sample_geometry(seed, img.height, img.width, out_size=(176, 176), geometry="train", scale=kw["scale"],
-                                ratio=kw["ratio"], hflip_prob=kw["hflip_prob"])
+            g = plan.sample_geometry(seed, img.height, img.width)
             x = F.resized_crop(img, g.top, g.left, g.height, g.width, [176, 176], T.InterpolationMode.BILINEAR)
             if g.hflip:
                 x = F.hflip(x)

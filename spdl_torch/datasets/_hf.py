@@ -39,8 +39,8 @@ def _check_dataset(dataset: Any) -> None:
 
 
 def _image_field(dataset: Any, column: str) -> None:
-    """Raises ``ValueError`` unless ``column`` holds images (an ``Image`` feature, or the struct of bytes and
-    path it is stored as)."""
+    """Raises ``ValueError`` unless ``column`` holds images (an ``Image`` feature, or the struct of binary bytes
+    and a path it is stored as)."""
     import datasets
     import pyarrow as pa
 
@@ -53,6 +53,9 @@ def _image_field(dataset: Any, column: str) -> None:
     if not (isinstance(feature, datasets.Image) or is_struct):
         raise ValueError(f"HFImageDataset: image_column={column!r} holds {feature!r}, not images (an Image feature, "
                          "or a struct of 'bytes' and 'path')")
+    kind = arrow.field("bytes").type if is_struct else None
+    if kind is not None and not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        raise ValueError(f"HFImageDataset: image_column={column!r} holds its bytes as {kind}, not binary")
 
 
 class _Chunk:
@@ -64,12 +67,7 @@ class _Chunk:
         import pyarrow as pa
 
         values = chunk.field("bytes")
-        if pa.types.is_large_binary(values.type):
-            kind = np.int64
-        elif pa.types.is_binary(values.type):
-            kind = np.int32
-        else:
-            raise ValueError(f"HFImageDataset: the image column's bytes are {values.type}, not binary")
+        kind = np.int64 if pa.types.is_large_binary(values.type) else np.int32  # binary: _image_field checked
         _, offsets, data = values.buffers()
         self.offsets = np.frombuffer(offsets, dtype=kind)[values.offset:values.offset + len(values) + 1] \
             if offsets is not None else np.zeros(len(values) + 1, dtype=kind)

@@ -19,9 +19,9 @@ from torchvision.datasets.folder import default_loader, pil_loader
 from torchvision.transforms import v2
 
 import spdl_torch
-from spdl_torch.transforms import analyse
+from spdl_torch.transforms import fuse
 
-from .._utils.images import write_folder
+from tests._utils.images import write_folder
 
 CLASSES = ("ant", "bee", "cat")
 PER_CLASS = 6
@@ -221,20 +221,33 @@ def test_target_transform_and_remainder_get_what_torchvision_gives(photo_root):
     assert diff.abs().mean() < 0.01 and diff.abs().max() < 0.1  # Pillow's resize against the fused one
 
 
+def _halve(image):
+    return image // 2  # a per-sample Python remainder, picklable
+
+
+def test_hybrid_runs_the_remainder_of_a_converted_dataset_in_processes(solid_root):
+    tf = v2.Compose([v2.Resize((8, 8)), v2.PILToTensor(), v2.Lambda(_halve)])
+    ds = torchvision.datasets.ImageFolder(str(solid_root), transform=tf)
+    loader = _loader(ds, num_workers=2, worker_mode="hybrid")
+    assert loader.resolved_worker_mode == "hybrid" and "ImageFolder loads natively" in repr(loader)
+    got = torch.cat([x for x, _ in loader])
+    torch.testing.assert_close(got, torch.stack([ds[i][0] for i in range(len(ds))]), atol=0, rtol=0)
+
+
 def test_v2_of_a_pil_image_follows_pillow(solid_root):
     """torchvision gives v2 transforms a PIL image: the fuser is told so (a nearest resize is Pillow's rule, a
     solarize above 255 leaves the image as Pillow does instead of raising as the tensor kernel)."""
     nearest = v2.Compose([v2.Resize((30, 30), interpolation=v2.InterpolationMode.NEAREST), v2.PILToTensor()])
-    assert analyse(nearest, "pil").plan.op_kwargs["interpolation"] == "nearest_exact"
-    assert analyse(nearest).plan.op_kwargs["interpolation"] == "nearest"
+    assert fuse(nearest, input="pil").op_kwargs["interpolation"] == "nearest_exact"
+    assert fuse(nearest).op_kwargs["interpolation"] == "nearest"
     tf = v2.Compose([v2.Resize((8, 8)), v2.RandomSolarize(300, p=1), v2.PILToTensor()])
     with pytest.raises(ValueError, match="threshold"):
-        analyse(tf)  # on a tensor, torchvision's kernel refuses it
+        fuse(tf)  # on a tensor, torchvision's kernel refuses it
     ds = torchvision.datasets.ImageFolder(str(solid_root), transform=tf)
     x, _ = next(iter(_loader(ds, num_workers=0)))
     torch.testing.assert_close(x, torch.stack([ds[i][0] for i in range(4)]), atol=0, rtol=0)
     with pytest.raises(ValueError, match="input should be None, 'pil' or 'tensor'"):
-        analyse(tf, "PIL")
+        fuse(tf, input="PIL")
 
 
 class Preset:
@@ -253,9 +266,9 @@ class Wrapper(Preset):
 
 
 def test_a_preset_wrapper_fuses_what_it_holds(photo_root):
-    plan = analyse(Preset(32), "pil").plan
+    plan = fuse(Preset(32), input="pil")
     assert plan is not None and plan.rest is None and plan.op_kwargs["resize_shorter"] == 32
-    assert analyse(Wrapper(32), "pil").plan is None  # another __call__: its own code
+    assert fuse(Wrapper(32), input="pil") is None  # another __call__: its own code
     ds = torchvision.datasets.ImageFolder(str(photo_root), transform=Preset(32))
     assert "ImageFolder loads natively" in repr(_loader(ds, num_workers=2))
 
@@ -382,7 +395,12 @@ def test_spdl_source_protocol(solid_root):
     assert [t for _, t in got] == [t for _, t in ref]
     torch.testing.assert_close(torch.stack([x for x, _ in got]), torch.stack([x for x, _ in ref]), atol=1e-6, rtol=0)
     ds.sources[0] = 3.5
-    with pytest.raises(TypeError, match=r"Listed.spdl_source\(0\): expected a path, bytes or a 1-D uint8 tensor"):
+    with pytest.raises(TypeError, match=r"Listed.spdl_source\(0\): expected a path, bytes or a 1-D uint8 tensor as the "
+                                        "source, got float"):
+        next(iter(_loader(ds, num_workers=0)))
+    ds.sources[0] = torch.zeros(2, 3, dtype=torch.uint8)
+    with pytest.raises(TypeError, match=r"Listed.spdl_source\(0\): expected a path, bytes or a 1-D uint8 tensor, got a "
+                                        r"torch.uint8 tensor of shape \(2, 3\)"):
         next(iter(_loader(ds, num_workers=0)))
     assert "Listed not converted: spdl_source without a transform" in repr(_loader(Listed(paths, paths, None)))
 

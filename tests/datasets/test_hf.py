@@ -15,7 +15,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.datasets import HFImageDataset
 
-from .._utils.images import write_folder
+from tests._utils.images import write_folder
 
 datasets = pytest.importorskip("datasets")
 
@@ -153,3 +153,35 @@ def test_errors(folder):
         HFImageDataset(ds, transform=TF)[12]
     with pytest.raises(OSError, match=r"image\[0\]: its \d+ bytes exceed the limit of 10 bytes"):
         HFImageDataset(ds, transform=TF, max_bytes=10)[0]
+
+
+def test_rows_without_images_and_columns_without_binary_bytes():
+    ds = datasets.Dataset.from_dict({"image": [None], "label": [0]},
+                                    features=datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")}))
+    assert ds[0]["image"] is None  # what datasets itself gives such a row
+    with pytest.raises(ValueError, match=r"image\[0\] has neither bytes nor a path"):
+        HFImageDataset(ds, warn_unfused=False)[0]
+    import pyarrow as pa
+
+    text = pa.struct([("bytes", pa.string()), ("path", pa.string())])
+    table = pa.table({"image": pa.array([{"bytes": "abc", "path": "x.png"}], type=text), "label": [0]})
+    with pytest.raises(ValueError, match="image_column='image' holds its bytes as string, not binary"):
+        HFImageDataset(datasets.Dataset(table))
+
+
+def test_a_corrupt_row_without_a_fused_transform_names_the_row(folder):
+    paths, blobs, labels = _encoded(folder)
+    blobs[2] = b"\xff\xd8\xff broken"
+    ds = datasets.Dataset.from_dict({"image": [{"bytes": b, "path": None} for b in blobs], "label": labels},
+                                    features=_features())
+    hf = HFImageDataset(ds, transform=v2.functional.pil_to_tensor, warn_unfused=False)
+    assert hf.plan is None
+    with pytest.raises(spdl_torch.DecodeError, match=r"^image\[2\]: "):
+        hf[2]
+    assert torch.equal(hf[1][0], v2.functional.pil_to_tensor(ds[1]["image"].convert("RGB")))
+
+
+def test_without_the_datasets_package(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "datasets", None)  # import datasets then raises ImportError
+    with pytest.raises(ImportError, match=r"HFImageDataset needs Hugging Face's datasets: pip install 'spdl_torch\[hf\]'"):
+        HFImageDataset(object())
