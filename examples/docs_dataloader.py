@@ -1,5 +1,5 @@
 """The snippets of docs/dataloader.md, in order (those of "The datasets users already have" last: they bind
-``loader`` anew), run on 48 tiny photos made here:
+``loader`` anew; the Hugging Face one is in docs_dataloader_hf.py), run on 48 tiny photos made here:
 ``python examples/docs_dataloader.py`` (``--in DIR``: on ``DIR/data/imagenet_like/train``)."""
 
 import _inputs
@@ -66,20 +66,6 @@ assert "ImageFolder loads natively (48 samples; the transform's input: PIL image
 assert loader.resolved_worker_mode == "thread" and as_written.resolved_worker_mode == "process"
 images, labels = next(iter(loader))
 assert images.shape == (32, 3, 176, 176) and images.dtype == torch.float32
-
-# --- Hugging Face datasets (the "hf" extra); its cache in this example's folder ---
-import os
-os.environ.setdefault("HF_DATASETS_CACHE", os.path.abspath("hf_cache"))
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-
-import datasets
-
-hf = datasets.load_dataset("imagefolder", data_dir="data/imagenet_like/train", split="train")
-train = spdl_torch.datasets.HFImageDataset(hf, image_column="image", label_column="label", transform=preset)
-loader = spdl_torch.DataLoader(train, batch_size=32, shuffle=True, num_workers=4)
-
-images, labels = next(iter(loader))
-assert images.shape == (32, 3, 176, 176) and train.classes == ["cat", "dog"] and len(train) == 48
 
 # --- a dataset class of your own: spdl_source ---
 class Photos(torch.utils.data.Dataset):
