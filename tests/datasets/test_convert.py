@@ -194,7 +194,8 @@ def test_convert_dataset_false_runs_torchvisions_code(solid_root):
     ds = torchvision.datasets.ImageFolder(str(solid_root), transform=SMALL)
     loader = _loader(ds, num_workers=2, convert_dataset=False)
     assert loader.resolved_worker_mode == "process" and "natively" not in repr(loader)
-    assert "convert_dataset" in repr(copy.deepcopy(loader)) or not copy.deepcopy(loader).convert_dataset
+    clone = copy.deepcopy(loader)
+    assert clone.convert_dataset is False and clone.resolved_worker_mode == "process" and "natively" not in repr(clone)
     main = _loader(ds, num_workers=0, convert_dataset=False)
     assert "natively" not in repr(main) and len(list(main)) == 5
     loader = _loader(ds, num_workers=2, worker_mode="process")
