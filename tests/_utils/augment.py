@@ -192,3 +192,13 @@ def native():
     from spdl_torch.transforms._augment_program import native_augment
 
     assert native_augment(), "this build's decode_images has no augment argument"
+
+
+def timm_stand_in(cls_name: str, **attrs):
+    """An object whose class has timm's module and the name ``cls_name`` (``timm.data.transforms.<cls_name>``)
+    and the attributes ``attrs``: how the fuser recognises timm's transforms, testable where timm is absent."""
+    cls = type(cls_name, (), {"__call__": lambda self, x: x})
+    cls.__module__ = "timm.data.transforms"
+    obj = cls()
+    obj.__dict__.update(attrs)
+    return obj

@@ -2,14 +2,12 @@
 one batch tensor that ``collate`` hands back without a copy; anything else is stacked, as torch's
 ``default_collate`` does."""
 
-import pytest
 import torch
 import torch.utils.data
 from torchvision.transforms import v2
 
 from spdl_torch.datasets import ImageFolder, collate
 
-from tests._utils import images
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
@@ -17,15 +15,6 @@ MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-
-
-@pytest.fixture(scope="module")
-def image_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree")
-    paths = images.write_folder(
-        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
-    )
-    return root, [str(p) for p in paths]
 
 
 def test_getitems_views_and_zero_copy_collate(image_tree):
