@@ -26,8 +26,10 @@ def test_getitems_views_and_zero_copy_collate(image_tree):
     assert images.shape == (3, 3, 32, 32)
     assert images.data_ptr() == items[0][0].data_ptr()  # no copy
     assert labels.tolist() == [ds.targets[0], ds.targets[3], ds.targets[7]]
-    stacked, _ = torch.utils.data.default_collate(items)  # also fine, with one copy
-    assert torch.equal(stacked, images)
+    same, _ = torch.utils.data.default_collate(items)  # torch's tensor rule, extended with the first fused batch
+    assert same is images
+    assert torch.utils.data.default_collate(items[:2])[0].data_ptr() != images.data_ptr()  # not all rows: stacked
+    assert torch.equal(torch.utils.data.default_collate(items[:2])[0], images[:2])
     assert torch.equal(ds[3][0], images[1])  # a single fetch gives the same image
 
 
