@@ -134,6 +134,9 @@ class AudioDataset(Dataset):
         dtype: ``torch.float32`` or ``torch.int16``.
         strict: raise ``DecodeError`` (naming the file) on a bad file, ``FileNotFoundError`` / ``OSError``
             on one that cannot be opened; ``False``: a zero waveform of length 0.
+        seek_mode: ``"approximate"`` (the default: crops of Ogg Opus files are reached by seeking, their
+            samples within the bound stated in ``docs/audio.md`` of the whole decode's) or ``"exact"`` (bit for
+            bit for every format: Opus decodes from its start); see :func:`spdl_torch.io.decode_audio`.
 
     Samples are :class:`AudioSample` ``(waveform Tensor[C, n], label)``; collate them with
     :func:`audio_collate` (the default of ``spdl_torch.DataLoader``; pass ``collate_fn=audio_collate`` to
@@ -143,8 +146,8 @@ class AudioDataset(Dataset):
     def __init__(self, paths: Sequence[str | os.PathLike], labels: Sequence[Any] | None = None, *,
                  sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
-                 strict: bool = True) -> None:
-        from ..io._audio import check_batch_args
+                 strict: bool = True, seek_mode: str = "approximate") -> None:
+        from ..io._audio import check_batch_args, seek_mode_arg
 
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
@@ -159,6 +162,7 @@ class AudioDataset(Dataset):
         self.sample_rate, self.num_channels = sample_rate, num_channels
         self.duration, self.random_crop = duration, bool(random_crop)
         self.dtype, self.strict = dtype, bool(strict)
+        self.seek_mode = seek_mode_arg("AudioDataset", seek_mode)
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
         self.epoch = 0
@@ -217,7 +221,7 @@ class AudioDataset(Dataset):
 
         b = decode_audio_batch(srcs, sample_rate=self.sample_rate, num_channels=self.num_channels,
                                duration=self.duration, seeds=seeds if self.random_crop else None, dtype=self.dtype,
-                               strict=self.strict)
+                               strict=self.strict, seek_mode=self.seek_mode)
         _AUDIO_BATCHES[id(b.data)] = b.data
         lengths = b.lengths.tolist()
         return [b.data[k, :, : lengths[k]] for k in range(len(lengths))]
