@@ -139,7 +139,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode audio_decode
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode audio_decode wav_reader
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))

@@ -4,7 +4,9 @@
 //   audio_test [CORPUS_DIR...]
 // Synthetic checks (bad inputs, option validation), then every 10th file of CORPUS_DIR/audio: path == memory,
 // whole == two windows concatenated (native and 16 kHz mono), the batch decoder's slots == single decodes,
-// and truncated copies decode a prefix or raise DecodeError (never another exception, never a sanitizer report).
+// and truncated copies decode a prefix or raise DecodeError (never another exception, never a sanitizer report);
+// WAV files: the native reader's samples == FFmpeg's; MP3 / Ogg files: the packet index's length == the whole
+// decode's, and the index cache keeps a file's index (not a file changed a moment before).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +18,9 @@
 
 #include "core/audio_batch.h"
 #include "core/audio_decoder.h"
+#include "core/detail/ffmpeg/audio_index.h"
+#include "core/detail/ffmpeg/audio_index_cache.h"
+#include "core/detail/ffmpeg/audio_stream.h"
 #include "core/detail/parse/ogg_pages.h"
 #include "core/errors.h"
 #include "core/thread_pool.h"
@@ -182,11 +187,80 @@ static void test_file(const fs::path& path, ThreadPool& pool, int& truncations) 
   }
 }
 
+// A whole decode through `input` at `rate` (0: native), as bytes.
+static Bytes decode_through(detail::AudioInput& input, int rate) {
+  AudioOptions opt;
+  opt.sample_rate = rate;
+  opt.num_channels = rate ? 1 : 0;
+  AudioBuffer buffer(SampleType::Float32, 1 << 16);
+  detail::OutputWindow window;
+  const AudioDecodeResult r = detail::decode_audio_stream(input, opt, window, buffer);
+  return buffer.take_compact(r.written);
+}
+
+// WAV: the native reader's samples equal FFmpeg's (its demuxer and PCM decoder), at the native rate and
+// resampled; MP3 / Ogg: the packet index (demuxed, not decoded) counts the whole decode's samples exactly.
+static void test_native_and_indexed(const fs::path& path, int& wavs, int& indexed) {
+  const MediaSource source = MediaSource::from_path(path.string());
+  const std::string ext = path.extension().string();
+  if (ext == ".wav") {
+    try {
+      for (int rate : {0, 16000}) {  // fresh inputs for each decode (an FFmpeg input is read to its end)
+        detail::AudioInput native(source), ffmpeg(source, false);
+        CHECK(decode_through(native, rate) == decode_through(ffmpeg, rate));
+      }
+      ++wavs;
+    } catch (const DecodeError&) {
+    }
+  } else if (ext == ".mp3" || ext == ".ogg" || ext == ".oga" || ext == ".opus") {
+    try {
+      detail::AudioInput input(source, false);
+      const AudioMetadata m = input.metadata();
+      AudioOptions opt;
+      const DecodedAudio whole = decode_audio_to_buffer(source, opt);
+      auto index = detail::build_packet_index(source, {}, m.stream_index, whole.result.sample_rate);
+      if (index->unusable.empty()) {
+        if (index->total() != whole.result.written) {
+          std::fprintf(stderr, "%s: index %lld samples, decode %lld\n", path.c_str(), (long long)index->total(),
+                       (long long)whole.result.written);
+        }
+        CHECK(index->total() == whole.result.written);
+        ++indexed;
+      }
+    } catch (const DecodeError&) {
+    }
+  }
+}
+
+static void test_index_cache(const fs::path& corpus_file) {
+  using namespace spdl_torch::core::detail;
+  const MediaSource source = MediaSource::from_path(corpus_file.string());
+  const AudioMetadata m = read_audio_metadata(source);
+  const int stream = m.stream_index, rate = m.sample_rate;
+  clear_packet_index_cache();
+  auto a = cached_packet_index(source, {}, stream, rate);
+  auto b = cached_packet_index(source, {}, stream, rate);
+  PacketIndexCacheStats s = packet_index_cache_stats();
+  CHECK(s.misses == 1 && s.hits == 1 && s.entries == 1 && a == b && s.bytes >= a->memory_bytes());
+  // A copy written just now: indexed, used, not kept.
+  const fs::path copy = fs::temp_directory_path() / "spdl_torch_audio_test_index.mp3";
+  fs::copy_file(corpus_file, copy, fs::copy_options::overwrite_existing);
+  auto c = cached_packet_index(MediaSource::from_path(copy.string()), {}, stream, rate);
+  s = packet_index_cache_stats();
+  CHECK(s.not_kept == 1 && s.entries == 1 && c->packets() == a->packets());
+  // Bytes: never kept.
+  const Bytes data = read_all(corpus_file);
+  cached_packet_index(MediaSource::from_memory(data.data(), data.size()), {}, stream, rate);
+  CHECK(packet_index_cache_stats().not_kept == 2);
+  fs::remove(copy);
+  clear_packet_index_cache();
+}
+
 int main(int argc, char** argv) {
   test_bad_inputs();
   test_ogg_pages();
   ThreadPool pool(2);
-  int files = 0, truncations = 0;
+  int files = 0, truncations = 0, wavs = 0, indexed = 0;
   for (int i = 1; i < argc; ++i) {
     const fs::path dir = fs::path(argv[i]) / "audio";
     if (!fs::is_directory(dir)) continue;
@@ -199,8 +273,15 @@ int main(int argc, char** argv) {
       test_file(paths[k], pool, truncations);
       ++files;
     }
+    for (size_t k = 0; k < paths.size(); k += 5) test_native_and_indexed(paths[k], wavs, indexed);
+    for (const fs::path& p : paths) {
+      if (p.extension() == ".mp3") {
+        test_index_cache(p);
+        break;
+      }
+    }
   }
-  std::printf("audio_test: %d checks, %d failed; corpus: %d audio files, %d truncations\n", g_checks, g_failures,
-              files, truncations);
+  std::printf("audio_test: %d checks, %d failed; corpus: %d audio files, %d truncations, %d WAVs native == FFmpeg, "
+              "%d packet indexes == the whole decode\n", g_checks, g_failures, files, truncations, wavs, indexed);
   return g_failures == 0 ? 0 : 1;
 }

@@ -138,14 +138,13 @@ def test_100_starts_on_long_files(tmp_path, key):
 
 
 def _corpus(suffix, codec, count):
-    """Up to `count` corpus files of `suffix` whose codec is `codec`, longest first (the long tracks)."""
-    out = []
-    for p in sorted(media.files("audio", suffix), key=lambda p: -p.stat().st_size):
-        if A.probe(p).get("codec_name") == codec:
-            out.append(p)
-        if len(out) == count:
-            break
-    return out
+    """`count` corpus files of `suffix` whose codec is `codec`: the longest half (the long tracks) and the rest
+    spread over the others (other encoders)."""
+    paths = [p for p in sorted(media.files("audio", suffix), key=lambda p: -p.stat().st_size)
+             if A.probe(p).get("codec_name") == codec]
+    longest = paths[: count // 2]
+    rest = paths[count // 2:]
+    return longest + rest[:: max(1, len(rest) // max(1, count - len(longest)))][: count - len(longest)]
 
 
 @pytest.mark.slow
@@ -154,7 +153,7 @@ def _corpus(suffix, codec, count):
                                           (".ogg", "vorbis"), (".opus", "opus")])
 def test_100_starts_on_corpus_files(suffix, codec):
     media.require_corpus()
-    paths = _corpus(suffix, codec, 4)
+    paths = _corpus(suffix, codec, 10)
     if not paths:
         pytest.skip(f"no {codec} file in the corpus")
     for path in paths:

@@ -9,6 +9,7 @@ extern "C" {
 #include <new>
 #include <string>
 
+#include "core/detail/parse/audio_packets.h"
 #include "core/detail/parse/ogg_pages.h"
 #include "core/errors.h"
 
@@ -98,9 +99,16 @@ std::shared_ptr<const PacketIndex> build_packet_index(const MediaSource& source,
       return give_up("an Ogg file of several chains");
     }
     const AVStream* st = demuxer.stream(stream);
-    const AVRational tb = st->time_base;
-    const bool mpeg_audio = st->codecpar->codec_id == AV_CODEC_ID_MP3 || st->codecpar->codec_id == AV_CODEC_ID_MP2;
-    const bool vorbis = st->codecpar->codec_id == AV_CODEC_ID_VORBIS;
+    const AVCodecID codec = st->codecpar->codec_id;
+    const bool mpeg_audio = codec == AV_CODEC_ID_MP3 || codec == AV_CODEC_ID_MP2;
+    // The samples the decoder outputs for each packet come from the packets' own bits (audio_packets.h).
+    VorbisBlocks vorbis;
+    if (codec == AV_CODEC_ID_VORBIS &&
+        !vorbis.init(st->codecpar->extradata, size_t(std::max(st->codecpar->extradata_size, 0)))) {
+      return give_up("Vorbis headers that cannot be read");
+    }
+    if (!mpeg_audio && codec != AV_CODEC_ID_VORBIS && codec != AV_CODEC_ID_OPUS) return give_up("another codec");
+    if (codec == AV_CODEC_ID_OPUS && sample_rate != 48000) return give_up("Opus decoded at another rate");
     AVPacketPtr packet(av_packet_alloc());
     if (!packet) throw std::bad_alloc();
     int64_t key = -1;
@@ -112,13 +120,11 @@ std::shared_ptr<const PacketIndex> build_packet_index(const MediaSource& source,
       if (p->pos < 0) return give_up("a packet without a byte position");
       if (i > 0 && p->pos < index->pos.back()) return give_up("packet positions that go back");
       if (p->flags & AV_PKT_FLAG_CORRUPT) return give_up("a packet flagged corrupt");
-      if (p->duration < 0 || (p->duration == 0 && i > 0)) return give_up("a packet without a duration");
-      // The duration in samples, exactly (the time base divides a sample, as MP3's and Ogg's do).
-      const int64_t num = p->duration * tb.num * int64_t(sample_rate);
-      if (tb.den <= 0 || num % tb.den != 0) return give_up("packet durations that are not whole samples");
-      // The Vorbis decoder's first frame only primes its overlap: it outputs nothing (the demuxer counts the
-      // block's samples in the packet's duration, before the stream's first timestamp).
-      const int64_t n = vorbis && i == 0 ? 0 : num / tb.den;
+      const size_t bytes = size_t(std::max(p->size, 0));
+      const int64_t n = mpeg_audio              ? mpeg_audio_frame_samples(p->data, bytes)
+                        : codec == AV_CODEC_ID_OPUS ? opus_packet_samples(p->data, bytes)
+                                                    : vorbis.next(p->data, bytes);
+      if (n < 0) return give_up("a packet the decoder would reject");
       if (mpeg_audio) {
         const int64_t k = mpeg_audio_key(p);
         if (k < 0 || (key >= 0 && k != key)) return give_up("MPEG audio headers that change mid-stream");

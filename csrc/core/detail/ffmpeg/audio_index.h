@@ -46,9 +46,11 @@ struct PacketIndex {
 };
 
 // Demuxes stream `stream` of `source` from its start (a fresh Demuxer opened with `options`, as the decode's) and
-// indexes its packets; `sample_rate` is the decoder's output rate. A stream whose packets would not give
-// exact positions gets an index with `unusable` set (packets without durations or positions, positions that
-// do not increase, a read error, a packet flagged corrupt, side data other than skip samples).
+// indexes its packets (MP3, MP2, Opus, Vorbis); `sample_rate` is the decoder's output rate. Each packet's output
+// length is read from its own bits (detail/parse/audio_packets.h), then trimmed as libavcodec trims it. A stream
+// whose packets would not give exact positions gets an index with `unusable` set (another codec, packets without
+// positions or that a decoder would reject, positions that go back, a read error, a packet flagged corrupt,
+// parameters that change mid-stream, an Ogg file of several chains).
 std::shared_ptr<const PacketIndex> build_packet_index(const MediaSource& source, const DemuxOptions& options,
                                                       int stream, int sample_rate);
 

@@ -20,6 +20,7 @@ constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
 constexpr int kMaxChunks = 4096;  // chunk headers walked before giving the file to FFmpeg
 constexpr int kMaxChannels = 64;
 constexpr int64_t kMaxRate = int64_t(1) << 20;
+constexpr uint32_t kPlaceholderSize = 0x7ffff000;  // what some streaming writers put in the data chunk's size
 
 uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
@@ -241,7 +242,9 @@ WavFormat read_wav_format(ByteReader& input) {
         next = data_end = kNoEnd;  // a WAV written to a pipe: the data runs to the end of the file
         if (csize == 0) break;
       } else {
-        f.stated_bytes = csize;
+        // A size of 2 GiB - 4 KiB or more that the file does not hold is a streamed WAV's placeholder too (the
+        // data runs to the end); a smaller one, a truncated file.
+        f.stated_bytes = csize >= kPlaceholderSize && next > size ? -1 : int64_t(csize);
         data_end = next;
       }
     } else if (is_tag(h, "XMA2") || is_tag(h, "SMV0")) {

@@ -5,8 +5,9 @@
 //
 // Read natively: WAVE_FORMAT_PCM (8-bit unsigned, 16, 24, 32-bit), WAVE_FORMAT_IEEE_FLOAT (32, 64-bit) and
 // WAVE_FORMAT_EXTENSIBLE with those subformats, in RIFF or RF64 files; chunks before and after the data (LIST,
-// fact, ...) and their pad bytes skipped; a data size of 0 or 0xFFFFFFFF (a WAV written to a pipe) reads to the
-// end of the file; a data chunk larger than the file is truncated (what the file holds is read). Anything else
+// fact, ...) and their pad bytes skipped; a data size of 0, 0xFFFFFFFF or, beyond the file, 0x7FFFF000 or more (a
+// WAV written to a pipe) reads to the end of the file; a data chunk otherwise larger than the file is truncated
+// (what the file holds is read, and the stated length kept: a strict decode reports it). Anything else
 // is `supported = false` with the reason, and the caller decodes through FFmpeg: other codecs (A-law, ADPCM,
 // MP3 in WAV, ...), RIFX, extra format bytes, a block alignment other than the samples' size, a second data
 // chunk, and 16-bit PCM whose first 128 KiB hold an S/PDIF (IEC 61937) preamble or a DTS sync word (FFmpeg
@@ -37,7 +38,7 @@ struct WavFormat {
   uint64_t channel_mask = 0;   // WAVE_FORMAT_EXTENSIBLE's speaker mask when it names `channels` speakers, else 0
   int64_t data_offset = 0;     // byte offset of the first sample
   int64_t data_bytes = 0;      // sample bytes in the input (the data chunk, cut to the file)
-  int64_t stated_bytes = -1;   // the data chunk's stated size; -1: not stated (0 / 0xFFFFFFFF: to the end)
+  int64_t stated_bytes = -1;   // the data chunk's stated size; -1: not stated (a streamed WAV: to the end)
   const char* codec_name() const;  // FFmpeg's name: "pcm_s16le", "pcm_f32le", ...
   int output_bytes() const;        // bytes per sample as output (S24 -> 4)
   int64_t samples() const { return block_align > 0 ? data_bytes / block_align : 0; }
