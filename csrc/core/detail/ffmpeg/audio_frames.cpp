@@ -61,15 +61,14 @@ bool FfmpegAudioFrames::next(AVFrame* frame, int64_t* position) {
       const int64_t m = frame->pts;
       if (m < first_packet_ || m >= next_packet_) throw SeekUnusable{};
       const int64_t at = index_->start[size_t(m)];
-      if (m < exact_packet_) {
-        // Pre-roll: its samples are not the whole decode's yet, and must end before the window's packet.
+      if (m == first_packet_) {
+        // The first packet after the seek: a decoder without its history may output another length (Vorbis:
+        // nothing); its samples are not the whole decode's, and must end before the window's packet.
         if (at + frame->nb_samples > index_->start[size_t(exact_packet_)]) throw SeekUnusable{};
       } else {
+        // Every later frame, pre-roll included, comes in order with the length the index counted for it.
         if (m != next_frame_ || frame->nb_samples != index_->start[size_t(m) + 1] - at) throw SeekUnusable{};
-        do {
-          ++next_frame_;
-        } while (next_frame_ < index_->packets() &&
-                 index_->start[size_t(next_frame_) + 1] == index_->start[size_t(next_frame_)]);
+        next_frame_ = next_output(m + 1);
       }
       *position = at;
       return true;
@@ -116,11 +115,8 @@ SeekResult FfmpegAudioFrames::seek(int64_t target, int first_samples, int64_t* t
     reader_.restart();
     reader_.set_packet_filter([this](AVPacket* p) { return accept_indexed(p); });
     first_packet_ = next_packet_ = j;
-    exact_packet_ = next_frame_ = k;
-    while (next_frame_ < index_->packets() &&
-           index_->start[size_t(next_frame_) + 1] == index_->start[size_t(next_frame_)]) {
-      ++next_frame_;
-    }
+    exact_packet_ = k;
+    next_frame_ = next_output(j + 1);
     return SeekResult::Seeked;
   }
   return SeekResult::NotSeeked;
@@ -142,6 +138,11 @@ SeekResult FfmpegAudioFrames::seek_by_timestamp(int64_t target, int first_sample
   check_landing_ = true;
   landing_target_ = target;
   return SeekResult::Seeked;
+}
+
+int64_t FfmpegAudioFrames::next_output(int64_t from) const {
+  while (from < index_->packets() && index_->start[size_t(from) + 1] == index_->start[size_t(from)]) ++from;
+  return from;
 }
 
 bool FfmpegAudioFrames::accept_indexed(AVPacket* p) {

@@ -64,6 +64,7 @@ class FfmpegAudioFrames : public AudioFrames {
   SeekResult seek_by_timestamp(int64_t target, int first_samples);
   SeekResult seek_by_index(int64_t target, int64_t* total);
   bool accept_indexed(AVPacket* packet);
+  int64_t next_output(int64_t from) const;  // the first packet from `from` whose frame keeps samples
 
   const MediaSource& source_;
   DemuxOptions demux_options_;
@@ -79,8 +80,9 @@ class FfmpegAudioFrames : public AudioFrames {
   bool check_landing_ = false;
   bool aligned_ = false;
   int64_t landing_target_ = 0;
-  // A seek by packet index: packets from first_ on, identified in order (next_packet_), their frames tagged
-  // with their packet number; frames from packet exact_ on must have the index's lengths.
+  // A seek by packet index: packets from first_packet_ on, identified in order (next_packet_), their frames
+  // tagged with their packet number; every frame after the first packet's must come in order (next_frame_) with
+  // the index's length; exact_packet_ holds the target.
   std::shared_ptr<const PacketIndex> index_;
   int64_t first_packet_ = 0, exact_packet_ = 0, next_packet_ = 0, next_frame_ = 0;
 };
