@@ -21,9 +21,9 @@ std::string seconds(int64_t samples, int rate) { return std::to_string(double(sa
 
 using Decoded = std::tuple<at::Tensor, at::Tensor>;
 
-Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
-               double start, c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
-               int64_t max_samples, c10::string_view seek_mode) {
+Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels, double start,
+               c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict, int64_t max_samples,
+               c10::string_view seek_mode) {
   core::AudioOptions opt;
   TORCH_CHECK_VALUE(sample_rate >= 0 && sample_rate <= core::kMaxAudioSampleRate, op,
                     ": expected sample_rate in [1, ", core::kMaxAudioSampleRate, "] or 0, got ", sample_rate);
@@ -74,8 +74,8 @@ Decoded decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_ch
 Decoded decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels, double start,
                           c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
                           int64_t max_samples, c10::string_view seek_mode) {
-  return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels,
-                start, stop, dtype, strict, max_samples, seek_mode);
+  return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels, start,
+                stop, dtype, strict, max_samples, seek_mode);
 }
 
 using Metadata = std::tuple<std::vector<int64_t>, std::vector<std::string>, double>;

@@ -131,7 +131,8 @@ static void test_data_sizes() {
   put64(ds64, 400);
   put64(ds64, 100);
   put32(ds64, 0);
-  for (const Bytes& c : {chunk("ds64", ds64), fmt, chunk("data", data, 0xffffffff)}) body.insert(body.end(), c.begin(), c.end());
+  for (const Bytes& c : {chunk("ds64", ds64), fmt, chunk("data", data, 0xffffffff)})
+    body.insert(body.end(), c.begin(), c.end());
   Bytes rf64;
   tag(rf64, "RF64");
   put32(rf64, 0xffffffff);
@@ -179,24 +180,24 @@ static void test_formats_and_samples() {
 static void test_left_to_ffmpeg() {
   const Bytes data = ramp(400);
   auto reason = [&](const Bytes& fmt, const Bytes& d) { return parse(riff({chunk("fmt ", fmt), chunk("data", d)})); };
-  CHECK(!reason(fmt_body(6, 1, 8000, 8), data).supported);                            // A-law
+  CHECK(!reason(fmt_body(6, 1, 8000, 8), data).supported);  // A-law
   CHECK(reason(fmt_body(0x11, 1, 8000, 4), data).reason.find("format tag 0x0011") != std::string::npos);
   Bytes extra = fmt_body(1, 2, 16000, 16, -1, 2);
   extra.insert(extra.end(), {1, 0});
   CHECK(reason(extra, data).reason == "extra format bytes (codec data)");
-  CHECK(reason(fmt_body(1, 2, 16000, 16, -1, 2), data).supported);  // a cbSize past the chunk: none (as FFmpeg)
-  CHECK(!reason(fmt_body(1, 2, 16000, 16, 6), data).supported);                      // block align 6
-  CHECK(!reason(fmt_body(3, 2, 16000, 16), data).supported);                         // 16-bit float
-  CHECK(!reason(fmt_body(1, 2, 0, 16), data).supported);                             // no rate
-  CHECK(!reason(fmt_body(1, 0, 16000, 16), data).supported);                         // no channels
-  CHECK(!reason(extensible_body(1, 2, 48000, 32, 20, 3), data).supported);           // 20 bits in 32
+  CHECK(reason(fmt_body(1, 2, 16000, 16, -1, 2), data).supported);          // a cbSize past the chunk: none (as FFmpeg)
+  CHECK(!reason(fmt_body(1, 2, 16000, 16, 6), data).supported);             // block align 6
+  CHECK(!reason(fmt_body(3, 2, 16000, 16), data).supported);                // 16-bit float
+  CHECK(!reason(fmt_body(1, 2, 0, 16), data).supported);                    // no rate
+  CHECK(!reason(fmt_body(1, 0, 16000, 16), data).supported);                // no channels
+  CHECK(!reason(extensible_body(1, 2, 48000, 32, 20, 3), data).supported);  // 20 bits in 32
   Bytes guid = extensible_body(1, 2, 48000, 16, 16, 3);
   guid.back() ^= 1;
   CHECK(reason(guid, data).reason == "an extensible subformat GUID");
   const Bytes fmt = chunk("fmt ", fmt_body(1, 2, 16000, 16));
   CHECK(parse(riff({fmt, chunk("data", data), chunk("data", data)})).reason == "a second data chunk");
-  CHECK(!parse(riff({chunk("data", data)})).supported);                               // no fmt
-  CHECK(!parse(riff({fmt})).supported);                                               // no data
+  CHECK(!parse(riff({chunk("data", data)})).supported);                                   // no fmt
+  CHECK(!parse(riff({fmt})).supported);                                                   // no data
   CHECK(!parse(riff({fmt, chunk("LIST", Bytes{1, 2}), chunk("data", data)})).supported);  // a LIST FFmpeg refuses
   // S/PDIF and DTS sync words at a word position in the first bytes of 16-bit PCM: FFmpeg probes them.
   for (const Bytes& sync : {Bytes{0x72, 0xf8, 0x1f, 0x4e}, Bytes{0xf8, 0x72, 0x4e, 0x1f}, Bytes{0x7f, 0xfe, 0x80, 0x01},

@@ -10,6 +10,8 @@ extern "C" {
 #include <string>
 
 #include "core/detail/ffmpeg/audio_index_cache.h"
+#include "core/detail/io/byte_reader.h"
+#include "core/detail/parse/flac_frames.h"
 #include "core/errors.h"
 
 namespace spdl_torch::core::detail {
@@ -28,14 +30,19 @@ int64_t frame_position(int64_t pts, int64_t origin, AVRational time_base, int ra
 
 FfmpegAudioFrames::FfmpegAudioFrames(const MediaSource& source, const DemuxOptions& demux_options, Demuxer& demuxer,
                                      int stream, AVCodecContext* codec, bool strict, AudioSeekMode mode)
-    : source_(source), demux_options_(demux_options), demuxer_(demuxer), stream_(stream), codec_(codec), mode_(mode),
+    : source_(source),
+      demux_options_(demux_options),
+      demuxer_(demuxer),
+      stream_(stream),
+      codec_(codec),
+      mode_(mode),
       reader_(demuxer, stream, codec, strict) {}
 
 bool FfmpegAudioFrames::next(AVFrame* frame, int64_t* position) {
   *position = -1;
   for (;;) {
     if (!reader_.next(frame)) {
-      if (check_landing_) throw SeekUnusable{};  // the seek found no frame
+      if (check_landing_ || byte_landing_) throw SeekUnusable{};  // the seek found no frame
       // Fewer packets than the index lists: not the file it was built from.
       if (index_ && next_packet_ != index_->packets()) throw SeekUnusable{};
       return false;
@@ -45,6 +52,11 @@ bool FfmpegAudioFrames::next(AVFrame* frame, int64_t* position) {
       first_ = false;
       origin_ = frame->pts;
       first_rate_ = frame->sample_rate;
+      return true;
+    }
+    if (byte_landing_) {
+      byte_landing_ = false;  // the frame found by the FLAC search: its position is its header's
+      *position = landing_target_;
       return true;
     }
     if (check_landing_) {
@@ -80,7 +92,11 @@ bool FfmpegAudioFrames::next(AVFrame* frame, int64_t* position) {
 SeekResult FfmpegAudioFrames::seek(int64_t target, int first_samples, int64_t* total) {
   (void)total;
   const SeekPolicy policy = audio_seek_policy(demuxer_, stream_, mode_, first_rate_);
-  if (policy.method == SeekMethod::Timestamp) {
+  if (policy.method == SeekMethod::FlacFrames) {
+    const SeekResult r = seek_flac(target, first_samples);
+    if (r != SeekResult::NotSeeked) return r;
+  }
+  if (policy.method == SeekMethod::Timestamp || policy.method == SeekMethod::FlacFrames) {
     aligned_ = policy.packet_aligned;
     return seek_by_timestamp(target - policy.preroll_samples, first_samples);
   }
@@ -120,6 +136,45 @@ SeekResult FfmpegAudioFrames::seek(int64_t target, int first_samples, int64_t* t
     return SeekResult::Seeked;
   }
   return SeekResult::NotSeeked;
+}
+
+SeekResult FfmpegAudioFrames::seek_flac(int64_t target, int first_samples) {
+  const int rate = first_rate_;
+  if (rate <= 0 || target <= first_samples + rate / 2) return SeekResult::NotSeeked;
+  const AVCodecParameters* par = demuxer_.stream(stream_)->codecpar;
+  FlacStreamInfo info;
+  if (!parse_flac_streaminfo(par->extradata, size_t(std::max(par->extradata_size, 0)), &info) ||
+      info.sample_rate != rate) {
+    return SeekResult::NotSeeked;
+  }
+  std::unique_ptr<ByteReader> bytes = open_bytes(source_);
+  if (!bytes) return SeekResult::NotSeeked;
+  // The whole decode's position 0 is the first frame's first sample.
+  const int64_t start = flac_audio_offset(*bytes);
+  uint8_t head[32];
+  FlacFrame first;
+  if (start < 0 || !parse_flac_frame_header(head, bytes->read(start, head, sizeof(head)), info, &first)) {
+    return SeekResult::NotSeeked;
+  }
+  int64_t pos = 0, sample = 0;
+  if (!locate_flac_frame(*bytes, info, start, first.first_sample + target, &pos, &sample)) return SeekResult::NotSeeked;
+  try {
+    demuxer_.seek_bytes(stream_, pos);
+  } catch (const DecodeError&) {
+    throw SeekUnusable{};
+  }
+  reader_.restart();
+  // The first packet read must be that frame; the frames from it on follow one another.
+  reader_.set_packet_filter([this, pos](AVPacket* p) {
+    if (flac_landed_) return true;
+    if (p->pos >= 0 && p->pos < pos) return false;  // held from before the seek
+    if (p->pos != pos) throw SeekUnusable{};
+    flac_landed_ = true;
+    return true;
+  });
+  landing_target_ = sample - first.first_sample;
+  byte_landing_ = true;
+  return SeekResult::Seeked;
 }
 
 SeekResult FfmpegAudioFrames::seek_by_timestamp(int64_t target, int first_samples) {

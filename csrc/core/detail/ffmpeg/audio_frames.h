@@ -38,8 +38,8 @@ class AudioFrames {
   // Called once, after the first frame (of `first_samples` samples): makes the next frames start at or before
   // input sample `target`, with frames before it still coming (the caller drops them).
   virtual SeekResult seek(int64_t target, int first_samples, int64_t* total) = 0;
-  virtual int64_t corrupt_packets() const = 0;   // frames or packets skipped (strict = false)
-  virtual int64_t flagged_packets() const = 0;   // packets the demuxer flagged corrupt (a truncated read)
+  virtual int64_t corrupt_packets() const = 0;  // frames or packets skipped (strict = false)
+  virtual int64_t flagged_packets() const = 0;  // packets the demuxer flagged corrupt (a truncated read)
   // The stream's length in samples as its header states it where that is exact (PCM, FLAC), else -1.
   virtual int64_t exact_length() const = 0;
   virtual std::string codec_name() const = 0;
@@ -62,6 +62,7 @@ class FfmpegAudioFrames : public AudioFrames {
 
  private:
   SeekResult seek_by_timestamp(int64_t target, int first_samples);
+  SeekResult seek_flac(int64_t target, int first_samples);
   SeekResult seek_by_index(int64_t target, int64_t* total);
   bool accept_indexed(AVPacket* packet);
   int64_t next_output(int64_t from) const;  // the first packet from `from` whose frame keeps samples
@@ -80,6 +81,9 @@ class FfmpegAudioFrames : public AudioFrames {
   bool check_landing_ = false;
   bool aligned_ = false;
   int64_t landing_target_ = 0;
+  // A byte seek to a FLAC frame: its position (landing_target_) goes with the next frame.
+  bool byte_landing_ = false;
+  bool flac_landed_ = false;
   // A seek by packet index: packets from first_packet_ on, identified in order (next_packet_), their frames
   // tagged with their packet number; every frame after the first packet's must come in order (next_frame_) with
   // the index's length; exact_packet_ holds the target.

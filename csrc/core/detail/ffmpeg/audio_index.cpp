@@ -26,8 +26,8 @@ int64_t PacketIndex::first_at_position(int64_t i) const {
 }
 
 PacketTrim PacketIndex::trim(int64_t i) const {
-  const auto it = std::lower_bound(trims.begin(), trims.end(), i,
-                                   [](const PacketTrim& t, int64_t p) { return t.packet < p; });
+  const auto it =
+      std::lower_bound(trims.begin(), trims.end(), i, [](const PacketTrim& t, int64_t p) { return t.packet < p; });
   if (it != trims.end() && it->packet == i) return *it;
   PacketTrim none;
   none.packet = i;
@@ -121,7 +121,7 @@ std::shared_ptr<const PacketIndex> build_packet_index(const MediaSource& source,
       if (i > 0 && p->pos < index->pos.back()) return give_up("packet positions that go back");
       if (p->flags & AV_PKT_FLAG_CORRUPT) return give_up("a packet flagged corrupt");
       const size_t bytes = size_t(std::max(p->size, 0));
-      const int64_t n = mpeg_audio              ? mpeg_audio_frame_samples(p->data, bytes)
+      const int64_t n = mpeg_audio                  ? mpeg_audio_frame_samples(p->data, bytes)
                         : codec == AV_CODEC_ID_OPUS ? opus_packet_samples(p->data, bytes)
                                                     : vorbis.next(p->data, bytes);
       if (n < 0) return give_up("a packet the decoder would reject");

@@ -26,13 +26,13 @@ struct PacketTrim {
 };
 
 struct PacketIndex {
-  int sample_rate = 0;             // the rate the positions count at (the decoder's)
-  std::vector<int64_t> pos;        // byte position of each packet (equal for the packets an Ogg page starts)
-  std::vector<int32_t> size;       // bytes
-  std::vector<int64_t> start;      // whole-decode position of each packet's first output sample; size n + 1
-  std::vector<PacketTrim> trims;   // the packets with side data or the discard flag, in order
-  int64_t settled = 0;             // from this packet on, no skip is pending (earlier ones: no seek)
-  std::string unusable;            // why seeking by this index would not be exact ("" when it is)
+  int sample_rate = 0;            // the rate the positions count at (the decoder's)
+  std::vector<int64_t> pos;       // byte position of each packet (equal for the packets an Ogg page starts)
+  std::vector<int32_t> size;      // bytes
+  std::vector<int64_t> start;     // whole-decode position of each packet's first output sample; size n + 1
+  std::vector<PacketTrim> trims;  // the packets with side data or the discard flag, in order
+  int64_t settled = 0;            // from this packet on, no skip is pending (earlier ones: no seek)
+  std::string unusable;           // why seeking by this index would not be exact ("" when it is)
 
   int64_t packets() const { return int64_t(pos.size()); }
   int64_t total() const { return start.empty() ? 0 : start.back(); }

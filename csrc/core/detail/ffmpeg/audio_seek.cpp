@@ -32,7 +32,7 @@ SeekPolicy audio_seek_policy(const Demuxer& demuxer, int stream, AudioSeekMode m
     p.method = SeekMethod::Timestamp;
     p.packet_aligned = true;
   } else if (format == "flac" && codec == AV_CODEC_ID_FLAC) {
-    p.method = SeekMethod::Timestamp;
+    p.method = SeekMethod::FlacFrames;
   } else if (format.rfind("mov,", 0) == 0 && codec == AV_CODEC_ID_ALAC) {
     p.method = SeekMethod::Timestamp;
   } else if (format.rfind("mov,", 0) == 0 && codec == AV_CODEC_ID_AAC && aac_object_type(par) == 2 &&

@@ -3,7 +3,9 @@
 //
 //   input                           how                                       pre-roll
 //   PCM WAV (FFmpeg's reader)       timestamp (byte arithmetic), at packets    none
-//   FLAC                            timestamp (frame headers' sample numbers)  none
+//   FLAC                            a byte seek to a frame found by            none
+//                                   interpolation (detail/parse/flac_frames.h);
+//                                   else FFmpeg's timestamp seek
 //   ALAC in MP4 / M4A               timestamp (the sample tables: exact)      none
 //   AAC-LC in MP4 / M4A             timestamp, seek_mode approximate only     2 frames (the overlap; exact
 //                                                                             unless the stream uses PNS)
@@ -23,7 +25,7 @@
 
 namespace spdl_torch::core::detail {
 
-enum class SeekMethod { None, Timestamp, PacketIndex };
+enum class SeekMethod { None, Timestamp, PacketIndex, FlacFrames };
 
 struct SeekPolicy {
   SeekMethod method = SeekMethod::None;

@@ -167,7 +167,6 @@ int64_t resampled_length(const AVFrame* silence, const AudioOptions& options, in
 
 }  // namespace
 
-
 AudioInput::AudioInput(const MediaSource& source, bool native_wav) : source_(source) {
   if (native_wav) {
     auto wav = std::make_unique<WavReader>(source);
@@ -322,9 +321,8 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
       // (as the CLI reconfigures its filter graph). The output rate and channels stay. An old configuration
       // that ended before the window's lead-in was never converted: its length at the output rate instead.
       if (skip_in > 0 && in_pos <= skip_in) {
-        out_pos = resampler->resamples()
-                      ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos)
-                      : in_pos;
+        out_pos =
+            resampler->resamples() ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos) : in_pos;
       } else {
         drain();
       }

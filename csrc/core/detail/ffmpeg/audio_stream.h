@@ -25,7 +25,7 @@ class AudioInput {
   AudioMetadata metadata() const;  // FFmpeg only
   // The stream's length in output samples at `rate` as the container states it; -1 when not stated.
   int64_t stated_samples(int rate) const;
-  int stated_rate() const;      // the stream's sample rate as stated (the decoder's)
+  int stated_rate() const;  // the stream's sample rate as stated (the decoder's)
   int stated_channels() const;
   // The stream's frames (the input must outlive them).
   std::unique_ptr<AudioFrames> frames(bool strict, AudioSeekMode mode);

@@ -6,7 +6,7 @@
 namespace spdl_torch::core::detail {
 namespace {
 
-constexpr int64_t kFirstFrame = 64;             // samples
+constexpr int64_t kFirstFrame = 64;                // samples
 constexpr int64_t kFrameBytes = int64_t(1) << 16;  // output bytes of one frame after the first
 
 AVSampleFormat sample_format(WavSampleFormat f) {

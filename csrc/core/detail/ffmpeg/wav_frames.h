@@ -29,9 +29,9 @@ class WavAudioFrames : public AudioFrames {
   AVChannelLayout layout_{};
   AVSampleFormat sample_format_;
   std::vector<uint8_t> buffer_;
-  int64_t next_ = 0;       // the next sample to read
-  bool first_ = true;      // the first frame is short: it only configures the decode loop before a seek
-  bool report_ = false;    // the next frame's position is reported (after a seek)
+  int64_t next_ = 0;     // the next sample to read
+  bool first_ = true;    // the first frame is short: it only configures the decode loop before a seek
+  bool report_ = false;  // the next frame's position is reported (after a seek)
 };
 
 }  // namespace spdl_torch::core::detail

@@ -1,9 +1,5 @@
 #include "core/detail/wav/wav_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -23,61 +19,11 @@ constexpr int64_t kMaxRate = int64_t(1) << 20;
 constexpr uint32_t kPlaceholderSize = 0x7ffff000;  // what some streaming writers put in the data chunk's size
 
 uint16_t le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
-uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+uint32_t le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
 uint64_t le64(const uint8_t* p) { return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32; }
 bool is_tag(const uint8_t* p, const char* tag) { return std::memcmp(p, tag, 4) == 0; }
-
-class MemoryBytes : public ByteReader {
- public:
-  MemoryBytes(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  int64_t size() const override { return int64_t(size_); }
-  size_t read(int64_t offset, uint8_t* out, size_t n) override {
-    if (offset < 0 || uint64_t(offset) >= size_) return 0;
-    n = std::min(n, size_ - size_t(offset));
-    std::memcpy(out, data_ + offset, n);
-    return n;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-};
-
-class FileBytes : public ByteReader {
- public:
-  FileBytes(int fd, int64_t size) : fd_(fd), size_(size) {}
-  ~FileBytes() override { ::close(fd_); }
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
-  int64_t size() const override { return size_; }
-  size_t read(int64_t offset, uint8_t* out, size_t n) override {
-    size_t done = 0;
-    while (done < n) {
-      const ssize_t got = ::pread(fd_, out + done, n - done, off_t(offset + int64_t(done)));
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) throw IOError(std::string("cannot read the WAV file: ") + std::strerror(errno), errno);
-      if (got == 0) break;
-      done += size_t(got);
-    }
-    return done;
-  }
-
- private:
-  int fd_;
-  int64_t size_;
-};
-
-// An opened regular file, or nullptr (the caller then leaves the path to FFmpeg, which names the error).
-std::unique_ptr<ByteReader> open_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return nullptr;
-  }
-  return std::make_unique<FileBytes>(fd, int64_t(st.st_size));
-}
 
 WavFormat unsupported(std::string reason) {
   WavFormat f;
@@ -208,7 +154,8 @@ WavFormat read_wav_format(ByteReader& input) {
   uint64_t rf64_data = 0;
   if (rf64) {
     uint8_t ds64[32];
-    if (input.read(12, ds64, 32) != 32 || !is_tag(ds64, "ds64") || le32(ds64 + 4) < 24) return unsupported("an RF64 file without ds64");
+    if (input.read(12, ds64, 32) != 32 || !is_tag(ds64, "ds64") || le32(ds64 + 4) < 24)
+      return unsupported("an RF64 file without ds64");
     rf64_data = le64(ds64 + 16);
     if (rf64_data > uint64_t(kNoEnd >> 3)) return unsupported("an RF64 data size out of range");
     pos = 20 + int64_t(le32(ds64 + 4));
@@ -289,7 +236,7 @@ WavReader::WavReader(const MediaSource& source) {
   if (source.in_memory()) {
     input_ = std::make_unique<MemoryBytes>(source.data, source.size);
   } else {
-    input_ = open_file(source.path);
+    input_ = open_file_bytes(source.path);
   }
   if (input_) head_size_ = input_->read(0, head_, sizeof(head_));
   format_ = input_ ? read_wav_format(*input_) : unsupported("not a regular file");

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/detail/io/byte_reader.h"
 #include "core/media_source.h"
 
 namespace spdl_torch::core::detail {
@@ -30,29 +31,22 @@ enum class WavSampleFormat { U8, S16, S24, S32, F32, F64 };
 
 struct WavFormat {
   bool supported = false;
-  std::string reason;          // why not, when not supported
+  std::string reason;                             // why not, when not supported
   WavSampleFormat format = WavSampleFormat::S16;  // as stored (S24: 3 bytes a sample)
   int channels = 0;
   int sample_rate = 0;
-  int block_align = 0;         // bytes per sample frame (all channels)
-  uint64_t channel_mask = 0;   // WAVE_FORMAT_EXTENSIBLE's speaker mask when it names `channels` speakers, else 0
-  int64_t data_offset = 0;     // byte offset of the first sample
-  int64_t data_bytes = 0;      // sample bytes in the input (the data chunk, cut to the file)
-  int64_t stated_bytes = -1;   // the data chunk's stated size; -1: not stated (a streamed WAV: to the end)
+  int block_align = 0;             // bytes per sample frame (all channels)
+  uint64_t channel_mask = 0;       // WAVE_FORMAT_EXTENSIBLE's speaker mask when it names `channels` speakers, else 0
+  int64_t data_offset = 0;         // byte offset of the first sample
+  int64_t data_bytes = 0;          // sample bytes in the input (the data chunk, cut to the file)
+  int64_t stated_bytes = -1;       // the data chunk's stated size; -1: not stated (a streamed WAV: to the end)
   const char* codec_name() const;  // FFmpeg's name: "pcm_s16le", "pcm_f32le", ...
   int output_bytes() const;        // bytes per sample as output (S24 -> 4)
   int64_t samples() const { return block_align > 0 ? data_bytes / block_align : 0; }
   // The length the header states in samples (the data chunk's size; what the file holds when unstated).
-  int64_t stated_samples() const { return block_align > 0 ? (stated_bytes >= 0 ? stated_bytes : data_bytes) / block_align : 0; }
-};
-
-// Random access to the input's bytes.
-class ByteReader {
- public:
-  virtual ~ByteReader() = default;
-  virtual int64_t size() const = 0;
-  // Reads up to n bytes at `offset` into `out`; returns the bytes read (fewer at the end). IOError on a read error.
-  virtual size_t read(int64_t offset, uint8_t* out, size_t n) = 0;
+  int64_t stated_samples() const {
+    return block_align > 0 ? (stated_bytes >= 0 ? stated_bytes : data_bytes) / block_align : 0;
+  }
 };
 
 // The format of the WAV in `input` (supported = false when it is not a WAV this reader takes).
