@@ -28,15 +28,13 @@ WavAudioFrames::WavAudioFrames(WavReader& reader)
   const WavFormat& f = reader.format();
   // As FFmpeg's WAV header reader: the speaker mask's layout when it names as many channels, else an
   // unspecified order (which libswresample, as the ffmpeg CLI, takes as the default layout of that count).
-  if (f.channel_mask == 0 || av_channel_layout_from_mask(&layout_, f.channel_mask) < 0 ||
-      layout_.nb_channels != f.channels) {
-    av_channel_layout_uninit(&layout_);
-    layout_.order = AV_CHANNEL_ORDER_UNSPEC;
-    layout_.nb_channels = f.channels;
+  if (f.channel_mask == 0 || av_channel_layout_from_mask(&layout_.layout, f.channel_mask) < 0 ||
+      layout_.layout.nb_channels != f.channels) {
+    av_channel_layout_uninit(&layout_.layout);
+    layout_.layout.order = AV_CHANNEL_ORDER_UNSPEC;
+    layout_.layout.nb_channels = f.channels;
   }
 }
-
-WavAudioFrames::~WavAudioFrames() { av_channel_layout_uninit(&layout_); }
 
 bool WavAudioFrames::next(AVFrame* frame, int64_t* position) {
   av_frame_unref(frame);
@@ -54,7 +52,7 @@ bool WavAudioFrames::next(AVFrame* frame, int64_t* position) {
   frame->format = sample_format_;
   frame->sample_rate = f.sample_rate;
   frame->nb_samples = int(n);
-  if (av_channel_layout_copy(&frame->ch_layout, &layout_) < 0) throw std::bad_alloc();
+  if (av_channel_layout_copy(&frame->ch_layout, &layout_.layout) < 0) throw std::bad_alloc();
   frame->data[0] = buffer_.data();
   frame->linesize[0] = int(n * sample_bytes);
   frame->extended_data = frame->data;

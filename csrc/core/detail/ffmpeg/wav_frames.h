@@ -15,7 +15,6 @@ namespace spdl_torch::core::detail {
 class WavAudioFrames : public AudioFrames {
  public:
   explicit WavAudioFrames(WavReader& reader);
-  ~WavAudioFrames() override;
   bool next(AVFrame* frame, int64_t* position) override;
   SeekResult seek(int64_t target, int first_samples, int64_t* total) override;
   int64_t corrupt_packets() const override { return 0; }
@@ -26,7 +25,7 @@ class WavAudioFrames : public AudioFrames {
 
  private:
   WavReader& reader_;
-  AVChannelLayout layout_{};
+  OwnedChannelLayout layout_;
   AVSampleFormat sample_format_;
   std::vector<uint8_t> buffer_;
   int64_t next_ = 0;     // the next sample to read
