@@ -1,6 +1,6 @@
 # spdl_torch: two commands do all set-up on a fresh Debian 12 machine (Debian 13: supported by the code, not yet tested).
 #   make demo   - prepare the real-photo set and run the main job (spdl_torch vs torch DataLoader)
-#   make test   - the fast test tier (slow tests excluded; make test-all runs every tier, see CONTRIBUTING.md)
+#   make test   - the fast test tier (no tier marker: slow, corpus, frameworks, torchrun; see CONTRIBUTING.md)
 #   make test-frameworks - the DataLoader's tests with PyTorch Lightning and Accelerate (2-process torchrun, ~2 min)
 #   make lint   - ruff over the Python code (the rules are in pyproject.toml)
 # Every step is stamped, so a second run does not redo finished work.
@@ -12,24 +12,28 @@ PY          := $(VENV)/bin/python
 STAMPS      := .stamps
 APT_PKGS    := pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev \
                libturbojpeg0-dev libjpeg62-turbo-dev ffmpeg ccache
-# Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_frameworks.py). Pinned; they install
+# Test-only: frameworks that re-create a DataLoader (tests/dataloader/test_loader_frameworks.py). Pinned; they install
 # in ~10 s beside torch 2.14.1 without changing torch or torchvision (pip's resolver keeps the torch pins of PIP_PKGS).
 FRAMEWORK_PKGS := pytorch-lightning==2.6.6 accelerate==1.15.0
 # nvidia-nvjpeg (header + libnvjpeg, ~3 MB): the CUDA variant's nvJPEG op compiles against it (setup.py finds it
 # under site-packages/nvidia/cu13); CUDA 13.0 like torch 2.14.1's wheels.
 NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
-# the fused forms are compared with (tests/datasets/test_augment_timm*.py; spdl_torch never imports it).
+# the fused forms are compared with (tests/transforms/test_timm*.py; spdl_torch never imports it).
 TIMM_PKG    := timm==1.0.31
-# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml).
+# aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml); obstore: shards in
+# object storage (the "cloud" extra). Test-only: moto's S3 server (tests/_utils/s3_server.py), boto3 pinned
+# where aiobotocore (s3fs, in BENCH_PKGS) accepts its botocore.
+OBJECT_PKGS := obstore==0.12.1 'moto[server]==5.2.5' boto3==1.43.117 botocore==1.43.117
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
 DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
+               $(OBJECT_PKGS) $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
-.PHONY: all deps build lint test test-slow test-all test-frameworks test-torchrun test-audio-corpus test-no-ffmpeg demo \
+.PHONY: all deps build lint test test-slow test-all test-frameworks test-torchrun test-corpus test-audio-corpus \
+        test-video-corpus test-no-ffmpeg demo \
         bench clean gpu-check gpu-check-dry
 
 all: build
@@ -75,26 +79,30 @@ build: $(STAMPS)/build
 lint: $(STAMPS)/venv
 	$(VENV)/bin/ruff check .
 
-# Test tiers (markers in pytest.ini): `make test` leaves out the tests marked slow; `make test-slow` runs only
-# those; `make test-all` runs every tier, the corpus-wide, framework and torchrun ones included (what CI runs).
-# The media corpus (tests/media.py: fetched once from ../shared's script, absent without it) is set-up, not test time.
+# Test tiers are markers (pytest.ini), and each target selects its tier with -m alone: `make test` is what no
+# tier marker takes (FAST_TIER); `make test-slow` the tests marked slow; `make test-frameworks`, `make test-torchrun`
+# and `make test-corpus` their markers' tests; `make test-all` every tier but the corpus-wide one (what CI runs,
+# target by target, in .ci/run). A plain `pytest tests` runs every tier. The cuda-marked tests skip without a device.
+# The media corpus (tools/fetch_media_corpus.py: Debian packages' files into data/media_corpus, once) is set-up, not
+# test time; without apt-get and dpkg-deb its tests skip, naming the reason.
+FAST_TIER   := not slow and not corpus and not frameworks and not torchrun
 test: build
-	@$(PY) -c "from tests.media import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
-	$(PY) -m pytest -q -m "not slow" --durations=15 tests
+	@$(PY) -c "from tests._utils.corpus import corpus_dir; print('media corpus:', corpus_dir() or 'absent (its tests skip)')"
+	$(PY) -m pytest -q -m "$(FAST_TIER)" --durations=15 tests
 
 test-slow: build
-	$(PY) -m pytest -q -m slow --durations=15 tests
+	$(PY) -m pytest -q -m "slow and not corpus and not frameworks and not torchrun" --durations=15 tests
 
 test-all: build
-	SPDL_TORCH_FRAMEWORK_TESTS=1 SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q --durations=15 tests
+	$(PY) -m pytest -q -m "not corpus" --durations=15 tests
 
 # The build without FFmpeg (SPDL_TORCH_FFMPEG=0: JPEG images only), out of the way of the in-place build: its
 # objects and library under build/no_ffmpeg, as deep as setup.py's own build/temp.*: with ccache, every file whose
 # preprocessed text is the same as in the in-place build then comes from the cache (same relative paths); loaded through SPDL_TORCH_LIBRARY; then the tests that cover it (what it
 # decodes, the errors of what it does not; tests that need FFmpeg skip, naming it).
 NOFF_DIR    := build/no_ffmpeg
-NOFF_TESTS  := tests/test_no_ffmpeg.py tests/io/test_decode_image.py tests/io/test_exif_orientation.py \
-               tests/io/test_partial_decode.py tests/dataloader/test_dataloader.py
+NOFF_TESTS  := tests/project/test_no_ffmpeg.py tests/io/test_image.py tests/io/test_image_orientation.py \
+               tests/io/test_batch_partial_decode.py tests/dataloader/test_loader.py
 $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	$(CCACHE_ENV) SPDL_TORCH_FFMPEG=0 MAX_JOBS=$${MAX_JOBS:-$$(nproc)} $(PY) setup.py -q build_ext \
 	  --build-temp $(NOFF_DIR) --build-lib $(NOFF_DIR)/lib 2>&1 | $(BUILD_LOG); \
@@ -102,26 +110,29 @@ $(NOFF_DIR)/.built: $(STAMPS)/install $(SOURCES)
 	@touch $@
 
 test-no-ffmpeg: $(NOFF_DIR)/.built
-	SPDL_TORCH_LIBRARY=$$(ls $(NOFF_DIR)/lib/spdl_torch/_C*.so) $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
+	SPDL_TORCH_LIBRARY=$$(ls $(NOFF_DIR)/lib/spdl_torch/_C*.so) $(PY) -m pytest -q -m "$(FAST_TIER)" -p no:cacheprovider \
 	  --durations=5 $(NOFF_TESTS)
 
-# Not part of `make test`: every file of the audio corpus against the ffmpeg CLI (make test takes 40; ~1 h on 2 cores).
+# The corpus tier (marker corpus), not part of `make test`: every file of the media corpus against the ffmpeg CLI.
+# test-audio-corpus: every audio file (make test takes a subsample of 40; ~1 h on 2 cores); test-video-corpus:
+# every video (counts, 120 first frames, seeks, then every frame; ~minutes): the tier's tests of one medium.
+test-corpus: build
+	$(PY) -m pytest -q -m corpus tests
+
 test-audio-corpus: build
-	SPDL_TORCH_AUDIO_CORPUS=all $(PY) -m pytest -q tests/io/test_audio_corpus.py
+	$(PY) -m pytest -q -m corpus tests/io/test_audio_corpus.py
 
-# Not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each): the file skips without this variable.
-test-frameworks: build
-	SPDL_TORCH_FRAMEWORK_TESTS=1 $(PY) -m pytest -q tests/dataloader/test_frameworks.py
-
-# Not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU); test_order.py checks the same
-# rules in-process.
-test-torchrun: build
-	SPDL_TORCH_TORCHRUN_TESTS=1 $(PY) -m pytest -q tests/datasets/shards/test_torchrun.py
-
-# Not part of `make test`: every corpus video against the ffmpeg CLI (counts, 120 first frames, seeks; ~minutes).
-.PHONY: test-video-corpus
 test-video-corpus: build
-	SPDL_TORCH_VIDEO_CORPUS=1 $(PY) -m pytest -q tests/io/test_video.py -k corpus
+	$(PY) -m pytest -q -m corpus tests/io/test_video.py
+
+# The frameworks tier, not part of `make test` (each case starts 2 ranks with torchrun, ~20 s each).
+test-frameworks: build
+	$(PY) -m pytest -q -m frameworks tests
+
+# The torchrun tier, not part of `make test` (~30 s: two torchrun ranks over tar shards, gloo on CPU);
+# tests/datasets/shards/test_order.py checks the same rules in-process.
+test-torchrun: build
+	$(PY) -m pytest -q -m torchrun tests
 
 demo: build
 	$(PY) -m tools.prepare_data --out $(DATA_DIR)
@@ -151,8 +162,8 @@ SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
 
 .PHONY: test-sanitize fuzz fuzz-build fuzz-shards soak bench-augment-kernels
 
-# Corpus location (fetched on first use by tests/media.py; empty when the corpus is not available).
-CORPUS_CMD = $$($(PY) -c "from tests.media import corpus_dir; print(corpus_dir() or '')")
+# Corpus location (fetched on first use by tests/_utils/corpus.py; empty when the corpus is not available).
+CORPUS_CMD = $$($(PY) -c "from tests._utils.corpus import corpus_dir; print(corpus_dir() or '')")
 
 # One binary per csrc/tests/*_test.cc (core_test: images; media_test: the demux layer), each given the corpus.
 SAN_TESTS    := $(patsubst csrc/tests/%.cc,$(SAN_DIR)/%,$(sort $(wildcard csrc/tests/*_test.cc)))
@@ -243,11 +254,11 @@ soak: build
 #   make bench BENCH_ARGS=--quick     - the suite's self-check (< 2 min)
 #   make bench-augment-kernels        - the augmentation kernels alone, microseconds per image
 # psutil, matplotlib, spdl 0.8 and the peers (NVIDIA DALI's CPU pipeline, torchcodec; webdataset for bench_shards.py; av, soundfile, soxr for
-# the video/audio benchmarks; timm for its recipes)
+# the video/audio benchmarks; timm for its recipes; s3fs and s3torchconnector for bench_object_store.py)
 # go into .venv for the benchmark only: none is a dependency of spdl_torch. The installed torch, torchvision and
 # numpy stay as they are (pip gets them as constraints).
 BENCH_PKGS  := psutil matplotlib spdl==0.8.0 nvidia-dali-cuda120==2.4.0 torchcodec==0.17.0 webdataset==1.0.2 av \
-               soundfile==0.13.1 soxr==1.0.0 timm==1.0.31
+               soundfile==0.13.1 soxr==1.0.0 timm==1.0.31 s3fs==2026.9.0 s3torchconnector==1.5.0
 HIRES_DIR   ?= data/imagenet_hires
 BENCH_ARGS  ?=
 
@@ -257,7 +268,7 @@ $(STAMPS)/bench-deps: $(STAMPS)/venv Makefile
 	@touch $@
 
 # The augmentation kernels alone (no decode, no resample), microseconds per image at 176 and 224 px.
-AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp pil_affine.cpp color.cpp histogram.cpp filter.cpp mix.cpp program.cpp)
+AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp pil_affine.cpp pil_color.cpp color.cpp histogram.cpp filter.cpp mix.cpp program.cpp)
 bench-augment-kernels:
 	@mkdir -p build
 	$(CXX) -std=c++20 -O3 -ffp-contract=off -Wall -Wextra -Icsrc -o build/augment_kernels \
@@ -269,12 +280,15 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m tools.prepare_data --out $(HIRES_DIR) --variant hires
 	$(PY) -m benchmarks.run --root $(DATA_DIR) --hires-root $(HIRES_DIR) $(BENCH_ARGS)
 	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
+	$(PY) -m benchmarks.bench_object_store --reps 5
+	$(PY) -m benchmarks.bench_shards --root $(DATA_DIR)/train --reps 5 --epochs 3 --modes shards,http,s3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
-#   make gpu-check-prepare - what travels to the device: photos, libjpeg-turbo, wheels (<= 60 MiB with the tree)
-#   make gpu-check-dry     - the rehearsal here: the dry run built from the carry alone (the machine's FFmpeg and
+#   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels
+#                            (<= 60 MiB with the tree)
+#   make gpu-check-dry     - the rehearsal here: the dry run built from the bundle alone (the machine's FFmpeg and
 #                            libjpeg headers hidden), then the torch sources against torch 2.11's headers
-#   make gpu-check         - the device run (on a GPU machine)
+#   make gpu-check         - the run on a GPU machine
 .PHONY: gpu-check-prepare
 gpu-check-prepare: $(STAMPS)/venv
 	bash benchmarks/gpu_check_prepare.sh

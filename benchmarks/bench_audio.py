@@ -166,12 +166,12 @@ def _child_loader(who: str, paths: list[str]) -> None:
 def _corpus(n: int) -> list[str]:
     """A proportional sample of the corpus' WAV, FLAC, MP3, Ogg and Opus files (at least 4 of each suffix, every
     Opus track of 6 minutes or more), only files the ffmpeg CLI decodes."""
-    from spdl_torch.errors import DecodeError
+    from spdl_torch import DecodeError
     from spdl_torch.io import audio_metadata
-    from tests import media
+    from tests._utils import corpus
 
     by = {}
-    for p in media.files("audio"):
+    for p in corpus.files("audio"):
         if p.suffix.lower() not in (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus"):
             continue
         try:

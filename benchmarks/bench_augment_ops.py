@@ -8,7 +8,7 @@ Usage::
 A batch of lossless PNG photos decoded at their own size with ``interpolation="nearest"`` (an identity
 resample) is timed with no program and with a one-row program per op; the op's cost per image is the
 difference of the medians divided by the batch size. One decode thread by default, so the numbers are CPU
-time per image rather than a share of a pool. Run it under ``flock /work/bench.lock`` on a shared machine.
+time per image rather than a share of a pool. Other work on the machine inflates the times: run it alone.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,7 +33,7 @@ def _transform(name):
     import torch
     from torchvision.transforms import v2
 
-    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
     if name == "eval":
         return v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), *norm])
     return v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), *norm])
@@ -56,12 +57,16 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
     if mode == "folder":
         loader = spdl_torch.DataLoader(ImageFolder(source, transform=tf), batch_size=32, num_workers=2,
                                        shuffle=True, collate_fn=collate)
-    elif mode in ("shards", "http"):
+    elif mode in ("shards", "http", "s3"):
         index = os.path.join(source, "index.json")
         if mode == "http":
-            server = subprocess.Popen([sys.executable, "-m", "tests.datasets.shards.range_server", source,
+            server = subprocess.Popen([sys.executable, "-m", "tests._utils.range_server", source,
                                        "--delay", "0.02"], stdout=subprocess.PIPE, text=True, cwd=REPO)
             index = f"http://127.0.0.1:{server.stdout.readline().strip()}/index.json"
+        if mode == "s3":
+            server = subprocess.Popen([sys.executable, "-m", "tests._utils.s3_server", "--delay", "0.02"],
+                                      stdout=subprocess.PIPE, text=True, cwd=REPO)
+            index = _s3_upload(json.loads(server.stdout.readline()), source)
         ds = TarShardDataset(index, transform=tf, batch_size=32, shuffle_buffer=buffer)
         loader = spdl_torch.DataLoader(ds, batch_size=32, num_workers=2, collate_fn=collate)
     elif mode == "wds":
@@ -104,9 +109,26 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
     dt = time.perf_counter() - t0
     cpu = _cpu() - c0
     if server is not None:
-        server.kill()
+        server.terminate()
+        server.wait()
     return {"mode": mode, "transform": transform, "images": n, "images_per_s": n / dt,
             "cpu_ms_per_image": 1000 * cpu / n}
+
+
+def _s3_upload(info: dict, source: str) -> str:
+    """The files of ``source`` put in a bucket of the S3 server (boto3, straight to moto, not through the proxy);
+    the AWS environment set for the reader (through the proxy). Returns the prefix URL."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=info["moto"], aws_access_key_id=info["key"],
+                      aws_secret_access_key=info["secret"], region_name="us-east-1")
+    s3.create_bucket(Bucket="bench")
+    prefix = os.path.basename(os.path.normpath(source))
+    for name in sorted(os.listdir(source)):
+        s3.upload_file(os.path.join(source, name), "bench", f"{prefix}/{name}")
+    os.environ.update(AWS_ACCESS_KEY_ID=info["key"], AWS_SECRET_ACCESS_KEY=info["secret"], AWS_REGION="us-east-1",
+                      AWS_ENDPOINT_URL=info["endpoint"])
+    return f"s3://bench/{prefix}/"
 
 
 _PASS_ARGS: list[str] = []  # --buffer / --epochs of the main invocation, given to every pass
@@ -129,7 +151,7 @@ def main() -> None:
     ap.add_argument("--out", default="build/bench_shards")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sweeps", action="store_true", help="also the shuffle-buffer and shard-size sweeps")
-    ap.add_argument("--modes", default="tarfile,table,folder,shards,http,wds",
+    ap.add_argument("--modes", default="tarfile,table,folder,shards,http,s3,wds",
                     help="comma-separated contenders to run (default: all)")
     a = ap.parse_args()
     if a.one:
@@ -152,7 +174,7 @@ def main() -> None:
     plan = [("tarfile", "-", shard_dirs[100]), ("table", "-", shard_dirs[100])]
     for tfm in ("eval", "train"):
         plan += [("folder", tfm, a.root), ("shards", tfm, shard_dirs[100]), ("http", tfm, shard_dirs[100]),
-                 ("wds", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[5])]
+                 ("s3", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[100]), ("wds", tfm, shard_dirs[5])]
     modes = set(a.modes.split(","))
     plan = [p for p in plan if p[0] in modes]
     for rep in range(a.reps):  # interleaved: every contender once per repetition
@@ -177,6 +199,16 @@ def main() -> None:
         print(f"{tfm}: shards/folder {s / f:.2f}x; shards/wds(100MB) {s / med[('wds', tfm, 'shards_100MB')][0]:.2f}x; "
               f"shards/wds(5MB) {s / med[('wds', tfm, 'shards_5MB')][0]:.2f}x; "
               f"http/shards {med[('http', tfm, 'shards_100MB')][0] / s:.2f}x")
+    for tfm in ("eval", "train"):  # remote over local, paired by repetition: median (min-max)
+        local = results.get(("shards", tfm, "shards_100MB"))
+        for remote in ("http", "s3"):
+            got = results.get((remote, tfm, "shards_100MB"))
+            if not local or not got:
+                continue
+            ips = sorted(g["images_per_s"] / b["images_per_s"] for g, b in zip(got, local))
+            cpu = sorted(g["cpu_ms_per_image"] / b["cpu_ms_per_image"] for g, b in zip(got, local))
+            print(f"{tfm}: {remote}/local images/s {statistics.median(ips):.2f}x ({ips[0]:.2f}-{ips[-1]:.2f}), "
+                  f"CPU per image {statistics.median(cpu):.2f}x ({cpu[0]:.2f}-{cpu[-1]:.2f})")
     if a.sweeps:
         for buf in (1, 100, 1000, 4000):
             r = _run_buf(buf, shard_dirs[100])

@@ -3,9 +3,9 @@
 Load: 8 clips x 16 frames, stride 2, per video, resized to 128 shorter side + centre crop 112 ("eval"; the
 "train" variant: RandomResizedCrop(112)), batches of 8 videos, 2 workers / threads, from 720p H.264 files
 with 60-frame GOPs (made by ``--prepare``: libx264, testsrc2 + temporal noise, ``--seconds`` (default 40) at
-30 fps, into data/video_bench, ignored by git; ``--content calibration``, the default, decodes at about the
-issue's calibration rate, ``--content noisy`` at a third of it). At 40 s the 8 clips are ~170 frames apart and
-need ~484 decoded frames (key frame to clip end), as the issue's calibration file (~500); at 10 s they need
+30 fps, into data/video_bench, ignored by git; ``--content calibration``, the default, decodes at about 300
+frames per second on one thread, ``--content noisy`` at a third of it). At 40 s
+the 8 clips are ~170 frames apart and need ~484 decoded frames (key frame to clip end); at 10 s they need
 every frame of the file. Each contender runs in a fresh process (``--one``). Contenders:
 
 * spdl_torch: ``spdl_torch.DataLoader(VideoClipDataset(...))``, one ``decode_video_clips`` call per batch
@@ -40,8 +40,8 @@ DATA = Path(os.environ.get("SPDL_TORCH_VIDEO_BENCH_DIR", ROOT / "data" / "video_
 CLIPS, T, STRIDE, SHORT, CROP, BATCH = 8, 16, 2, 128, 112, 8
 
 
-# Input content: "calibration" (light temporal noise) decodes at about the issue's calibration rate (~300 frames/s
-# with one thread here, 2.5 Mbit/s); "noisy" (heavy temporal noise, ~23 Mbit/s) at about a third of it, so that
+# Input content: "calibration" (light temporal noise) decodes at ~300 frames/s with one thread on 2 vCPUs
+# (2.5 Mbit/s); "noisy" (heavy temporal noise, ~23 Mbit/s) at about a third of it, so that
 # decoding dominates every contender.
 NOISE = {"calibration": 3, "noisy": 12}
 
@@ -136,8 +136,8 @@ def _spdl_torch_loader(paths, threads, train):
     from spdl_torch.datasets import VideoClipDataset, collate
 
     spdl_torch.io.set_num_threads(threads)
-    ds = VideoClipDataset(paths, clip_len=T, stride=STRIDE, clips_per_video=CLIPS, transform=_transform(train),
-                          sampling="uniform", seed=0)
+    ds = VideoClipDataset(paths, num_frames_per_clip=T, num_indices_between_frames=STRIDE, num_clips=CLIPS, transform=_transform(train),
+                          sampling="regular", seed=0)
     return spdl_torch.DataLoader(ds, batch_size=BATCH, num_workers=threads, collate_fn=collate)
 
 
@@ -242,7 +242,7 @@ def check_exact(paths: list[Path]) -> dict:
 
     from spdl_torch.io import decode_video_clips
 
-    ours = decode_video_clips([paths[0]], clip_len=T, stride=STRIDE, clips_per_video=CLIPS, height=CROP, width=CROP,
+    ours = decode_video_clips([paths[0]], num_frames_per_clip=T, num_indices_between_frames=STRIDE, num_clips=CLIPS, height=CROP, width=CROP,
                               resize_shorter=SHORT).data[0]
     dec = VideoDecoder(str(paths[0]), seek_mode="exact")
     t = _transform(False)

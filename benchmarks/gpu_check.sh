@@ -5,19 +5,21 @@
 #   bash benchmarks/gpu_check.sh [--dry-run] [--out DIR] [--data DIR] [--build-dir DIR] [--budget S]
 #
 # Prepare on a networked machine first: bash benchmarks/gpu_check_prepare.sh (photos into .gpucheck/data,
-# libjpeg-turbo into .gpucheck/prefix, wheels into .whl/), then on the device tool: carry [".whl", ".gpucheck"],
-# command "bash benchmarks/gpu_check.sh --out $OUT". It builds the variant without FFmpeg (SPDL_TORCH_FFMPEG=0)
-# against the carried libjpeg-turbo only, out of the tree (--build-dir), loaded through SPDL_TORCH_LIBRARY.
+# libjpeg-turbo into .gpucheck/prefix, wheels into .whl/: the bundle); copy the tree with .gpucheck/ and .whl/ to
+# the GPU machine and run "bash benchmarks/gpu_check.sh --out DIR" there. It builds the variant without FFmpeg
+# (SPDL_TORCH_FFMPEG=0) against the bundle's libjpeg-turbo only, out of the tree (--build-dir), loaded through
+# SPDL_TORCH_LIBRARY.
 #
 # Steps, each under its own time limit, cut to what is left of --budget (default 520 s): a step that fails or
 # runs out is recorded and the next ones still run; one that no longer fits is skipped, saying so.
-#   deps     versions, the carried wheels the machine lacks (-> /tmp/site), the carried libjpeg-turbo
+#   deps     versions, the bundle's wheels the machine lacks (-> /tmp/site), the bundle's libjpeg-turbo
 #   build    the CUDA variant without FFmpeg, all cores
-#   headers  the build read libjpeg-turbo's headers from the carry, no FFmpeg header; the library loads the
-#            carry's libjpeg-turbo (its RUNPATH) and no FFmpeg
-#   tests    tests/cuda and tests/test_no_ffmpeg.py (the GPU tests run there, skip here)
+#   headers  the build read libjpeg-turbo's headers from the bundle, no FFmpeg header; the library loads the
+#            bundle's libjpeg-turbo (its RUNPATH) and no FFmpeg
+#   tests    the CUDA tests (GPU_TESTS: tests/cuda and the cuda-marked files elsewhere) and
+#            tests/project/test_no_ffmpeg.py (the GPU tests run there, skip here)
 #   h2d, overlap, nvjpeg, torchvision_gpu, train, scaling   benchmarks/gpu_check.py parts (see there)
-#   sanitizer-memcheck, sanitizer-racecheck   compute-sanitizer on tests/cuda/test_gpu.py, if time is left
+#   sanitizer-memcheck, sanitizer-racecheck   compute-sanitizer on the cuda-marked tests, if time is left
 #   report   the JSON and markdown report
 # --dry-run: every step that needs a GPU is skipped (recorded as such); scaling runs at 1 and 2 threads on
 # 128 photos. `make gpu-check-dry` runs it here with the system's FFmpeg and libjpeg headers hidden.
@@ -72,12 +74,12 @@ step() {  # step NAME TIMEOUT_S COMMAND...: runs it within what is left of the b
 skip() { printf '%s\t-\t0\t%s\n' "$1" "$2" >> "$OUT_DIR/steps.tsv"; echo "== $1 skipped: $2"; }
 last_rc() { tail -n 1 "$OUT_DIR/steps.tsv" | cut -f2; }
 
-# -- the carry's environment -----------------------------------------------------------------------------
+# -- the bundle's environment ----------------------------------------------------------------------------
 PREFIX="$PWD/.gpucheck/prefix"
 export PKG_CONFIG_LIBDIR="$PREFIX/usr/lib/x86_64-linux-gnu/pkgconfig" PKG_CONFIG_PATH=""
 mkdir -p /tmp/site /tmp/gpu_check_bin
 export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
-if ! command -v pkg-config >/dev/null; then  # the carried pkgconf, run through the loader (no exec bit needed)
+if ! command -v pkg-config >/dev/null; then  # the bundle's pkgconf, run through the loader (no exec bit needed)
   printf '#!/bin/sh\nexec /lib64/ld-linux-x86-64.so.2 --library-path "%s" "%s" "$@"\n' \
     "$PREFIX/usr/lib/x86_64-linux-gnu" "$PREFIX/usr/bin/pkgconf" > /tmp/gpu_check_bin/pkg-config
   chmod +x /tmp/gpu_check_bin/pkg-config
@@ -122,7 +124,7 @@ if [ -n "$lib" ]; then
   $PY -c "import spdl_torch; print(spdl_torch.build_info())" >> "$LOG" 2>&1 && BUILT=1
 fi
 
-# -- headers: the build read libjpeg-turbo's headers from the carry and no FFmpeg header -----------------------
+# -- headers: the build read libjpeg-turbo's headers from the bundle and no FFmpeg header ----------------------
 # (ninja's dependency log lists the headers of -I folders, not the system's: `make gpu-check-dry` hides those.)
 headers() {
   local ninja deps_list
@@ -139,14 +141,16 @@ headers() {
   local resolved
   resolved=$(ldd "$lib" | grep -E 'lib(turbo)?jpeg|libav|libsw')
   echo "$resolved"
-  if echo "$resolved" | grep -v "$PREFIX/" | grep -q .; then echo "libraries from outside the carry"; return 1; fi
+  if echo "$resolved" | grep -v "$PREFIX/" | grep -q .; then echo "libraries from outside the bundle"; return 1; fi
 }
 export -f headers; export BUILD PREFIX lib
 if [ -n "$lib" ]; then step headers 20 bash -c headers; else skip headers "no build"; fi
 
 # -- tests -----------------------------------------------------------------------------------------------
+# The files that hold the cuda-marked tests (each module's GPU checks sit with its other tests).
+GPU_TESTS="tests/cuda tests/io/test_cuda_batch.py tests/dataloader/test_device.py"
 if [ $BUILT = 1 ]; then
-  step tests 150 $PY -m pytest -q -rs -p no:cacheprovider tests/cuda tests/test_no_ffmpeg.py
+  step tests 150 $PY -m pytest -q -rs -p no:cacheprovider $GPU_TESTS tests/project/test_no_ffmpeg.py
 else
   skip tests "spdl_torch does not import (no build)"
 fi
@@ -163,7 +167,7 @@ done
 if [ $BUILT = 1 ] && [ $DRY = 0 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     step "sanitizer-$tool" 90 compute-sanitizer --tool $tool --error-exitcode 9 $PY -m pytest -q -x -p no:cacheprovider \
-      tests/cuda/test_gpu.py
+      -m cuda $GPU_TESTS
   done
 else
   skip sanitizer "$([ $DRY = 1 ] && echo 'dry run' || echo 'no build or compute-sanitizer not found')"

@@ -142,7 +142,7 @@ def train(root: str, batch: int = 256, steps: int = 30, workers: int = 16) -> di
 
 
 def _big_jpegs(root: str, n: int, short: int = 1500) -> list[torch.Tensor]:
-    """~1500 px photos made here from the carried ones (Lanczos upscale, quality 90): no large files to carry."""
+    """~1500 px photos made here from the bundle's (Lanczos upscale, quality 90): no large files to copy."""
     import io
 
     from PIL import Image

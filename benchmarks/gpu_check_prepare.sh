@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares what benchmarks/gpu_check.sh carries to the device machine (both folders are git-ignored):
+# Prepares the bundle benchmarks/gpu_check.sh needs on a GPU machine without network (both folders are git-ignored):
 #   .gpucheck/data     N real photos (default 1000: the CPU scaling part decodes 1000) of data/imagenet_like
 #                      (make demo builds it), ImageFolder layout, picked evenly over the size order so the set
 #                      keeps the full set's size spread, within MAX_MB
@@ -7,11 +7,11 @@
 #                      `apt-get download`ed and unpacked with `dpkg -x`; the .pc files are made relocatable
 #                      (prefix=${pcfiledir}/...), so PKG_CONFIG_LIBDIR=.gpucheck/prefix/usr/lib/x86_64-linux-gnu/pkgconfig
 #                      finds them wherever the tree lands. Static archives, docs and cmake files are left out.
-#   .whl/              wheels for Python 3.12 the device may lack: nvidia-nvjpeg; pytest, psutil, setuptools (+ their
+#   .whl/              wheels for Python 3.12 the GPU machine may lack: nvidia-nvjpeg; pytest, psutil, setuptools (+ their
 #                      dependencies) for the tests and measurements (gpu_check.sh installs only the missing ones)
-# The device build is the one without FFmpeg (SPDL_TORCH_FFMPEG=0): FFmpeg's closure would not fit.
-# Prints the total of everything that travels (tracked and untracked-not-ignored files + the carry) and fails
-# over LIMIT_MB (60; the device tool takes 64 MiB).
+# The GPU machine builds the variant without FFmpeg (SPDL_TORCH_FFMPEG=0): FFmpeg's libraries would not fit.
+# Prints the total of everything that is copied (tracked and untracked-not-ignored files + the bundle) and fails
+# over LIMIT_MB (60).
 #   bash benchmarks/gpu_check_prepare.sh [N] [MAX_MB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,10 +50,10 @@ for pc in "$PCDIR"/*.pc; do
     -e 's|^libdir=.*|libdir=${prefix}/lib/x86_64-linux-gnu|' -e 's|^includedir=.*|includedir=${prefix}/include|' \
     -e 's|^Cflags: .*|Cflags: -I${includedir} -I${includedir}/x86_64-linux-gnu|' "$pc"
 done
-# Plain files, no symbolic links (what travels may drop links): the link-time and the run-time names are copies.
+# Plain files, no symbolic links (a copy to the GPU machine may drop links): the link-time and the run-time names are copies.
 find "$PREFIX" -type l | while read -r link; do cp --remove-destination "$(readlink -f "$link")" "$link"; done
 find "$PREFIX" -name '*.so.*.*' -delete
-# the carried pkgconf as gpu_check.sh runs it on a machine without pkg-config: through the loader
+# the bundle's pkgconf as gpu_check.sh runs it on a machine without pkg-config: through the loader
 pkgconf() { /lib64/ld-linux-x86-64.so.2 --library-path "$PREFIX/usr/lib/x86_64-linux-gnu" "$PREFIX/usr/bin/pkgconf" "$@"; }
 for m in libturbojpeg libjpeg; do
   PKG_CONFIG_LIBDIR="$PCDIR" PKG_CONFIG_PATH="" pkgconf --exists $m ||
@@ -72,11 +72,11 @@ $PY -m pip download -q --only-binary=:all: --python-version 3.12 --implementatio
   -d .whl pytest psutil setuptools
 ls -la .whl
 
-# -- what travels ------------------------------------------------------------------------------------------
+# -- what is copied ----------------------------------------------------------------------------------------
 tree_bytes=$(git ls-files -z -co --exclude-standard | xargs -0 stat -L -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
 carry_bytes=$(du -sbL .gpucheck .whl | awk '{s += $1} END {print s}')
 all=$((tree_bytes + carry_bytes))
-printf 'travels: tree %.1f MiB + carry %.1f MiB (.gpucheck, .whl) = %.1f MiB (limit %s MiB)\n' \
+printf 'to copy: tree %.1f MiB + bundle %.1f MiB (.gpucheck, .whl) = %.1f MiB (limit %s MiB)\n' \
   "$(echo "$tree_bytes / 1048576" | bc -l)" "$(echo "$carry_bytes / 1048576" | bc -l)" \
   "$(echo "$all / 1048576" | bc -l)" "$LIMIT_MB"
 [ "$all" -le $((LIMIT_MB * 1048576)) ] || { echo "gpu_check_prepare: over ${LIMIT_MB} MiB" >&2; exit 1; }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The GPU check's rehearsal on a machine without a GPU (make gpu-check-dry), so that what the device run needs
-# shows up here, not in its 15 minutes:
-#   1. benchmarks/gpu_check.sh --dry-run, building from the carry alone: as root, in a private mount namespace
+# The GPU check's rehearsal on a machine without a GPU (make gpu-check-dry), so that what the GPU machine's run
+# needs shows up here, before that run:
+#   1. benchmarks/gpu_check.sh --dry-run, building from the bundle alone: as root, in a private mount namespace
 #      (unshare -m) where the machine's FFmpeg and libjpeg-turbo headers and pkg-config files are hidden under
-#      empty files and folders (elsewhere pkg-config is still limited to the carry, headers stay visible);
-#   2. benchmarks/gpu_check_torch_headers.sh: the torch-facing sources against the device's torch headers.
+#      empty files and folders (elsewhere pkg-config is still limited to the bundle, headers stay visible);
+#   2. benchmarks/gpu_check_torch_headers.sh: the torch-facing sources against the GPU machine's torch headers.
 #   bash benchmarks/gpu_check_rehearse.sh [gpu_check.sh options]      (TORCH_VERSION=2.11.0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev
     echo "hidden: $(for f in $HIDE_FILES $HIDE_DIRS; do [ -e "$f" ] && printf "%s " "$f"; done)"
     exec bash benchmarks/gpu_check.sh --dry-run "$@"' _ "$@" || rc=$?
 else
-  echo "gpu_check_rehearse: not root or no unshare: the machine's headers stay visible (pkg-config sees the carry only)"
+  echo "gpu_check_rehearse: not root or no unshare: the machine's headers stay visible (pkg-config sees the bundle only)"
   bash benchmarks/gpu_check.sh --dry-run "$@" || rc=$?
 fi
 bash benchmarks/gpu_check_torch_headers.sh "${TORCH_VERSION:-2.11.0}" || rc=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compile-only check of the extension's torch-facing sources (csrc/ops, csrc/cuda) against another torch's
-# headers, without installing or importing that torch: the device machine's torch (2.11) vs the one here.
+# headers, without installing or importing that torch: the GPU machine's torch (2.11) vs the one here.
 #   bash benchmarks/gpu_check_torch_headers.sh [VERSION]     (default 2.11.0; JOBS=N runs N compilers)
 # The wheel is fetched once with `pip download torch==VERSION --no-deps`; only torch/include and
 # torch/utils/cpp_extension.py (for its C++ standard) are kept, under build/torch-VERSION. Both builds are

@@ -79,8 +79,8 @@ class ResourceMonitor:
     CPU seconds of descendants that exit inside the window are taken from the kernel's accounting of
     reaped children (``cpu_times().children_*``), so short-lived worker processes are counted in full.
     The sampling itself is not the loader's work and is left out of ``cpu_s``: reading a process's
-    ``smaps_rollup`` with torch loaded is slow (a third of a core per process at a 50 ms interval on this
-    project's machine; ``benchmarks/results/history.md``). It is reported as ``monitor_cpu_s``.
+    ``smaps_rollup`` with torch loaded is slow (~15-17 ms of CPU per read: a third of a core per process at a
+    50 ms interval on 2 vCPUs). It is reported as ``monitor_cpu_s``.
     """
 
     def __init__(self, interval_s: float = 0.05) -> None:

@@ -12,7 +12,7 @@ non-daemon threads were joined and after the atexit handlers registered later, i
 1. every function given to :func:`on_stop` runs (loaders end their epochs, a fetch ending at its next sample;
    pipeline runs are cancelled; pools drop their queued jobs and end after their current call);
 2. every thread given to :func:`track` is joined, :data:`EXIT_JOIN_TIMEOUT_S` seconds at most in all;
-3. every function given to :func:`on_close` runs (the shared remote-fetch loop closes its sessions and ends).
+3. every function given to :func:`on_close` runs (the shared remote-fetch loop closes its aiohttp sessions and ends).
 
 A thread still running at the deadline (a user function that does not return) is left to the interpreter, as
 torch's DataLoader leaves a worker process it has waited 5 s for; nothing is printed.

@@ -1,4 +1,4 @@
-"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/images.py``."""
+"""Fixtures shared by the test folders; the image helpers behind them are in ``tests/_utils/images.py``."""
 
 import random
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from . import images
+from tests._utils import images
 
 # The reason every FFmpeg feature of a build without FFmpeg (SPDL_TORCH_FFMPEG=0) raises with
 # (csrc/core/features.h): in that build a test that meets it is skipped with it, not failed.
@@ -20,7 +20,13 @@ def _built_with_ffmpeg():
 
 
 def pytest_collection_modifyitems(config, items):
-    """In a build without FFmpeg, the tests marked ``ffmpeg`` (and every video and audio test module) skip."""
+    """The tests marked ``cuda`` skip without a CUDA device. In a build without FFmpeg, the tests marked
+    ``ffmpeg`` (and every video and audio test module) skip."""
+    if not torch.cuda.is_available():
+        no_device = pytest.mark.skip(reason="needs a CUDA device (none on this machine)")
+        for item in items:
+            if item.get_closest_marker("cuda"):
+                item.add_marker(no_device)
     if _built_with_ffmpeg():
         return
     skip = pytest.mark.skip(reason="needs FFmpeg: spdl_torch was built with SPDL_TORCH_FFMPEG=0")
@@ -74,3 +80,28 @@ def image_folder(tmp_path):
         return images.write_folder(tmp_path / root, classes, per_class, make, name, seed, **save)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def image_tree(tmp_path_factory):
+    """``(root, paths)``: an ImageFolder tree of 10 smooth JPEGs (classes ``a``, ``b``; 50x70 to 78x58), read only."""
+    root = tmp_path_factory.mktemp("tree")
+    paths = images.write_folder(
+        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
+    )
+    return root, [str(p) for p in paths]
+
+
+@pytest.fixture(scope="session")
+def mixed_folder(tmp_path_factory):
+    """An ImageFolder root with classes ``x``, ``y``, ``z`` of a JPEG and two PNGs of noise each (40-42x50), and a
+    non-image file ``z/skip.txt``; read only."""
+    root = tmp_path_factory.mktemp("opts")
+    rng = np.random.default_rng(4)
+    for c in ("x", "y", "z"):
+        (root / c).mkdir()
+        for k in range(3):
+            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
+            images.write(root / c / f"{k}.{'png' if k else 'jpg'}", arr)
+    (root / "z" / "skip.txt").write_text("x")
+    return root

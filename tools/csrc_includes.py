@@ -1,12 +1,12 @@
 """The native code's include convention: every project include is rooted at ``csrc/``
-(``#include "core/jpeg/..."``), never relative to the including file (no ``../``).
+(``#include "core/detail/jpeg/jpeg_decoder.h"``), never relative to the including file (no ``../``).
 
-    python -m tools.csrc_includes --check   # list includes that break the convention (tests/test_structure.py)
+    python -m tools.csrc_includes --check   # list includes that break the convention (tests/project/test_structure.py)
     python -m tools.csrc_includes --fix     # rewrite them in place
 
 ``--fix`` resolves a quoted include the way the compiler did before (beside the including file, then from
 ``csrc/``) and writes it rooted at ``csrc/``. ``MOVED`` maps files that once lived elsewhere in ``csrc/`` to
-where they are now, so an include of an old location (a branch written before a move) is rewritten to the
+where they are now, so an include of an old location (code written before a move) is rewritten to the
 new one; ``--fix --move`` also performs those moves with ``git mv`` where the old file still exists.
 """
 

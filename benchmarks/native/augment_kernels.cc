@@ -46,6 +46,16 @@ std::vector<Op> ops() {
       {"grayscale", r(Code::Grayscale, {})},
       {"gaussian_blur k23 s2", r(Code::GaussianBlur, {23, 23, 2, 2})},
       {"gaussian_blur k9 s1", r(Code::GaussianBlur, {9, 9, 1, 1})},
+      // Pillow's rules (the ops of PIL images): a rotation by 17 degrees about the centre (its low parts
+      // are summed in the program, as run_program does), the enhancers, the HSV hue, autocontrast
+      {"pil rotate bilinear", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 1})},
+      {"pil rotate bicubic", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 2})},
+      {"pil rotate nearest", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 0})},
+      {"pil contrast", r(Code::PilEnhance, {2, 1.3f})},
+      {"pil color", r(Code::PilEnhance, {1, 1.3f})},
+      {"pil sharpness", r(Code::PilEnhance, {3, 1.3f})},
+      {"pil hue", r(Code::PilHue, {25})},
+      {"pil autocontrast", r(Code::PilAutocontrast, {})},
   };
 }
 

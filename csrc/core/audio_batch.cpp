@@ -13,6 +13,7 @@
 #include "core/crop_geometry.h"
 #include "core/detail/ffmpeg/audio_stream.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 
 namespace spdl_torch::core {
 
@@ -26,10 +27,10 @@ void AudioBatchOptions::validate() const {
                           std::to_string(num_channels));
   }
   if (std::isnan(duration) || std::isinf(duration) || duration > 1e6) {
-    throw InvalidArgument("expected a finite duration (seconds) below 1e6, got " + std::to_string(duration));
+    throw InvalidArgument("expected a finite duration below 1e6 seconds, got " + seconds_text(duration));
   }
   if (duration > 0 && window_samples() < 1) {
-    throw InvalidArgument("duration " + std::to_string(duration) + " s is under one sample at " +
+    throw InvalidArgument("duration " + seconds_text(duration) + " is under one sample at " +
                           std::to_string(sample_rate) + " Hz");
   }
   if (random_crop && duration <= 0) throw InvalidArgument("random_crop needs a duration > 0");

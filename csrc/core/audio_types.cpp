@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/seconds_text.h"
 
 namespace spdl_torch::core {
 
@@ -29,11 +30,11 @@ void AudioOptions::validate() const {
                           "] (or 0: the source's), got " + std::to_string(num_channels));
   }
   if (!std::isfinite(start) || start < 0) {
-    throw InvalidArgument("expected a finite start >= 0 seconds, got " + std::to_string(start));
+    throw InvalidArgument("expected a finite start >= 0 seconds, got " + seconds_text(start));
   }
   if (std::isnan(stop) || (stop >= 0 && stop < start) || std::isinf(stop)) {
-    throw InvalidArgument("expected stop >= start (" + std::to_string(start) + " s) or None, got " +
-                          std::to_string(stop));
+    throw InvalidArgument("expected stop >= start (" + seconds_text(start) + ") or None, got " +
+                          seconds_text(stop));
   }
   if (start > 1e9 || stop > 1e9) throw InvalidArgument("expected start and stop below 1e9 seconds");
   if (max_samples < 1) throw InvalidArgument("expected max_samples >= 1, got " + std::to_string(max_samples));

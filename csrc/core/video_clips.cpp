@@ -10,14 +10,15 @@
 
 #include "core/crop_geometry.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 #include "core/video_reader.h"
 
 namespace spdl_torch::core {
 
 ClipSampling parse_clip_sampling(const std::string& name) {
-  if (name == "uniform") return ClipSampling::Uniform;
+  if (name == "regular") return ClipSampling::Regular;
   if (name == "random") return ClipSampling::Random;
-  throw InvalidArgument("expected sampling \"uniform\" or \"random\", got \"" + name + "\"");
+  throw InvalidArgument("expected sampling \"regular\" or \"random\", got \"" + name + "\"");
 }
 
 void ClipOptions::validate() const {
@@ -27,7 +28,7 @@ void ClipOptions::validate() const {
     throw InvalidArgument("expected clips_per_video >= 1, got " + std::to_string(clips_per_video));
   }
   if (!(frame_interval >= 0) || !std::isfinite(frame_interval)) {
-    throw InvalidArgument("expected frame_interval >= 0 seconds (0: by index), got " + std::to_string(frame_interval));
+    throw InvalidArgument("expected frame_interval >= 0 seconds (0: by index), got " + seconds_text(frame_interval));
   }
   if (max_frames > 0 && clip_len * clips_per_video > max_frames) {
     throw InvalidArgument("clips_per_video * clip_len = " + std::to_string(clip_len * clips_per_video) +
@@ -70,7 +71,7 @@ ClipPlan plan_clips_by_index(const ClipOptions& opt, int64_t num_frames, int64_t
 
 namespace {
 
-// By time: clip starts t0 in [first, end - (T - 1) * interval] (uniform: evenly spaced; random: drawn),
+// By time: clip starts t0 in [first, end - (T - 1) * interval] (regular: evenly spaced; random: drawn),
 // frame t at the frame displayed at t0 + t * interval (past the end: the last frame).
 ClipPlan plan_clips_by_time(const ClipOptions& opt, VideoReader& reader, int64_t height, int64_t width,
                             int64_t seed) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/media_source.h"
@@ -24,16 +25,23 @@ class VideoReader {
   VideoReader(const VideoReader&) = delete;
   VideoReader& operator=(const VideoReader&) = delete;
 
-  // The header's metadata; num_frames from the container when it has it, else counted from the packets.
-  // With exact seeking and an index already built, num_frames is the index's count (num_frames_counted).
+  // The header's metadata; num_frames from the container when it has it, else counted from the packets
+  // (num_frames_counted).
   const VideoMetadata& metadata();
 
   // Frames the reader can address: exact: the packets' count (builds the index); approximate: the
   // header's count (DecodeError when the header has neither a count nor a duration and rate).
   int64_t num_frames();
 
-  // The frame displayed at `seconds` (pts seconds of the stream). FrameRangeError outside
-  // [first pts, last pts + last duration).
+  // The span index_at accepts with seek mode `mode` (index_at: the reader's own). Exact: [frame 0's pts,
+  // the last frame's pts + its duration) (builds the index; the header's start may precede the first frame);
+  // nullopt when the timestamps do not increase (no timestamp names a single frame). Approximate: [start,
+  // start + count / average_fps) from the header (DecodeError when it has neither a count nor a duration and
+  // rate).
+  std::optional<SecondsSpan> seconds_span(SeekMode mode);
+
+  // The frame displayed at `seconds` (pts seconds of the stream). FrameRangeError outside the span of
+  // seconds_span(the reader's seek mode); DecodeError when that is nullopt.
   int64_t index_at(double seconds);
 
   // Frame i's presentation time (seconds): exact: its pts; approximate: start + i / average_fps.

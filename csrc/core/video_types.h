@@ -25,6 +25,13 @@ class FrameRangeError : public std::out_of_range {
   using std::out_of_range::out_of_range;
 };
 
+// The times a stream's frames are displayed, in seconds: [begin, end), the span frames are asked for by
+// timestamp in (torchcodec's begin_stream_seconds / end_stream_seconds).
+struct SecondsSpan {
+  double begin = 0;
+  double end = 0;
+};
+
 // Frames of one call above this many are refused before any memory is allocated.
 constexpr int64_t kDefaultMaxVideoFrames = 4096;
 // A call's output tensor above this many bytes (16 GiB) is refused before it is allocated.
@@ -40,7 +47,8 @@ struct VideoMetadata {
   int rotation = 0;           // clockwise degrees applied for display: 0, 90, 180, 270 (the display matrix)
   int64_t time_base_num = 0;  // the stream's time base (seconds per pts unit)
   int64_t time_base_den = 1;
-  double start_time = 0;      // seconds: the stream's start time (0 when the container has none)
+  double start_time = 0;      // seconds: the header's start time (0 when the container has none); the first
+                              // frame may be displayed later (an AVI with B-frames: one frame later)
   double duration = -1;       // seconds; -1 when unknown
   double average_fps = -1;    // frames per second; -1 when unknown
   int64_t num_frames = -1;    // -1 when unknown

@@ -48,11 +48,11 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
 
 constexpr int kSteps = 8;  // program rows
 
-// A program of kSteps rows and two erase rows from the hash: op rows of codes 1..16 with arguments spread over
-// (and onto the edges of) their valid ranges (pil_affine matrices from the identity to far outside the image:
-// each of Pillow's nearest engines, the fill; each filter), either three of them or a mix of two chains
-// (mix_begin, one op, mix_add, two ops, mix_add, mix_end in mode 0 or 1), padded with code 0.
-// validate_program / validate_erase accept every program made here.
+// A program of kSteps rows and two erase rows from the hash: op rows of codes 1..16 and 20..23 with arguments spread
+// over (and onto the edges of) their valid ranges (pil_affine matrices from the identity to far outside the image: each
+// of Pillow's nearest engines, the fill; each filter), either three of them or a mix of two chains (mix_begin, one op,
+// mix_add, two ops, mix_add, mix_end in mode 0 or 1), padded with code 0. validate_program / validate_erase accept
+// every program made here.
 void make_program(uint64_t h, float* rows, float* erase_row) {
   auto next = [&h] {
     h ^= h >> 33;
@@ -62,7 +62,8 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
   };
   auto unit = [&] { return float(next() % 1001) / 1000.0f; };  // 0, 0.001, ..., 1
   auto op_row = [&](float* r) {
-    r[0] = float(1 + next() % 16);
+    const uint64_t pick = next() % 20;  // codes 1..16, then 20..23 (the mix rows are placed below)
+    r[0] = float(pick < 16 ? 1 + pick : 4 + pick);
     switch (augment::Code(int(r[0]))) {
       case augment::Code::Affine:
         r[1] = unit() * 720 - 360;
@@ -100,6 +101,15 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         r[1] = float(next() % 256);
         r[2] = unit() * 256;
         break;
+      case augment::Code::PilAffineLow:  // the parts of a double matrix: tiny, or large enough to move samples
+        for (int c = 1; c <= 6; ++c) r[c] = (unit() - 0.5f) * (next() % 2 ? 1e-6f : 8.0f);
+        break;
+      case augment::Code::PilEnhance:
+        r[1] = float(next() % 4);
+        r[2] = unit() * 8;
+        break;
+      case augment::Code::PilHue: r[1] = float(next() % 256); break;
+      case augment::Code::PilAutocontrast: break;
       default: r[1] = unit() * 4; break;  // the factors (and ignored arguments)
     }
   };

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.media import corpus_dir  # noqa: E402
+from tests._utils.corpus import corpus_dir  # noqa: E402
 
 MAX_BYTES = 64 * 1024  # the targets run with -max_len=65536
 MAX_FILES = 400
@@ -115,8 +115,8 @@ def _audio_seeds(root, put) -> None:
 
 def _wav_seeds(root, put) -> None:
     """wav_reader: the first 64 KiB of corpus WAVs, plus headers with odd chunks, EXTENSIBLE, RF64 and data sizes
-    of 0 / past the end (tests/audio.py builds them as the tests do)."""
-    from tests import audio as A
+    of 0 / past the end (tests/_utils/audio.py builds them as the tests do)."""
+    from tests._utils import audio as A
 
     if root is not None and (root / "audio").is_dir():
         wavs = sorted(p for p in (root / "audio").iterdir() if p.suffix.lower() == ".wav")

@@ -6,8 +6,12 @@
 // zero-fill thousands of fresh 4 KiB pages. So: mappings start on a 2 MiB boundary and ask for transparent
 // huge pages, and up to `capacity` bytes of freed buffers are kept for reuse by a later request of the same
 // mapped size. Everything past the capacity is unmapped at once, so what a loader holds beyond its live
-// batches is bounded by the capacity, not by malloc's heuristics. The measurements behind this are in
-// benchmarks/results/history.md ("Design measurements: batch memory").
+// batches is bounded by the capacity, not by malloc's heuristics. Measured on 2 vCPUs with float32 batches of
+// 32 x 3 x 224 x 224 (18.4 MiB) and 2 workers: with glibc, 45-80 MiB more sat free inside the arenas at the
+// loader's peak, beside the 3 live batches (benchmarks/mem_probe.py, arena_free). Writing a whole batch into
+// fresh 4 KiB pages costs 11-12 ms (mmap, faults, zero-fill, munmap), into a fresh 2 MiB-aligned MADV_HUGEPAGE
+// mapping 1.0-2.6 ms, into a recycled buffer 0.6-0.7 ms; through decode_images a fresh mapping adds +1 to +10 ms
+// to a recycled buffer's ~52 ms per batch (benchmarks/bench_batch_memory.py).
 #include "ops/batch_memory.h"
 
 #include <ATen/EmptyTensor.h>
@@ -35,8 +39,11 @@ constexpr size_t kHugePage = size_t(2) << 20;
 
 // Default pool capacity: two float32 batches of 32 x 3 x 224 x 224, the steady state of 2 workers (every
 // batch recycled). CPU per image is what the project exists for, and a fresh mapping costs CPU in the
-// decode threads whatever transparent huge pages do; set_batch_memory_capacity(0) trades that CPU for
-// ~1-1.5 batches of peak memory (benchmarks/results/history.md, "Design measurements: batch memory").
+// decode threads whatever transparent huge pages do (where THP's defrag setting is "madvise", Debian's default,
+// those faults can stall in direct compaction: 0.12-0.35 ms of kernel time per image on a 0.8-1.1 ms op at
+// capacity 0, 0.00-0.01 ms with two batches pooled; benchmarks/bench_decode_images.py with
+// set_batch_memory_capacity(0)). Capacity 0 trades that CPU for ~1-1.5 batches of peak memory: a recycled buffer
+// is resident in full while it is refilled (benchmarks/mem_probe.py --pool-capacity-mib 0 / 40).
 constexpr int64_t kDefaultCapacity = int64_t(40) << 20;
 
 size_t page_size() {

@@ -11,19 +11,20 @@
 #include <vector>
 
 #include "core/audio_decoder.h"
+#include "core/seconds_text.h"
 #include "ops/audio_options.h"
 #include "ops/error_translation.h"
 
 namespace spdl_torch::ops {
 namespace {
 
-std::string seconds(int64_t samples, int rate) { return std::to_string(double(samples) / double(rate)) + " s"; }
+std::string seconds(int64_t samples, int rate) { return core::seconds_text(double(samples) / double(rate)); }
 
 using Decoded = std::tuple<at::Tensor, at::Tensor>;
 
-Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels, double start,
-               c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict, int64_t max_samples,
-               c10::string_view seek_mode) {
+Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
+               double start_seconds, c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype,
+               bool strict, int64_t max_samples, c10::string_view seek_mode) {
   core::AudioOptions opt;
   TORCH_CHECK_VALUE(sample_rate >= 0 && sample_rate <= core::kMaxAudioSampleRate, op,
                     ": expected sample_rate in [1, ", core::kMaxAudioSampleRate, "] or 0, got ", sample_rate);
@@ -31,9 +32,10 @@ Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_r
                     ": expected num_channels in [1, ", core::kMaxAudioChannels, "] or 0, got ", num_channels);
   opt.sample_rate = int(sample_rate);
   opt.num_channels = int(num_channels);
-  opt.start = start;
-  opt.stop = stop.has_value() ? *stop : -1.0;
-  TORCH_CHECK_VALUE(!stop.has_value() || *stop >= 0, op, ": expected stop >= 0 or None, got ", *stop);
+  opt.start = start_seconds;
+  opt.stop = stop_seconds.has_value() ? *stop_seconds : -1.0;
+  TORCH_CHECK_VALUE(!stop_seconds.has_value() || *stop_seconds >= 0, op, ": expected stop_seconds >= 0 or None, got ",
+                    *stop_seconds);
   opt.type = audio_sample_type(dtype, op);
   opt.strict = strict;
   opt.max_samples = max_samples;
@@ -62,20 +64,20 @@ Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_r
           rate};
 }
 
-Decoded decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start,
-                     c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict, int64_t max_samples,
-                     c10::string_view seek_mode) {
+Decoded decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start_seconds,
+                     c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
+                     int64_t max_samples, c10::string_view seek_mode) {
   check_encoded_bytes(data, "decode_audio");
   const at::Tensor bytes = data.contiguous();
-  return decode(audio_bytes_source(bytes), "decode_audio", sample_rate, num_channels, start, stop, dtype, strict,
-                max_samples, seek_mode);
+  return decode(audio_bytes_source(bytes), "decode_audio", sample_rate, num_channels, start_seconds, stop_seconds,
+                dtype, strict, max_samples, seek_mode);
 }
 
-Decoded decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels, double start,
-                          c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
+Decoded decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels, double start_seconds,
+                          c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
                           int64_t max_samples, c10::string_view seek_mode) {
-  return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels, start,
-                stop, dtype, strict, max_samples, seek_mode);
+  return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels,
+                start_seconds, stop_seconds, dtype, strict, max_samples, seek_mode);
 }
 
 using Metadata = std::tuple<std::vector<int64_t>, std::vector<std::string>, double>;

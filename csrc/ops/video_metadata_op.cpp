@@ -1,7 +1,12 @@
-// video_metadata: a video stream's header (no frame decoded) as (ints, floats, key-frame times, strings).
+// video_metadata: a video stream's header (no frame decoded) and the span its frames are displayed in (exact:
+// from the frame index) as (ints, floats, key-frame times, strings). ints:
+// stream_index, width, height, rotation, time base (num, den), num_frames_from_header, num_frames_from_content
+// (-1: not known), bit_rate; floats: the header's start, duration_seconds, average_fps, begin / end_stream_seconds.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -12,17 +17,29 @@ namespace spdl_torch::ops {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::string> video_metadata(
-    const at::Tensor& data, int64_t stream, bool count_frames) {
+    const at::Tensor& data, int64_t stream_index, bool count_frames, c10::string_view seek_mode) {
   check_encoded_bytes(data, "video_metadata");
   const at::Tensor bytes = data.contiguous();
+  // The reader seeks exactly (count_frames counts from its index); the span is the one of `seek_mode`.
+  const core::SeekMode mode =
+      video_read_options("video_metadata", stream_index, 1, seek_mode, true, true, false, 0).seek_mode;
   const core::VideoReadOptions opt =
-      video_read_options("video_metadata", stream, 1, "exact", true, true, false, 0);
+      video_read_options("video_metadata", stream_index, 1, "exact", true, true, false, 0);
   return translate_video_errors("video_metadata", [&] {
     core::VideoReader reader(video_source(bytes), opt);
-    core::VideoMetadata m = reader.metadata();
-    if (count_frames) {
-      m.num_frames = reader.num_frames();
-      m.num_frames_counted = true;
+    const core::VideoMetadata m = reader.metadata();
+    // metadata() counts the packets when the header states no count
+    const int64_t from_header = m.num_frames_counted ? -1 : m.num_frames;
+    const int64_t from_content = count_frames ? reader.num_frames() : m.num_frames_counted ? m.num_frames : -1;
+    // The span decode_video_frames(seconds=) accepts in this seek mode; NaN where no timestamp names a
+    // frame (exact: timestamps that do not increase, or no index: decoding raises the reason) or where the
+    // header does not tell (approximate: no count, duration or rate; the start is still the header's).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    core::SecondsSpan span{nan, nan};
+    try {
+      if (const std::optional<core::SecondsSpan> s = reader.seconds_span(mode)) span = *s;
+    } catch (const core::DecodeError&) {
+      if (mode == core::SeekMode::Approximate) span.begin = m.start_time;
     }
     at::Tensor ints = at::empty({9}, at::kLong);
     int64_t* i = ints.data_ptr<int64_t>();
@@ -32,14 +49,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::st
     i[3] = m.rotation;
     i[4] = m.time_base_num;
     i[5] = m.time_base_den;
-    i[6] = m.num_frames;
-    i[7] = m.num_frames_counted ? 1 : 0;
+    i[6] = from_header;
+    i[7] = from_content;
     i[8] = m.bit_rate;
-    at::Tensor floats = at::empty({3}, at::kDouble);
+    at::Tensor floats = at::empty({5}, at::kDouble);
     double* f = floats.data_ptr<double>();
     f[0] = m.start_time;
     f[1] = m.duration;
     f[2] = m.average_fps;
+    f[3] = span.begin;
+    f[4] = span.end;
     at::Tensor keys = at::empty({int64_t(m.key_frame_times.size())}, at::kDouble);
     std::copy(m.key_frame_times.begin(), m.key_frame_times.end(), keys.data_ptr<double>());
     return std::make_tuple(ints, floats, keys, m.container, m.codec, m.pixel_format);

@@ -1,8 +1,10 @@
 // The augmentation kernels (csrc/core/augment) alone, under ASan/UBSan (make test-sanitize): every op on
 // odd sizes (1x1, 1xN, Nx1, small odd rectangles) with buffers sized exactly, so a read or write outside
 // the image is an error; exact identities (rotations by 0 / 90 / 180 degrees, translations past the
-// image = the fill, involutions, the erase box); the validation messages; a program through decode_batch
-// equals the kernels run by hand on the plain path's output. Values against torchvision: tests/io.
+// image = the fill, involutions, the erase box, Pillow's enhancers at their fixed points); pil_affine_low
+// parts summed into the next pil_affine's double matrix; the validation messages; a program through
+// decode_batch equals the kernels run by hand on the plain path's output. Values against torchvision and
+// Pillow: tests/io.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -47,7 +49,10 @@ std::vector<std::vector<float>> all_rows() {
           row(15, {1, 0.3f, -2, 0, 1, 0, 0}), row(15, {1, 0.3f, -2, 0, 1, 0, 1}), row(15, {1, 0.3f, -2, 0, 1, 0, 2}),
           row(15, {0.866f, -0.5f, 3, 0.5f, 0.866f, -1, 0}), row(15, {-1, 0, 5, 0, -1, 5, 2}),
           row(15, {1e6f, 0, 0, 0, 1e6f, 0, 0}), row(15, {-3e38f, 3e38f, 1, 2, -3e38f, 3e38f, 1}),
-          row(15, {2, 0, -1e5f, 0, 2, 1e5f, 2}), row(16, {30, 128}), row(16, {255, 256})};
+          row(15, {2, 0, -1e5f, 0, 2, 1e5f, 2}), row(16, {30, 128}), row(16, {255, 256}),
+          row(20, {1e-8f, -3e-9f, 0.5f, 0, 0, 2e-8f}), row(21, {0, 1.7f}), row(21, {1, 0.0f}), row(21, {2, 3.5f}),
+          row(21, {2, 0.4f}), row(21, {3, 0.4f}), row(21, {3, 2.6f}), row(22, {0}), row(22, {142}), row(22, {255}),
+          row(23, {})};
 }
 
 void test_sizes() {
@@ -213,6 +218,72 @@ void test_pil_affine() {
   CHECK(solarized);
 }
 
+// Pillow's colour rules (pil_color.cpp) at their fixed points, and pil_affine_low: a double matrix split into
+// float32 hi + mid + lo parts reaches pil_affine whole, once.
+void test_pil_rules() {
+  const int64_t h = 6, w = 7;
+  const std::vector<uint8_t> src = random_image(h, w, 21);
+  auto run = [&](const std::vector<std::vector<float>>& rows, std::vector<uint8_t> img) {
+    std::vector<float> flat;
+    for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+    validate_program(flat.data(), int64_t(rows.size()), [](int64_t k) { return std::to_string(k); });
+    run_program(flat.data(), int64_t(rows.size()), RgbImage{img.data(), h, w});
+    return img;
+  };
+  for (int e = 0; e < 4; ++e) CHECK(run({row(21, {float(e), 1.0f})}, src) == src);  // factor 1: the image
+  auto luma = [&](size_t i) {
+    return uint8_t((src[i] * 19595u + src[i + 1] * 38470u + src[i + 2] * 7471u + 0x8000u) >> 16);
+  };
+  const std::vector<uint8_t> black = run({row(21, {0, 0.0f})}, src), grey = run({row(21, {1, 0.0f})}, src);
+  const std::vector<uint8_t> flat = run({row(21, {2, 0.0f})}, src);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < src.size(); i += 3) sum += luma(i);
+  const uint8_t mean = uint8_t(double(sum) / double(h * w) + 0.5);
+  bool fixed = true;
+  for (size_t i = 0; i < src.size(); i += 3) {
+    for (int c = 0; c < 3; ++c) fixed &= black[i + c] == 0 && grey[i + c] == luma(i) && flat[i + c] == mean;
+  }
+  CHECK(fixed);  // Brightness 0: black; Color 0: convert("L"); Contrast 0: the rounded mean grey
+  const std::vector<uint8_t> sharp = run({row(21, {3, 2.0f})}, src);
+  bool border = true;  // Pillow's filter keeps the border rows and columns, so the blend keeps them
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      if (y == 0 || x == 0 || y == h - 1 || x == w - 1)
+        for (int c = 0; c < 3; ++c) border &= sharp[size_t((y * w + x) * 3 + c)] == src[size_t((y * w + x) * 3 + c)];
+  CHECK(border && sharp != src);
+  std::vector<uint8_t> greys(size_t(h * w * 3));
+  for (size_t i = 0; i < greys.size(); ++i) greys[i] = uint8_t(i / 3 * 5);
+  CHECK(run({row(22, {77})}, greys) == greys);  // saturation 0: no hue to turn
+  std::vector<uint8_t> two(size_t(h * w * 3));
+  for (size_t i = 0; i < two.size(); ++i) two[i] = i % 2 ? 90 : 40;
+  // ImageOps.autocontrast's table in double: 40 -> 0, 90 -> int(90 * 5.1 - 204) = 254 (5.1 is not exact)
+  const double scale = 255.0 / 50, offset = -40 * scale;
+  const uint8_t top = uint8_t(int(90 * scale + offset));
+  bool stretched = top == 254;
+  for (uint8_t v : run({row(23, {})}, two)) stretched &= v == 0 || v == top;
+  CHECK(stretched);
+  // pil_affine_low: the parts of a double matrix (no float32 holds these coefficients) summed before pil_affine
+  const double m[6] = {std::cos(0.3), std::sin(0.3), 1.2345678901234567, -std::sin(0.3), std::cos(0.3), -0.987654321};
+  float hi[6], mid[6], lo[6];
+  for (int c = 0; c < 6; ++c) {
+    hi[c] = float(m[c]), mid[c] = float(m[c] - hi[c]), lo[c] = float(m[c] - hi[c] - mid[c]);
+    CHECK(double(hi[c]) + (double(mid[c]) + double(lo[c])) == m[c]);
+  }
+  const uint8_t fill[3] = {0, 0, 0};
+  for (int resample = 0; resample <= 2; ++resample) {
+    std::vector<uint8_t> want = src;
+    pil_affine(RgbImage{want.data(), h, w}, m, resample, fill);
+    const auto low1 = row(20, {mid[0], mid[1], mid[2], mid[3], mid[4], mid[5]});
+    const auto low2 = row(20, {lo[0], lo[1], lo[2], lo[3], lo[4], lo[5]});
+    const auto top = row(15, {hi[0], hi[1], hi[2], hi[3], hi[4], hi[5], float(resample)});
+    CHECK(run({low1, low2, top}, src) == want);
+    // the parts are used once: a second pil_affine row gets its own float32 values only
+    const double m32[6] = {hi[0], hi[1], hi[2], hi[3], hi[4], hi[5]};
+    pil_affine(RgbImage{want.data(), h, w}, m32, resample, fill);
+    CHECK(run({low1, low2, top, top}, src) == want);
+  }
+}
+
 void test_validation() {
   auto message = [](const std::vector<float>& r) -> std::string {
     try {
@@ -222,7 +293,16 @@ void test_validation() {
     }
     return "";
   };
-  CHECK(message(row(20, {})) == "augment[2, 1]: augment code 20 not supported (expected an integer 0..19)");
+  CHECK(message(row(24, {})) == "augment[2, 1]: augment code 24 not supported (expected an integer 0..23)");
+  CHECK(message(row(20, {1, 0, 0, 0, 1, INFINITY})).find("finite pil_affine_low arguments, got a5=inf") !=
+        std::string::npos);
+  CHECK(message(row(21, {4, 1})).find("pil_enhance enhancer 0 (Brightness)") != std::string::npos);
+  CHECK(message(row(21, {0.5f, 1})).find("pil_enhance enhancer") != std::string::npos);
+  CHECK(message(row(21, {1, -0.1f})).find("finite pil_enhance factor >= 0") != std::string::npos);
+  CHECK(message(row(21, {3, NAN})).find("finite pil_enhance factor >= 0") != std::string::npos);
+  CHECK(message(row(22, {256})).find("pil_hue shift as an integer 0..255") != std::string::npos);
+  CHECK(message(row(22, {1.5f})).find("pil_hue shift") != std::string::npos);
+  CHECK(message(row(22, {255})) == "" && message(row(23, {})) == "" && message(row(20, {0, 0, 0, 0, 0, 0})) == "");
   CHECK(message(row(14, {0, 255, 128})) == "");
   CHECK(message(row(14, {0, 256, 0})).find("fill colours R, G, B as integers 0..255") != std::string::npos);
   CHECK(message(row(14, {0.5f, 0, 0})).find("a0=0.5") != std::string::npos);
@@ -441,6 +521,7 @@ int main() {
   test_sizes();
   test_identities();
   test_pil_affine();
+  test_pil_rules();
   test_validation();
   test_mix_validation();
   test_mix();

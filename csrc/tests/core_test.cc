@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,7 @@
 #include "core/errors.h"
 #include "core/image_decoder.h"
 #include "core/resample.h"
+#include "core/seconds_text.h"
 #include "core/thread_pool.h"
 #include "tests/test_support.h"
 
@@ -740,7 +742,7 @@ static void test_batch_options_validate() {
 
 // The geometry pieces: torchvision's Resize size rule with max_size, RandomCrop's offset range,
 // torch's nearest index rules, the grey rules and vertical flips in the resample.
-static void test_issue16_geometry() {
+static void test_geometry_rules() {
   ResizedSize r = resized_size(90, 50, 40, 50);  // 40 x 72 -> longer 72 > 50: 27 x 50 (int(50 * 40 / 72))
   CHECK(r.height == 50 && r.width == 27);
   r = resized_size(50, 90, 40, 0);
@@ -952,6 +954,15 @@ static void test_corpus(const fs::path& root, int& files, int& decoded, int& ref
   }
 }
 
+// Seconds in messages: to the microsecond without trailing zeros, six significant digits outside [1e-6, 1e9).
+static void test_seconds_text() {
+  CHECK(seconds_text(0.0) == "0 s" && seconds_text(-0.0) == "0 s");
+  CHECK(seconds_text(0.04) == "0.04 s" && seconds_text(2.0) == "2 s" && seconds_text(-0.5) == "-0.5 s");
+  CHECK(seconds_text(123.4567891) == "123.456789 s" && seconds_text(0.000001) == "0.000001 s");
+  CHECK(seconds_text(1e300) == "1e+300 s" && seconds_text(-1e-7) == "-1e-07 s" && seconds_text(1e9) == "1e+09 s");
+  CHECK(seconds_text(std::nan("")) == "nan s" && seconds_text(-HUGE_VAL) == "-inf s");
+}
+
 int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   test_orientation();
@@ -968,7 +979,8 @@ int main(int argc, char** argv) {
   test_pixel_limit();
   test_batch_options_validate();
   test_internal_error_is_rethrown();
-  test_issue16_geometry();
+  test_geometry_rules();
+  test_seconds_text();
   int files = 0, decoded = 0, refused = 0, jpegs = 0;
   for (int i = 1; i < argc; ++i) test_corpus(argv[i], files, decoded, refused, jpegs);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,19 +3,23 @@
 //
 //   video_test [CORPUS_DIR...]
 // Synthetic checks on small ffmpeg-made files (when the CLI exists): requests in any order equal a linear
-// decode, frames not wanted are not converted, skip_frame gives identical frames; then over a subsample
+// decode, frames not wanted are not converted, skip_frame gives identical frames, a first frame later than
+// the header's start bounds the timestamp span, an oversized y4m header names its size; then over a subsample
 // of CORPUS_DIR/video: the same, plus every truncation of a file's first 64 KiB either decodes or raises
 // DecodeError (never another exception, a sanitizer report or a hang).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/image_types.h"
 #include "core/thread_pool.h"
 #include "core/video_clips.h"
 #include "core/video_reader.h"
@@ -55,6 +59,60 @@ static void check_orders(const MediaSource& src, int64_t max_frames) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   CHECK(r.converted_frames() == int64_t(distinct.size()));
+}
+
+// An AVI with B-frames stores decode times only: its first frame shows at 0.04 s, its header starts at 0.
+// The exact span starts at the first frame, and the header's start is outside it.
+static void late_first_frame(const fs::path& dir) {
+  const fs::path file = dir / "video_test_late.avi";
+  const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc2=size=64x48:rate=25:duration=0.4 -c:v mpeg4 -bf 2 " +
+                          file.string();
+  CHECK(std::system(cmd.c_str()) == 0);
+  const Bytes data = read_all(file);
+  VideoReader r(MediaSource::from_memory(data.data(), data.size()), VideoReadOptions{});
+  const std::optional<SecondsSpan> span = r.seconds_span(SeekMode::Exact);
+  CHECK(span && std::fabs(span->begin - 0.04) < 1e-9 && std::fabs(span->end - 0.44) < 1e-9);
+  CHECK(r.metadata().start_time == 0.0);
+  CHECK(r.index_at(span->begin) == 0 && r.index_at(span->end - 1e-6) == r.num_frames() - 1);
+  std::string why;
+  try {
+    r.index_at(0.0);
+  } catch (const FrameRangeError& e) {
+    why = e.what();
+  }
+  CHECK(why.find("timestamp 0 s is outside the stream's [0.04 s, 0.44 s)") == 0);
+  const std::optional<SecondsSpan> header = r.seconds_span(SeekMode::Approximate);
+  CHECK(header && header->begin == 0.0 && std::fabs(header->end - 0.4) < 1e-9);
+  fs::remove(file);
+}
+
+// A y4m whose header declares 40000x30000: FFmpeg's demuxer refuses it (with the error code EBUSY); the
+// reader names the size against max_pixels, or FFmpeg's limit without one.
+static void oversized_header(const fs::path& dir) {
+  const fs::path file = dir / "video_test_small.y4m";
+  const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc2=size=64x48:rate=25:duration=0.08 -pix_fmt "
+                          "yuv420p " + file.string();
+  CHECK(std::system(cmd.c_str()) == 0);
+  Bytes data = read_all(file);
+  const std::string head(data.begin(), data.begin() + 18), edited = "YUV4MPEG2 W40000 H30000 ";
+  CHECK(head == "YUV4MPEG2 W64 H48 ");
+  data.erase(data.begin(), data.begin() + 18);
+  data.insert(data.begin(), edited.begin(), edited.end());
+  const MediaSource src = MediaSource::from_memory(data.data(), data.size());
+  for (int64_t max_pixels : {kDefaultMaxPixels, int64_t(0)}) {
+    VideoReadOptions opt;
+    opt.max_pixels = max_pixels;
+    std::string why;
+    try {
+      VideoReader r(src, opt);
+    } catch (const DecodeError& e) {
+      why = e.what();
+    }
+    CHECK(why.find(max_pixels > 0 ? "video: image of 40000x30000 = 1200000000 pixels exceeds the limit of"
+                                  : "cannot open the input: its header declares a picture of 40000x30000") == 0);
+    CHECK(why.find("busy") == std::string::npos);
+  }
+  fs::remove(file);
 }
 
 static void synthetic(const fs::path& dir) {
@@ -125,6 +183,8 @@ static void synthetic(const fs::path& dir) {
     CHECK(std::all_of(out.begin() + per, out.end(), [](uint8_t v) { return v == 0; }));
   }
   fs::remove(file);
+  late_first_frame(dir);
+  oversized_header(dir);
 }
 
 static void corpus(const fs::path& root) {

@@ -3,6 +3,7 @@ native datasets and torch's worker processes for Python-bound ones (``worker_mod
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import threading
@@ -16,8 +17,9 @@ import torch.utils.data
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
-from ..datasets._collate import collate as _fused_collate
-from ._iterator import DataLoaderIter, dataset_epoch
+from ..datasets import collate as _fused_collate
+from ._epoch import dataset_epoch
+from ._iterator import DataLoaderIter
 from ._mode import describe_mode, resolve_worker_mode
 from ._process import ProcessIter, start_process_epoch
 from ._state import LoaderState, describe_loader, stateful_map_dataset
@@ -28,6 +30,9 @@ __all__ = ["DataLoader"]
 
 T_co = TypeVar("T_co", covariant=True)
 _warned_mp_context = False
+# what a copy or an unpickled loader makes anew, empty: this process's iterators, the reference to the latest one,
+# the lock of skipped_samples
+_PROCESS_LOCAL = ("_iterator", "_last_iter", "_skipped_lock")
 
 
 def _check_device(device: Any) -> torch.device | None:
@@ -37,7 +42,7 @@ def _check_device(device: Any) -> torch.device | None:
     if dev.type == "cpu":
         return None
     if dev.type == "cuda":
-        from ..cuda import check_cuda
+        from .._build_info import check_cuda
 
         try:
             check_cuda(f"device={str(device)!r}", dev)
@@ -116,7 +121,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         device_transforms (bool, keyword-only, beyond torch): with a CUDA ``device`` and a fused dataset
             (``ImageFolder``, ``FileListDataset``), decode uint8 batches on the host and run the fused
             ``ToDtype``/``Normalize`` (and the batched ones after them) on the device after the copy: a quarter
-            of the bytes of float32 over PCIe (:func:`spdl_torch.cuda.split_plan`). Default ``True``.
+            of the bytes of float32 over PCIe. Default ``True``.
         on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's exception
             in the consumer. ``"skip"`` (map-style datasets with automatic batching only): when a batch fails, its
             samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming the index
@@ -182,6 +187,12 @@ class DataLoader(TORCH_DATALOADER[T_co]):
     thread after each batch (with that worker's info set: key the state by ``get_worker_info().id``), and
     ``load_state_dict()`` before the worker's ``iter()``; one without is fast-forwarded by loading and
     discarding the batches already returned.
+
+    **Copies** (``copy.deepcopy``, ``copy.copy``, ``pickle``): the copy has this loader's arguments, worker mode,
+    epoch counter, pending loaded state, ``skipped_samples`` (a copy) and :meth:`state_dict`, and none of its
+    iterators, workers (persistent ones included: the copy starts its own, on their ``base_seed``) or locks. Its
+    first ``iter()`` gives the rest of a running epoch, else the next epoch. Iterators are not copied
+    (``NotImplementedError``, as torch's).
     """
 
     def __init__(
@@ -337,6 +348,26 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         if it is not None:
             it.shutdown(wait=False)
 
+    # -- copy and pickle ---------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``copy.deepcopy``, ``copy.copy`` and ``pickle`` keep: every attribute (the arguments, the worker
+        mode and its resolution, the epoch counter, a copy of :attr:`skipped_samples`, a subclass's or a
+        framework's own attributes) but what belongs to this process: the iterators (persistent workers' threads
+        or processes), the weak reference to the latest one and the lock. The copy holds no iterator and starts
+        its own workers; its :meth:`state_dict` is this loader's, and its first ``iter()`` goes on from there (as
+        a new loader would after ``load_state_dict(loader.state_dict())``): the rest of a running epoch, else
+        the next epoch."""
+        state = {k: v for k, v in self.__dict__.items() if k not in _PROCESS_LOCAL}
+        with self._skipped_lock:
+            state["skipped_samples"] = list(self.skipped_samples)
+        state["_resume"] = self._pending_state()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)  # not through __setattr__: torch's refuses batch_size & co. once initialized
+        self.__dict__.update(_iterator=None, _last_iter=None, _skipped_lock=threading.Lock())
+        install_torch_hooks()  # an unpickled loader may be the first of its process
+
     # -- resumption --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The position of the latest iterator, to resume with :meth:`load_state_dict` (a dict of plain Python
@@ -345,16 +376,41 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         if self._resume is not None:  # loaded and not iterated yet
             return self._resume.to_dict()
         it = self._last_iter() if self._last_iter is not None else None
-        if it is not None and it.active():
-            state = it.state()
-        else:
-            state = describe_loader(self)
-            state.epoch = self._epoch
-            state.generator_state = self.generator.get_state() if self.generator is not None else None
-            state.base_seed = self._iterator.persistent_base_seed() if self._iterator is not None else None
+        state = it.state() if it is not None and it.active() else self._next_epoch_state()
         if stateful_map_dataset(self.dataset):
             state.dataset_state = self.dataset.state_dict()
         return state.to_dict()
+
+    def _next_epoch_state(self) -> LoaderState:
+        """The start of the next epoch, when none is running: the epoch counter, the generator's state and, with
+        persistent workers, the ``base_seed`` they keep."""
+        state = describe_loader(self)
+        state.epoch = self._epoch
+        state.generator_state = self.generator.get_state() if self.generator is not None else None
+        state.base_seed = self._iterator.persistent_base_seed() if self._iterator is not None else None
+        return state
+
+    def _pending_state(self) -> LoaderState | None:
+        """Where a copy's first ``iter()`` starts, as this loader's next one would: a state loaded and not
+        iterated yet; the running epoch's position (:meth:`state_dict`'s); with persistent workers between
+        epochs, the next epoch on their ``base_seed`` (this loader's next epoch reuses it rather than drawing
+        one); else ``None``: the next epoch, drawn from the generator as this loader would draw it. A position
+        that cannot be saved (process mode: an ``IterableDataset`` or ``in_order=False`` mid-epoch) is left: the
+        copy starts the next epoch, as torch's copy does."""
+        if self._resume is not None:
+            return self._resume
+        it = self._last_iter() if self._last_iter is not None else None
+        state = None
+        if it is not None and it.active():
+            with contextlib.suppress(RuntimeError):  # ProcessIter.state(): a position torch's workers do not report
+                state = it.state()
+        if state is None:
+            if self._iterator is None or self._iterator.persistent_base_seed() is None:
+                return None
+            state = self._next_epoch_state()
+        if stateful_map_dataset(self.dataset):
+            state.dataset_state = self.dataset.state_dict()
+        return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Makes the next ``iter()`` continue from ``state_dict`` (from :meth:`state_dict` of a loader built with

@@ -2,7 +2,8 @@
 ``torchvision.transforms``, "v1") mapped onto one :func:`spdl_torch.io.decode_images` call per batch.
 
 :func:`fuse` reads the pipeline (a transform, a ``Compose`` or an ``nn.Sequential``, nested ones flattened)
-from its start and maps this prefix onto the op:
+from its start and maps this prefix onto the op (a subclass of these classes only when it runs the library
+class's own code: see below):
 
 =================================================================  ======================================
 torchvision (v2 or v1 class of the same name)                      decode_images
@@ -27,9 +28,14 @@ zero padding, as CenterCrop)
 ``Normalize(mean, std)`` (after a conversion to float)             ``mean, std``
 ``PILToTensor()``, ``ToImage()``, ``ToPureTensor()``,              nothing (uint8 output is the default)
 ``ToDtype(uint8, scale=True)``, ``ConvertImageDtype(uint8)``
-``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample
-``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,
-``RandomAffine`` (no scale), ``GaussianBlur``,
+No-ops where they stand: ``Identity``, ``nn.Identity``,            nothing (absorbed anywhere, also after
+``ToDtype`` / ``ConvertImageDtype`` to the image's own dtype        ``RandomErasing``)
+(``scale`` either way), ``ToImage`` / ``ToPureTensor`` of a
+tensor, v2's ``ToDtype`` / ``ConvertImageDtype`` /
+``ToPureTensor`` of a PIL image, v1's ``RandomApply([])``
+``TrivialAugmentWide``, ``RandAugment``, ``AutoAugment``,           ``augment`` rows per sample (Pillow's
+``ColorJitter``, ``RandomGrayscale``, ``RandomRotation``,          rows for a PIL image)
+``RandomAffine`` (scale: of a PIL image), ``GaussianBlur``,
 ``RandomAutocontrast / Equalize / Posterize / Solarize / Invert``,
 ``RandomAdjustSharpness``, ``AugMix``, ``RandomApply`` of these
 (uint8 crop)
@@ -42,17 +48,41 @@ Augmentations (:mod:`._policies`; they fuse when ``decode_images`` takes ``augme
 RGB crop after the resize and flips, before the conversion and normalisation, in the pipeline's order; each
 sample's ops are drawn from its seed with torchvision's rules (which op, magnitude bin, sign and
 probability; magnitudes that depend on the image size use the crop's output size), so they repeat exactly
-whatever the number of threads. :meth:`FusedPlan.sample_augmentation` (or :func:`sample_augmentation`) lists
-the ops a seed gets. ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
+whatever the number of threads. :meth:`FusedPlan.sample_augmentation` lists the ops (:class:`AugmentOp`) a seed
+gets, :meth:`FusedPlan.sample_geometry` the crop box and flips (:class:`SampleGeometry`). ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
 magnitude bins and signs from the sample's seed too and mixes the chains with torchvision's float32
-arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). Affine ops take nearest
-or bilinear interpolation and one grey ``fill`` (timm's policies: Pillow's affine with its nearest, bilinear or
-bicubic filter and an RGB fill, :mod:`._timm_policies`). ``RandomAffine(scale=...)``,
-``RandomRotation(expand=True)``, per-channel fills, other filters, an augmentation of a float or grey image and
-a flip after an augmentation do not fuse (the reason is given).
-Arguments torchvision would fail on or misuse (a magnitude outside the bins, ``p`` outside [0, 1], an
-unknown policy, an empty ``RandomApply``) raise ``ValueError`` naming the transform and the argument. timm's
-transforms are recognised by module and class name (see :mod:`._timm`).
+arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). The rows compute what
+torchvision computes for the image the transform gets. On a tensor: torchvision's tensor kernels; affine ops
+take nearest or bilinear interpolation and one grey ``fill``, and ``RandomAffine(scale=...)``, per-channel
+fills and other filters do not fuse. On a PIL image (a v1 pipeline before its ``ToTensor`` /
+``PILToTensor``): Pillow's, as torchvision calls it there (:mod:`._pil_rows`), identical to torchvision on
+every pixel: ``img.rotate`` / ``img.transform(AFFINE)`` with Pillow's double matrix (nearest, bilinear,
+bicubic; an RGB fill; ``RandomAffine``'s scale), ``ImageEnhance`` for brightness, contrast, saturation and
+sharpness, the hue through Pillow's uint8 HSV, ``ImageOps.autocontrast``, ``convert("L")`` for
+``RandomGrayscale``; ``GaussianBlur`` and ``AugMix`` convert a PIL image to a tensor in torchvision and keep the
+tensor rows, and ``RandomPosterize(bits=0)`` of a PIL image does not fuse (Pillow's posterize decides). timm's
+policies use the Pillow rows (:mod:`._timm_policies`). ``RandomRotation(expand=True)``, an augmentation of a
+float or grey image and a flip after an augmentation do not fuse (the reason is given).
+Arguments torchvision refuses (in its constructor, or in its forward whenever the op is drawn) or misuses (a
+magnitude outside the bins, v2's ``p`` outside [0, 1], an unknown policy, v2's empty ``RandomApply``, a
+``RandomRotation`` range with min > max, ``AugMix(alpha=0)``) raise ``ValueError`` naming the transform and the
+argument; what torchvision accepts and runs fuses with its meaning or stays unfused with the reason (v1's ``p``
+above 1: always, below 0: never; a negative ``RandAugment`` magnitude: a bin from the end; ``num_ops=0``,
+``mixture_width=0``: no ops, no chains; ``RandomSolarize`` above 255 of a PIL image: nothing inverted).
+``num_magnitude_bins=1`` draws from torchvision's one-bin tables (magnitude 0 for every signed op, Solarize 1.0,
+v1 255; Posterize ``int(NaN)`` bits, which torchvision's posterize refuses: a sample that draws it raises
+torchvision's error, ``TypeError`` for v2, ``ValueError`` for v1, naming the sample). timm's transforms are
+recognised by the module and name of the timm class whose code they run (see :mod:`._timm`).
+
+A subclass of a torchvision, timm or torch class (a ``Compose``, ``nn.Sequential``, ``RandomApply``,
+``RandomChoice``, a flip, a crop, a policy, timm's ``AugmentOp`` in a timm policy) fuses only when it runs that
+class's own code, decided by method identity, never by ``isinstance`` (:mod:`._classes`:
+``type(t).forward is v2.Compose.forward``, ``type(t).__call__ is T1.Compose.__call__``, ...): one that
+overrides what the fuser replaces (``forward``, ``__call__``, ``transform``, ``make_params``, a class table, a
+method set on the object, a forward hook) runs as written, it and everything after it, and
+``FusedPlan.unfused_reason``, the dataset's ``repr`` and warning and ``require_fused=True`` say so
+(``"MyCompose overrides forward: runs as written"``). One that defines only its constructor, ``__repr__`` /
+``extra_repr`` or names of its own still fuses.
 
 Resizes are bilinear or bicubic, antialiased on tensors (v2's default; ``antialias=False`` does not fuse),
 on PIL images (v1 pipelines, below) always, as Pillow's; or NEAREST (torch's index rule on tensors,
@@ -72,13 +102,14 @@ conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and roun
 computes in bfloat16: within a few bfloat16 steps). The fused output is a plain ``torch.Tensor`` (a fused
 ``ToImage()`` does not wrap it in ``tv_tensors.Image``).
 
-Input of a pipeline (:func:`input_kind`): a pipeline that starts with a classic ``torchvision.transforms``
+Input of a pipeline: a pipeline that starts with a classic ``torchvision.transforms``
 (v1) transform, or contains v1's ``ToTensor``/``PILToTensor``, expects a ``PIL.Image``, as torchvision's
 ``ImageFolder`` gives it; everything else (v2 transforms, v2 pipelines ending in v1 transforms that accept
 tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
 (antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
 the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
-ImageFolder runs unchanged on ours.
+ImageFolder runs unchanged on ours. The plan's ``rest_input`` and a dataset's ``repr`` say which input the
+unfused part gets.
 
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
 it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
@@ -98,16 +129,10 @@ so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes
 global RNG, as in torchvision.
 """
 
-from ._augment_program import AugmentOp
-from ._fuse import Analysis, analyse, fuse, input_kind
-from ._plan import FusedPlan
 from .._seeds import sample_seeds
+from ._augment_program import AugmentOp
+from ._fuse import fuse
+from ._plan import FusedPlan
+from ._sample_geometry import SampleGeometry
 
-__all__ = ["Analysis", "AugmentOp", "FusedPlan", "analyse", "fuse", "input_kind", "sample_augmentation", "sample_seeds"]
-
-
-def sample_augmentation(plan: FusedPlan, seed: int) -> list[AugmentOp]:
-    """The augmentation ops a sample with this ``seed`` gets under ``plan`` (``fuse(transform)``), in order
-    (see :meth:`FusedPlan.sample_augmentation`); the sample's seed is ``sample_seeds(seed, epoch, [index])``,
-    as the datasets draw it. ``[]`` when the plan fuses no augmentation."""
-    return plan.sample_augmentation(seed)
+__all__ = ["AugmentOp", "FusedPlan", "SampleGeometry", "fuse", "sample_seeds"]

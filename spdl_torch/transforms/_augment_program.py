@@ -17,9 +17,10 @@ translation, so it may be fractional), ``shear`` in degrees; ``rotate(a)`` is ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
@@ -28,7 +29,8 @@ from .._seeds import splitmix64
 # Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
 from ._augment_codes import (
     AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, FILL, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD,
-    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, POSTERIZE, SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
+    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, PIL_AFFINE_LOW, PIL_AUTOCONTRAST, PIL_ENHANCE, PIL_HUE, POSTERIZE,
+    SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
 )
 from ._augment_codes import AUGMENT_COLUMNS as ROW
 from ._augment_codes import ERASE_OFF as ERASE_NONE
@@ -44,7 +46,8 @@ CODES = {
     "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
     "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
     "fill": FILL, "pil_affine": PIL_AFFINE, "solarize_add": SOLARIZE_ADD, "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD,
-    "mix_end": MIX_END,
+    "mix_end": MIX_END, "pil_affine_low": PIL_AFFINE_LOW, "pil_enhance": PIL_ENHANCE, "pil_hue": PIL_HUE,
+    "pil_autocontrast": PIL_AUTOCONTRAST,
 }
 
 _MASK64 = (1 << 64) - 1
@@ -138,17 +141,19 @@ class Rng:
         return perm
 
 
-class AugmentOp(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class AugmentOp:
     """One op a sample gets. ``op``: a kernel op name (``"affine"``, ``"brightness"``, ..., ``"erase"``);
     ``args``: the row's arguments ``a0..a6`` as ``decode_images`` takes them (``erase``: ``apply, i, j, h, w,
-    v0, v1, v2``; the codes and arguments of every op are listed in ``spdl_torch/transforms/_augment_codes.py``,
-    e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
+    v0, v1, v2``; the codes and arguments of every op: :func:`spdl_torch.io.decode_images`, "Augment and erase
+    rows", e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
     ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
     magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
     level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.
-    A ``fill`` row carries the name of the geometric op it colours. AugMix's rows: ``mix_begin`` (the weight of
-    the original image), then each chain's ops and a ``mix_add`` (the chain's weight), then ``mix_end`` (mode 0
-    torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
+    A ``fill`` or ``pil_affine_low`` row carries the name of the geometric op it serves (a PIL image's rotation
+    or affine: ``fill``, ``pil_affine_low`` rows, ``pil_affine`` with the magnitude). AugMix's rows:
+    ``mix_begin`` (the weight of the original image), then each chain's ops and a ``mix_add`` (the chain's
+    weight), then ``mix_end`` (mode 0 torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
 
     op: str
     args: tuple[float, ...]
@@ -208,16 +213,28 @@ class AugmentProgram:
 
     def build(self, seeds: torch.Tensor) -> dict[str, torch.Tensor | None]:
         """``{"augment": Tensor[N, K, 8] | None, "erase": Tensor[N, 8] | Tensor[N, B, 8] | None}`` for int64
-        ``seeds`` [N] (``erase`` 3-D when the eraser can draw more than one box)."""
+        ``seeds`` [N] (``erase`` 3-D when the eraser can draw more than one box).
+
+        Raises:
+            TypeError, ValueError: a sample drew an op torchvision fails on (Posterize of a one-bin policy):
+                the error torchvision raises, naming the sample (attributes ``sample_index``, its index in
+                ``seeds``, and ``reason``, the message without it) and its seed.
+        """
         n = len(seeds)
         k = max(self.max_rows, 1)
         boxes = max(self.eraser.max_rows, 1) if self.eraser is not None else 1
         aug: list[float] = []
         erase: list[float] = []
         pad = [0.0] * ROW
-        for seed in seeds.tolist():
+        for i, seed in enumerate(seeds.tolist()):
             rows = erased = 0
-            for op in self.sample(seed):
+            try:
+                ops = self.sample(seed)
+            except (TypeError, ValueError) as e:
+                err = type(e)(f"sample {i} (seed {seed}): {e}")
+                err.sample_index, err.reason = i, f"(seed {seed}): {e}"  # type: ignore[attr-defined]
+                raise err from None
+            for op in ops:
                 if op.op == "erase":
                     erase += op.row()
                     erased += 1

@@ -11,14 +11,15 @@ import torchvision.transforms as T1
 from torchvision.transforms import v2
 
 from ._augment_program import AugmentProgram, native_augment
+from ._classes import behaves_as, library_class, runs_as_written
 from ._geometry import match_geometry
 from ._plan import FusedPlan
-from ._policies import ERASERS, match_augment, match_erasing
+from ._policies import ERASERS, apply_probability, draw_probability, match_augment, match_erasing
 from ._timm import is_timm, translate
 from ._timm_erasing import TimmErasing
 from ._timm_policies import match_timm_policy
 
-__all__ = ["Analysis", "analyse", "fuse", "input_kind"]
+__all__ = ["OPS", "Analysis", "analyse", "fuse", "input_kind"]
 
 _COMPOSES = (T1.Compose, v2.Compose)
 _FLOATS = (torch.float32, torch.bfloat16)
@@ -32,15 +33,20 @@ _BATCH_SAFE = (
 )
 
 
-def _flatten(t: Any) -> list[Any]:
-    if isinstance(t, _COMPOSES) or type(t) is torch.nn.Sequential:
-        subs = t.transforms if isinstance(t, _COMPOSES) else list(t)
-        return [x for sub in subs for x in _flatten(sub)]
+def _flatten(t: Any, as_written: bool = True) -> list[Any]:
+    """The transforms of a pipeline, nested ``Compose`` / ``nn.Sequential`` flattened. A container that runs
+    code of its own (a subclass overriding ``forward`` / ``__call__``, see :mod:`._classes`) stays one opaque
+    transform; with ``as_written=False`` (what a pipeline expects as input) every subclass is looked into."""
+    kind = behaves_as(t) if as_written else library_class(type(t))
+    if kind in _COMPOSES or kind is torch.nn.Sequential:
+        subs = t.transforms if kind in _COMPOSES else list(t)
+        return [x for sub in subs for x in _flatten(sub, as_written)]
     return [t]
 
 
 def _is_v1(t: Any) -> bool:
-    return type(t).__module__ == "torchvision.transforms.transforms" and not isinstance(t, _COMPOSES)
+    kind = library_class(type(t))
+    return kind is not None and kind.__module__ == "torchvision.transforms.transforms" and kind not in _COMPOSES
 
 
 def input_kind(transform: Callable | None) -> str:
@@ -51,10 +57,12 @@ def input_kind(transform: Callable | None) -> str:
     ``None``). timm's transforms (PIL-based) count as v1."""
     if transform is None:
         return "tensor"
-    ts = _flatten(transform)
+    ts = _flatten(transform, as_written=False)
     if not ts:  # an empty Compose: the identity
         return "tensor"
-    pil = _is_v1(ts[0]) or any(type(t) in (T1.ToTensor, T1.PILToTensor) or is_timm(t) for t in ts)
+    kinds = [library_class(type(t)) for t in ts]
+    pil = _is_v1(ts[0]) or any(k in (T1.ToTensor, T1.PILToTensor) or k is not None and k.__module__.startswith("timm.")
+                               for k in kinds)
     return "pil" if pil else "tensor"
 
 
@@ -85,9 +93,9 @@ class _Colour:
     def __init__(self) -> None:
         self.color, self.channels = "rgb", 3
 
-    def take(self, t: Any, pil: bool, dtype: torch.dtype, normalized: bool) -> tuple[bool, str]:
-        """Whether ``t`` (Grayscale / RGB) fuses here; else why not."""
-        if type(t) is v2.RGB:  # grey -> 3 channels; RGB stays RGB
+    def take(self, t: Any, typ: type, pil: bool, dtype: torch.dtype, normalized: bool) -> tuple[bool, str]:
+        """Whether ``t`` (Grayscale / RGB, of library class ``typ``) fuses here; else why not."""
+        if typ is v2.RGB:  # grey -> 3 channels; RGB stays RGB
             if self.color != "rgb":
                 self.channels = 3
             return True, ""
@@ -124,18 +132,19 @@ def analyse(transform: Callable | None) -> Analysis:
     colour = _Colour()
     # Leading conversions to a uint8 tensor (a no-op for the op, whose input is encoded bytes) and a
     # Grayscale before the geometry (grey of the resized pixels: the same up to rounding).
-    while k < len(ts):
-        typ = type(ts[k])
-        if typ in _TO_TENSOR_UINT8 and (pil or typ in _V2_NOOPS) or typ is v2.ToPureTensor and not pil:
+    while k < len(ts) and not runs_as_written(orig[k]):
+        typ = behaves_as(ts[k])
+        if typ in _TO_TENSOR_UINT8 and (pil or typ in _V2_NOOPS):
             pil = False
-        elif not (typ in _GRAYS or typ is v2.RGB) or not colour.take(ts[k], pil, torch.uint8, False)[0]:
+        elif not _noop(ts[k], typ, pil, torch.uint8) and (
+                not (typ in _GRAYS or typ is v2.RGB) or not colour.take(ts[k], typ, pil, torch.uint8, False)[0]):
             break
         k += 1
     first = k
     geo, k, random, why = match_geometry(ts, k, pil)
     if not geo:
-        if k < len(ts) and is_timm(orig[k]) and translate(orig[k])[1]:
-            why = translate(orig[k])[1]
+        if k < len(ts) and (runs_as_written(orig[k]) or is_timm(orig[k]) and translate(orig[k])[1]):
+            why = runs_as_written(orig[k]) or translate(orig[k])[1]
         return Analysis(None, orig[k] if k < len(ts) else transform, why, kind)
     kw: dict[str, Any] = dict(geo)
     choices = getattr(ts[first], "interpolation_choices", None)  # timm's interpolation="random"
@@ -147,8 +156,14 @@ def analyse(transform: Callable | None) -> Analysis:
     samplers: list[Any] = []
     eraser = None
     while k < len(ts):
-        t, typ = ts[k], type(ts[k])
-        if eraser is not None and not (not pil and typ in (v2.ToImage, v2.ToPureTensor, v2.PILToTensor)):
+        t, typ = ts[k], behaves_as(ts[k])
+        why = runs_as_written(orig[k])
+        if why:
+            break
+        if _noop(t, typ, pil, dtype):  # leaves the image as it is here: absorbed
+            k += 1
+            continue
+        if eraser is not None:
             why = "after RandomErasing (fused as the last step: the rest runs after the op)"
             break
         flip = _flip(t)
@@ -156,20 +171,16 @@ def analyse(transform: Callable | None) -> Analysis:
             flips[flip[0]] = kw[flip[0]] = flip[1]
             random = random or flip[1] > 0
         elif typ in _GRAYS or typ is v2.RGB:
-            fused, why = colour.take(t, pil, dtype, normalized)
+            fused, why = colour.take(t, typ, pil, dtype, normalized)
             if not fused:
                 break
         elif pil and typ in _TO_TENSOR_FLOAT:  # PIL -> float32 in [0, 1]
             dtype, pil = torch.float32, False
         elif pil and typ in _TO_TENSOR_UINT8:  # PIL -> uint8 tensor
             pil = False
-        elif not pil and typ in (v2.ToImage, v2.ToPureTensor, v2.PILToTensor):  # a plain tensor stays one
-            pass
         elif not pil and (typ in _CONVERTS or typ is v2.ToDtype and isinstance(t.dtype, torch.dtype) and t.scale):
             new = t.dtype
-            if new == dtype:
-                pass
-            elif dtype == torch.uint8 and new in _FLOATS or dtype == torch.float32 and new == torch.bfloat16:
+            if dtype == torch.uint8 and new in _FLOATS or dtype == torch.float32 and new == torch.bfloat16:
                 dtype = new
             else:
                 why = f"a conversion from {dtype} to {new} does not map onto decode_images"
@@ -181,14 +192,14 @@ def analyse(transform: Callable | None) -> Analysis:
             kw["mean"] = tuple(float(m) for m in t.mean)
             kw["std"] = tuple(float(s) for s in t.std)
             normalized = True
-        elif typ in ERASERS or typ is TimmErasing:
+        elif typ in ERASERS or type(t) is TimmErasing:
             sampler, why = _erasing(t, pil, dtype, colour.channels)
             if sampler is None:
                 break
             eraser, random = sampler, True
         else:
             match = match_timm_policy if is_timm(t) else match_augment  # both raise ValueError for bad arguments
-            sampler, why = match(t, kw["height"], kw["width"])
+            sampler, why = match(t, kw["height"], kw["width"], pil=pil)
             if sampler is not None:
                 why = _augment_blocked(pil, dtype, normalized, colour)
             if sampler is None or why:
@@ -214,15 +225,32 @@ def _flip(t: Any) -> tuple[str, float] | None:
     """A flip (``RandomHorizontalFlip(p)``, ``RandomVerticalFlip(p)``, or one of them in ``RandomApply(p')``:
     probability p * p') as (op argument, probability); None for anything else."""
     p = 1.0
-    if type(t) in (T1.RandomApply, v2.RandomApply):
+    typ = behaves_as(t)
+    if typ in (T1.RandomApply, v2.RandomApply):
         if len(t.transforms) != 1:
             return None
-        p, t = float(t.p), t.transforms[0]
-    if type(t) in _HFLIPS:
-        return "hflip_prob", p * float(t.p)
-    if type(t) in _VFLIPS:
-        return "vflip_prob", p * float(t.p)
+        p, t = apply_probability(t), t.transforms[0]
+        typ = behaves_as(t)
+    if typ in _HFLIPS:
+        return "hflip_prob", p * draw_probability(t)
+    if typ in _VFLIPS:
+        return "vflip_prob", p * draw_probability(t)
     return None
+
+
+def _noop(t: Any, typ: type | None, pil: bool, dtype: torch.dtype) -> bool:
+    """Whether ``t`` (of library class ``typ``) leaves the image as it is at this point of the pipeline: a
+    ``PIL.Image`` (``pil``) or a plain tensor of ``dtype``, as torchvision runs it. ``Identity``; v1's
+    ``RandomApply([])``; on a PIL image v2's ``ToDtype`` / ``ConvertImageDtype`` / ``ToPureTensor`` (they pass
+    PIL images through); on a tensor ``ToImage`` / ``ToPureTensor`` / v2's ``PILToTensor`` (the fused output
+    stays a plain tensor) and ``ToDtype`` / ``ConvertImageDtype`` to its own dtype (``scale`` either way)."""
+    if typ in (v2.Identity, torch.nn.Identity) or typ is T1.RandomApply and not list(t.transforms):
+        return True
+    if pil:
+        return typ in (v2.ToDtype, v2.ConvertImageDtype, v2.ToPureTensor)
+    if typ in (v2.ToImage, v2.ToPureTensor, v2.PILToTensor):
+        return True
+    return (typ in _CONVERTS or typ is v2.ToDtype) and isinstance(t.dtype, torch.dtype) and t.dtype == dtype
 
 
 def _augment_blocked(pil: bool, dtype: torch.dtype, normalized: bool, colour: _Colour) -> str:
@@ -249,7 +277,7 @@ def _erasing(t: Any, pil: bool, dtype: torch.dtype, channels: int) -> tuple[Any,
 
 def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], normalized: bool,
              samplers: list[Any] | None = None) -> str:
-    typ = type(t)
+    typ = behaves_as(t)
     if is_timm(t):
         return translate(t)[1]
     flip = _flip(t)
@@ -268,14 +296,14 @@ def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], nor
             return "Normalize with 3 values of a 1-channel (Grayscale) image"
         return "Normalize before a conversion to float" if not pil else "Normalize of a PIL image"
     if typ is v2.ToDtype:
-        return "ToDtype without scale=True (or with a dict of dtypes)" if not pil else "ToDtype of a PIL image is a no-op"
+        return "ToDtype without scale=True to another dtype (or with a dict of dtypes)"
     if typ in _TO_TENSOR_FLOAT:
         return "ToTensor of a tensor"
     return "no decode_images equivalent"
 
 
 def _compose(like: Any, ts: list[Any]) -> Callable:
-    return T1.Compose(ts) if isinstance(like, T1.Compose) else v2.Compose(ts)
+    return T1.Compose(ts) if library_class(type(like)) is T1.Compose else v2.Compose(ts)
 
 
 def _split_rest(plan: FusedPlan, like: Any, ts: list[Any], pil: bool) -> None:
@@ -286,13 +314,55 @@ def _split_rest(plan: FusedPlan, like: Any, ts: list[Any], pil: bool) -> None:
     (``benchmarks/bench_remainder.py``; per-sample rows stay in cache, a batch does not)."""
     head = 0
     if not pil:
-        while head < len(ts) and type(ts[head]) in _BATCH_SAFE:
+        while head < len(ts) and behaves_as(ts[head]) in _BATCH_SAFE:
             head += 1
     plan.batched = _compose(like, ts[:head]) if head else None
     plan.per_sample = _compose(like, ts[head:]) if head < len(ts) else None
 
 
-def fuse(transform: Callable | None) -> FusedPlan | None:
-    """Maps the longest fusable prefix of a torchvision pipeline onto ``decode_images`` (see
-    :mod:`spdl_torch.transforms`); ``None`` when no prefix yields a fixed output size (nothing fused)."""
-    return analyse(transform).plan
+# The plan's arguments decode_video_clips takes (only non-default ones appear in a plan), and the values of those it
+# takes only some of. A transform that maps onto anything else (RandomCrop, vertical flips, Grayscale, max_size,
+# nearest, augmentations) runs per clip after the fused part instead of being dropped.
+_CLIP_KWARGS = {"geometry", "height", "width", "resize_shorter", "scale", "ratio", "hflip_prob", "interpolation", "dtype",
+                "mean", "std"}
+_CLIP_VALUES = {"geometry": ("eval", "resize", "train"), "interpolation": ("bilinear", "bicubic")}
+OPS = ("decode_images", "decode_video_clips")
+
+
+def _clip_runnable(plan: FusedPlan) -> bool:
+    kw = plan.op_kwargs
+    return plan.augment is None and set(kw) <= _CLIP_KWARGS and all(kw[k] in v for k, v in _CLIP_VALUES.items() if k in kw)
+
+
+def _clip_plan(transform: Callable, plan: FusedPlan | None) -> FusedPlan | None:
+    """The plan of the longest prefix of ``transform`` that decode_video_clips can run, the rest of the transform
+    its per-clip remainder; ``None`` when no prefix maps."""
+    if plan is None or _clip_runnable(plan):
+        return None if plan is None else dataclasses.replace(plan, op="decode_video_clips")
+    ts = _flatten(transform)
+    for k in range(len(plan.fused) - 1, 0, -1):
+        head = analyse(_compose(transform, ts[:k])).plan
+        if head is not None and head.rest is None and _clip_runnable(head):
+            rest = _compose(transform, ts[k:])
+            return dataclasses.replace(head, rest=rest, batched=None, per_sample=rest, unfused=ts[k], op="decode_video_clips",
+                                       unfused_reason="decode_video_clips does not take this transform's arguments")
+    return None
+
+
+def fuse(transform: Callable | None, *, op: str = "decode_images") -> FusedPlan | None:
+    """Maps the longest fusable prefix of a torchvision pipeline onto ``op`` (see :mod:`spdl_torch.transforms`);
+    ``None`` when no prefix yields a fixed output size (nothing fused).
+
+    Args:
+        transform: a torchvision v2 or v1 transform, ``Compose`` or ``nn.Sequential`` (or ``None``).
+        op: ``"decode_images"`` (the default: a transform of an image) or ``"decode_video_clips"`` (a v2 transform
+            of a clip, uint8 Tensor[T, 3, H, W]: the prefix that op takes, one draw per clip; the rest of the
+            transform runs per clip).
+
+    Raises:
+        ValueError: an unknown ``op``; arguments torchvision refuses (naming the transform and the argument).
+    """
+    if op not in OPS:
+        raise ValueError(f"fuse: expected op {' or '.join(map(repr, OPS))}, got {op=}")
+    plan = analyse(transform).plan
+    return _clip_plan(transform, plan) if op == "decode_video_clips" else plan

@@ -9,6 +9,8 @@ import torchvision.transforms as T1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 
+from ._classes import behaves_as, runs_as_written
+
 __all__ = ["GEOMETRY_HINT", "interpolation", "match_geometry", "pair"]
 
 GEOMETRY_HINT = ("no geometry transform (Resize + CenterCrop / RandomCrop, Resize((h, w)), CenterCrop, RandomCrop "
@@ -76,7 +78,7 @@ def _crop_padding(t: Any) -> tuple[list[int] | None, str]:
     pad = t.padding
     if pad is None or pad == 0:
         pads = [0, 0, 0, 0]
-    elif isinstance(t, v2.RandomCrop):
+    elif behaves_as(t) is v2.RandomCrop:
         left, right, top, bottom = (int(p) for p in pad)
         pads = [left, top, right, bottom]
     elif isinstance(pad, int):
@@ -99,7 +101,7 @@ def _crop(t: Any, resize: dict[str, Any]) -> tuple[dict[str, Any], bool, str]:
     h, w = pair(t.size)
     rest = dict(resize)
     first = dict(resize_shorter=rest.pop("resize_shorter"), height=h, width=w)
-    if type(t) in _CROPS:
+    if behaves_as(t) in _CROPS:
         return dict(geometry="eval", **first, **rest), False, ""
     pads, why = _crop_padding(t)
     if pads is None:
@@ -117,7 +119,7 @@ def match_geometry(ts: list[Any], k: int, pil: bool) -> tuple[dict[str, Any], in
     t = ts[k] if k < len(ts) else None
     if t is None:
         return {}, k, False, GEOMETRY_HINT
-    typ = type(t)
+    typ = behaves_as(t)
     if typ in _RESIZES:
         size = _resize_size(t)
         interp, why = interpolation(t, pil)
@@ -130,9 +132,10 @@ def match_geometry(ts: list[Any], k: int, pil: bool) -> tuple[dict[str, Any], in
         if size is None and t.max_size is None:
             return {}, k, False, "Resize(None) without max_size"
         nxt = ts[k + 1] if k + 1 < len(ts) else None
-        if type(nxt) not in _CROPS + _RANDOM_CROPS:
+        if behaves_as(nxt) not in _CROPS + _RANDOM_CROPS:
+            written = runs_as_written(nxt) if nxt is not None else ""
             return {}, k, False, ("Resize(S) alone has no fixed output size: follow it by a CenterCrop or "
-                                  "RandomCrop")
+                                  "RandomCrop" + (f" ({written})" if written else ""))
         resize = dict(resize_shorter=size[0] if size else 0, interpolation=interp)
         if t.max_size is not None:
             resize["max_size"] = int(t.max_size)

@@ -1,5 +1,6 @@
-"""timm's transforms (what ``timm.data.create_transform`` returns), recognised by module and class name
-without importing timm, as the torchvision transforms with the same behaviour, so :func:`fuse` maps them.
+"""timm's transforms (what ``timm.data.create_transform`` returns), recognised by the module and name of the
+timm class whose code they run (:func:`._classes.behaves_as`) without importing timm, as the torchvision
+transforms with the same behaviour, so :func:`fuse` maps them.
 
 =====================================================  =============================================
 timm (``timm.data``)                                    fused as
@@ -31,6 +32,7 @@ from typing import Any
 import torchvision.transforms as T1
 from torchvision.transforms import InterpolationMode
 
+from ._classes import behaves_as
 from ._timm_erasing import TimmErasing
 
 __all__ = ["is_timm", "translate"]
@@ -40,7 +42,10 @@ _POLICIES = ("RandAugment", "AutoAugment", "AugMixAugment")
 
 
 def is_timm(t: Any) -> bool:
-    return type(t).__module__.split(".")[0] == "timm"
+    """Whether ``t`` runs a timm class's own code (a subclass that overrides its methods does not: it runs as
+    written, :mod:`._classes`)."""
+    typ = behaves_as(t)
+    return typ is not None and typ.__module__.split(".")[0] == "timm"
 
 
 def translate(t: Any) -> tuple[Any, str]:
@@ -48,7 +53,7 @@ def translate(t: Any) -> tuple[Any, str]:
     transform that is not timm's)."""
     if not is_timm(t):
         return None, ""
-    name = type(t).__name__
+    name = behaves_as(t).__name__
     if name == "RandomResizedCropAndInterpolation":
         modes = list(t.interpolation) if isinstance(t.interpolation, (tuple, list)) else [t.interpolation]
         if any(m not in _MODES for m in modes):

@@ -12,6 +12,7 @@ value per channel and box, ``"pixel"`` normal(0, 1) per pixel (the op's random e
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from ._augment_program import ERASE_RANDOM, ERASE_VALUE, AugmentOp, Rng
@@ -31,21 +32,28 @@ def _normal(rng: Rng) -> float:
 class TimmErasing:
     """Stands for a timm ``RandomErasing`` in a fused plan (what :func:`._timm.translate` maps it to).
 
+    What timm runs fuses with timm's meaning: any ``probability`` (skipped when ``random() > probability``),
+    areas in either order (``uniform(min_area, max_area)``; a box too large for the image is never placed), a
+    count of 0 or less (no box).
+
     Raises:
-        ValueError: ``probability`` outside [0, 1], areas not ``0 <= min_area <= max_area <= 1``, a count not
-            ``1 <= min_count <= max_count``, or an unknown ``mode`` (naming the argument).
+        ValueError: ``probability`` not a number, a negative or infinite area (timm's box of it fails), counts not
+            integers with ``min_count <= max_count`` (timm's ``randint`` refuses them), or an unknown ``mode``
+            (naming the argument).
     """
 
     def __init__(self, t: Any) -> None:
         p = t.probability
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"RandomErasing (timm): probability={p!r} is invalid (a probability in [0, 1])")
-        if not 0.0 <= t.min_area <= t.max_area <= 1.0:
+        if isinstance(p, bool) or not isinstance(p, numbers.Real):
+            raise ValueError(f"RandomErasing (timm): probability={p!r} is invalid (a number: the probability)")
+        areas = (t.min_area, t.max_area)
+        if not all(isinstance(a, numbers.Real) and 0 <= a < math.inf for a in areas):
             raise ValueError(f"RandomErasing (timm): min_area/max_area=({t.min_area}, {t.max_area}) is invalid "
-                             "(0 <= min <= max <= 1)")
-        if not (isinstance(t.min_count, int) and isinstance(t.max_count, int) and 1 <= t.min_count <= t.max_count):
+                             "(finite numbers >= 0)")
+        counts = (t.min_count, t.max_count)
+        if not all(isinstance(c, int) and not isinstance(c, bool) for c in counts) or not t.min_count <= t.max_count:
             raise ValueError(f"RandomErasing (timm): min_count/max_count=({t.min_count}, {t.max_count}) is invalid "
-                             "(integers, 1 <= min <= max)")
+                             "(integers, min <= max)")
         if t.mode not in _MODES:
             raise ValueError(f"RandomErasing (timm): mode={t.mode!r} is invalid (one of 'const', 'rand', 'pixel')")
         self.probability = float(p)
@@ -88,4 +96,4 @@ class TimmErasing:
                         break
             return ops
 
-        return Sampler("RandomErasing", c1, draw), ""
+        return Sampler("RandomErasing", max(c1, 0), draw), ""

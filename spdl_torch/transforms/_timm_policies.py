@@ -19,45 +19,48 @@ The ops become rows (:mod:`._augment_codes`):
 ==========================================  ======================================================================
 timm op                                     rows
 ==========================================  ======================================================================
-Rotate, ShearX/Y, TranslateX/Y(Rel)         ``fill`` (``kwargs["fillcolor"]``) + ``pil_affine`` (Pillow's AFFINE
-                                            matrix: ``Image.rotate``'s about (w/2, h/2), angle 0 the identity,
-                                            180 the exact flip; shear ``(1, f, 0, 0, 1, 0)``; translate
-                                            ``(1, 0, px, 0, 1, 0)``), the drawn filter
+Rotate, ShearX/Y, TranslateX/Y(Rel)         ``fill`` (``kwargs["fillcolor"]``) + ``pil_affine_low`` +
+                                            ``pil_affine`` (Pillow's AFFINE matrix: ``Image.rotate``'s about
+                                            (w/2, h/2), angle 0 the identity, 180 the exact flip; shear
+                                            ``(1, f, 0, 0, 1, 0)``; translate ``(1, 0, px, 0, 1, 0)``), the drawn
+                                            filter
 SolarizeAdd                                 ``solarize_add`` (threshold 128)
 Solarize(Increasing)                        ``solarize`` (threshold 256: the identity)
 Posterize, PosterizeIncreasing / Original   ``posterize`` (bits >= 8: the identity; bits <= 0: all zero, as
                                             Pillow < 12 gives it; Pillow >= 12 raises in timm itself)
-Color(Increasing), Desaturate               ``adjust_saturation``
-Contrast / Brightness / Sharpness(Incr.)    ``adjust_contrast`` / ``adjust_brightness`` / ``adjust_sharpness``
-AutoContrast, Equalize, Invert              ``autocontrast``, ``equalize``, ``invert``
+Color(Increasing), Desaturate               ``pil_enhance`` (``ImageEnhance.Color``)
+Contrast / Brightness / Sharpness(Incr.)    ``pil_enhance`` (``ImageEnhance.Contrast`` / ``Brightness`` /
+                                            ``Sharpness``)
+AutoContrast, Equalize, Invert              ``pil_autocontrast``, ``equalize``, ``invert``
 AugMixAugment's mix                         ``mix_begin(0)``, per chain its ops + ``mix_add(w)``,
                                             ``mix_end(1, m)`` (Pillow's ``Image.blend``)
 ==========================================  ======================================================================
 
-The rows give Pillow's values, measured against timm's own ops (``docs/images.md``): exact for the point and
-histogram ops (``solarize_add``, ``solarize``, ``posterize``, ``invert``, ``equalize``) and for brightness and
-sharpness (torchvision's kernels round as ``ImageEnhance`` does there); at most 1 level off for the ops that
-blend with a grey Pillow rounds and torchvision does not (Color, Contrast, Desaturate: >= 49 dB) and for
-``autocontrast`` (a float32 scale where Pillow's is double: rare); at most 1 level off for the geometric ops
-on < 1 % of the values: the row holds Pillow's double matrix as float32, each coefficient rounded up
-(:func:`float32_up`), so a sample Pillow puts exactly on a pixel border stays on its side, and a bilinear /
-bicubic value Pillow computes as a whole number may truncate to one level less. Not fused, with the reason:
-the ``GaussianBlur`` / ``GaussianBlurRand`` ops (timm's ``3a`` sets: Pillow's box-approximated blur),
-``AugMixAugment(blended=True)``, a fill colour other than integers 0..255, and the rows on a build without
-them.
+The rows give Pillow's values, identical to timm's own ops (measured: ``docs/images.md``): the point and
+histogram ops' kernels compute Pillow's values, the enhancements are ``pil_enhance`` (``ImageEnhance``),
+AutoContrast ``pil_autocontrast``, and the geometric ops carry Pillow's double matrix exactly (float32 hi + mid
++ lo parts, :func:`~._pil_rows.split_double`). Not fused, with the reason: the ``GaussianBlur`` /
+``GaussianBlurRand`` ops (timm's ``3a`` sets: Pillow's box-approximated blur), ``AugMixAugment(blended=True)``,
+a fill colour other than integers 0..255, an op that is not timm's ``AugmentOp`` or a subclass overriding its
+``__call__`` (it runs as written), and the rows on a build without them. What timm accepts and runs fuses with
+its meaning: an op's ``prob``, ``magnitude``, ``magnitude_std`` and ``magnitude_max`` are any numbers, compared
+and clipped as timm does (the last two read from the op's attributes, as timm's ``__call__`` reads them);
+``choice_weights`` sum to 1 within numpy's tolerance; ``width <= 0`` mixes no chain.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-import struct
 from typing import Any
 
+from . import _pil_rows as pil_rows
 from ._augment_program import AugmentOp, Rng
+from ._classes import behaves_as, runs_as_written
+from ._pil_rows import rotate_matrix
 from ._policies import Sampler
 
-__all__ = ["float32_up", "match_timm_policy", "rotate_matrix", "timm_sampler"]
+__all__ = ["match_timm_policy", "timm_sampler"]
 
 _POLICIES = ("RandAugment", "AutoAugment", "AugMixAugment")
 
@@ -84,72 +87,42 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) or type(v).__module__ == "numpy"
 
 
-def rotate_matrix(degrees: float, width: int, height: int) -> tuple[float, ...] | None:
-    """The AFFINE data of Pillow's ``Image.rotate(degrees)`` (``expand=False``, about ``(w / 2, h / 2)``), its
-    arithmetic step for step; ``None`` for its copy fast path (angle 0 mod 360). Its transpose fast paths
-    (180, and 90 / 270 of a square image) are the matrices that give those transposes exactly."""
-    angle = degrees % 360.0
-    if angle == 0:
-        return None
-    w, h = width, height
-    if angle == 180:
-        return (-1.0, 0.0, float(w), 0.0, -1.0, float(h))
-    if angle in (90, 270) and w == h:
-        return (0.0, -1.0, float(w), 1.0, 0.0, 0.0) if angle == 90 else (0.0, 1.0, 0.0, -1.0, 0.0, float(h))
-    cx, cy = w / 2, h / 2
-    rad = -math.radians(angle)
-    m = [round(math.cos(rad), 15), round(math.sin(rad), 15), 0.0, round(-math.sin(rad), 15), round(math.cos(rad), 15), 0.0]
-    a, b, c, d, e, f = m
-    m[2], m[5] = a * -cx + b * -cy + c, d * -cx + e * -cy + f
-    m[2] += cx
-    m[5] += cy
-    return tuple(m)
-
-
-def float32_up(v: float) -> float:
-    """The least float32 value >= ``v`` (finite ``v`` within float32's range).
-
-    The ``pil_affine`` rows hold Pillow's double matrix as float32: each coefficient rounded up, so that every
-    sample coordinate ``a x' + b y' + c`` (x', y' > 0) comes out at or just above Pillow's double one, never
-    below it. A sample Pillow puts exactly on a pixel border (a timm shear or translation often does: 0.12 *
-    12.5 = 1.5) then lands on the same side of it (Pillow's floor and its ``u < w`` test both keep a value
-    just above a border with the border), where rounding to nearest would put half of them on the other side
-    (a fill instead of a pixel at the image's edge, or the neighbouring pixel)."""
-    f = struct.unpack("<f", struct.pack("<f", v))[0]
-    if f >= v:
-        return f
-    bits = struct.unpack("<I", struct.pack("<f", f))[0]
-    bits = bits + 1 if f > 0 else bits - 1 if f < 0 else 1  # the next float32 up (from 0: the least subnormal)
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
 class _Op:
     """One timm ``AugmentOp``, read and checked: draws its rows for a sample."""
 
     def __init__(self, op: Any, cls: str) -> None:
+        kind = behaves_as(op)
+        if kind is None or kind.__name__ != "AugmentOp" or kind.__module__.split(".")[0] != "timm":
+            raise _Unfused(runs_as_written(op) or f"an op of class {type(op).__name__} (not timm's AugmentOp): "
+                           "runs as written")
         name = getattr(op, "name", None)
         if name not in _NAMES:
             raise _bad(cls, "op name", name, f"one of timm's LEVEL_TO_ARG names: {', '.join(sorted(_NAMES))}")
         if name in _UNFUSED:
             raise _Unfused(f"timm's {name} op ({_UNFUSED[name]})")
         self.name, self.cls = name, cls
+        # timm compares and clips these as Python numbers: any prob (above 1: always, below 0: never, NaN:
+        # always), magnitude (NaN: 0 after the clip), std (<= 0 or NaN: no noise), magnitude_max (0 or None: 10)
         prob = getattr(op, "prob", None)
-        if not _number(prob) or not 0.0 <= float(prob) <= 1.0:
-            raise _bad(cls, f"{name}.prob", prob, "a probability in [0, 1]")
+        if not _number(prob):
+            raise _bad(cls, f"{name}.prob", prob, "a number: the probability")
         self.prob = float(prob)
         m = getattr(op, "magnitude", None)
-        if not _number(m) or not math.isfinite(float(m)):
-            raise _bad(cls, f"{name}.magnitude", m, "a finite number")
+        if not _number(m):
+            raise _bad(cls, f"{name}.magnitude", m, "a number")
         self.magnitude = float(m)
         hp = dict(getattr(op, "hparams", None) or {})
-        std = hp.get("magnitude_std", 0) or 0
-        if not _number(std) or math.isnan(float(std)) or float(std) < 0:
-            raise _bad(cls, f"{name}.hparams['magnitude_std']", std, "a number >= 0, or inf for uniform(0, m)")
+        # timm's __call__ reads the attributes (set from hparams when the op is made), its level rules hparams
+        std = getattr(op, "magnitude_std", hp.get("magnitude_std", 0)) or 0
+        if not _number(std):
+            raise _bad(cls, f"{name}.magnitude_std", std, "a number (> 0: gauss(m, std), inf: uniform(0, m))")
         self.std = float(std)
-        mmax = hp.get("magnitude_max")
-        if mmax is not None and (not _number(mmax) or not float(mmax) >= 0):
-            raise _bad(cls, f"{name}.hparams['magnitude_max']", mmax, "None or a number >= 0")
+        mmax = getattr(op, "magnitude_max", hp.get("magnitude_max"))
+        if mmax is not None and not _number(mmax):
+            raise _bad(cls, f"{name}.magnitude_max", mmax, "None or a number")
         self.upper = float(mmax or _LEVEL_DENOM)
+        if self.upper == math.inf and self.magnitude == math.inf:  # timm's level would be infinite
+            raise _bad(cls, f"{name}.magnitude", m, "finite, or clipped by a finite magnitude_max")
         self.translate_const = float(hp.get("translate_const", 250))
         self.translate_pct = float(hp.get("translate_pct", 0.45))
         self.geometric = name in _GEOMETRY
@@ -169,7 +142,7 @@ class _Op:
                            "Pillow's NEAREST, BILINEAR or BICUBIC, or a sequence of them (Image.transform's filters)")
 
     def max_rows(self) -> int:
-        return 2 if self.geometric else 1
+        return pil_rows.GEOMETRY_ROWS if self.geometric else 1
 
     def _level(self, rng: Rng) -> float:
         m = self.magnitude
@@ -209,10 +182,9 @@ class _Op:
             if state[0] != self.fill:
                 state[0] = self.fill
                 ops.append(AugmentOp("fill", self.fill, cls, name))
-            ops.append(AugmentOp("pil_affine", (*(float32_up(v) for v in matrix), float(resample)), cls, name, arg))
-            return ops
+            return ops + pil_rows.affine_rows(matrix, resample, None, cls, name, arg)
         if name in ("AutoContrast", "Equalize", "Invert"):
-            return [AugmentOp(name.lower(), (), cls, name)]
+            return [AugmentOp("pil_autocontrast" if name == "AutoContrast" else name.lower(), (), cls, name)]
         if name.startswith("Posterize"):
             bits = int(level / _LEVEL_DENOM * 4)
             bits = 4 - bits if name == "PosterizeIncreasing" else bits + 4 if name == "PosterizeOriginal" else bits
@@ -232,13 +204,13 @@ class _Op:
         if name == "Desaturate":
             lv = max(0.5, min(1.0, 0.5 + 0.5 * (level / _LEVEL_DENOM)))
             factor = min(1.0, max(0.0, 1.0 - lv))
-            return [AugmentOp("saturation", (factor,), cls, name, lv)]
+            return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS["saturation"], factor), cls, name, lv)]
         base = name[:-len("Increasing")] if name.endswith("Increasing") else name
         if name.endswith("Increasing"):
             factor = max(0.1, 1.0 + signed(level / _LEVEL_DENOM * 0.9))
         else:
             factor = level / _LEVEL_DENOM * 1.8 + 0.1
-        return [AugmentOp(_COLOR[base], (factor,), cls, name, factor)]
+        return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS[_COLOR[base]], factor), cls, name, factor)]
 
 
 def _byte(v: Any) -> int | None:
@@ -270,18 +242,34 @@ def _ops(t: Any, attr: str, cls: str) -> list[_Op]:
     return [_Op(op, cls) for op in ops]
 
 
+def _sum_tolerance(weights: Any) -> float:
+    """NumPy's ``choice(p=...)`` tolerance of ``|sum(p) - 1|``: sqrt of float64's eps, or of the array's own
+    float dtype's when that is coarser (a float32 array: ~3.5e-4)."""
+    tol = math.sqrt(2.220446049250313e-16)
+    dtype = getattr(weights, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", "") == "f":
+        import numpy as np  # only for a NumPy array of weights, which timm itself gives
+
+        tol = max(tol, math.sqrt(float(np.finfo(dtype).eps)))
+    return tol
+
+
 def _rand_augment(t: Any, cls: str) -> Sampler:
-    ops = _ops(t, "ops", cls)
     n = getattr(t, "num_layers", None)
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:  # numpy's choice refuses the others
         raise _bad(cls, "num_layers", n, "an int >= 0")
+    if n == 0 and isinstance(getattr(t, "ops", None), (list, tuple)) and not t.ops \
+            and getattr(t, "choice_weights", None) is None:
+        return Sampler(cls, 0, lambda rng, h, w: [])  # numpy's choice of 0 of no ops: nothing
+    ops = _ops(t, "ops", cls)
     weights = getattr(t, "choice_weights", None)
     if weights is not None:
+        tol = _sum_tolerance(weights)
         weights = [float(p) for p in weights]
         if len(weights) != len(ops) or not all(math.isfinite(p) and p >= 0 for p in weights) \
-                or abs(sum(weights) - 1.0) > 1e-6:
+                or abs(math.fsum(weights) - 1.0) > tol:
             raise _bad(cls, "choice_weights", t.choice_weights,
-                       f"{len(ops)} probabilities >= 0 that sum to 1 (one per op)")
+                       f"{len(ops)} probabilities >= 0 that sum to 1 within {tol:.2g} (one per op), as numpy's choice takes")
         if sum(p > 0 for p in weights) < n:
             raise _bad(cls, "choice_weights", t.choice_weights,
                        f"at least num_layers={n} non-zero weights (ops are drawn without replacement)")
@@ -327,15 +315,16 @@ def _augmix(t: Any, cls: str) -> Sampler:
     alpha, width, depth = (getattr(t, a, None) for a in ("alpha", "width", "depth"))
     if not _number(alpha) or not (math.isfinite(float(alpha)) and float(alpha) > 0):
         raise _bad(cls, "alpha", alpha, "a finite number > 0")
-    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
-        raise _bad(cls, "width", width, "an int >= 1")
+    if not isinstance(width, int) or isinstance(width, bool):
+        raise _bad(cls, "width", width, "an int (<= 0: no chains)")
+    width = max(width, 0)  # dirichlet([alpha] * width): no chains for width <= 0
     if not isinstance(depth, int) or isinstance(depth, bool):
         raise _bad(cls, "depth", depth, "an int (<= 0: 1 to 3 ops per chain)")
     alpha = float(alpha)
     max_depth = depth if depth > 0 else 3
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
-        weights = rng.dirichlet([alpha] * width)
+        weights = rng.dirichlet([alpha] * width) if width else []  # no chains: the crop blended with zeros
         m = rng.dirichlet([alpha, alpha])[0]  # Beta(alpha, alpha)
         state: list[Any] = [None]
         rows = [AugmentOp("mix_begin", (0.0,), cls, "AugMix")]
@@ -357,8 +346,11 @@ def timm_sampler(t: Any) -> Sampler:
         ValueError: an argument timm would fail on or misuse (naming the transform and the argument).
         LookupError: ``t`` has no fused form (the message says why).
     """
-    cls = type(t).__name__
+    kind = behaves_as(t)
+    cls = type(t).__name__ if kind is None else kind.__name__
     try:
+        if kind is None:
+            raise _Unfused(runs_as_written(t) or "not timm's class")
         if cls == "RandAugment":
             return _rand_augment(t, cls)
         if cls == "AutoAugment":
@@ -370,16 +362,17 @@ def timm_sampler(t: Any) -> Sampler:
     raise LookupError(f"timm's {cls} is not an augmentation policy")
 
 
-def match_timm_policy(t: Any, h: int, w: int) -> tuple[Sampler | None, str]:
+def match_timm_policy(t: Any, h: int, w: int, pil: bool = False) -> tuple[Sampler | None, str]:
     """A sampler for timm's ``RandAugment`` / ``AutoAugment`` / ``AugMixAugment`` ``t`` (crops of any size: the
-    sizes come with each draw), ``(None, why not)`` when it has no fused form or this build lacks its rows,
-    ``(None, "")`` for any other transform.
+    sizes come with each draw; timm's ops take PIL images, whatever ``pil`` says), ``(None, why not)`` when it
+    has no fused form or this build lacks its rows, ``(None, "")`` for any other transform.
 
     Raises:
         ValueError: an argument timm would fail on or misuse (naming the transform and the argument).
     """
-    cls = type(t).__name__
-    if type(t).__module__.split(".")[0] != "timm" or cls not in _POLICIES:
+    kind = behaves_as(t)
+    cls = None if kind is None else kind.__name__
+    if kind is None or kind.__module__.split(".")[0] != "timm" or cls not in _POLICIES:
         return None, ""
     try:
         sampler = timm_sampler(t)

@@ -1,6 +1,8 @@
-"""The transfer stage's bookkeeping with a fake CUDA backend (tests/cuda/fakes.py): copies on the side stream,
-one event per batch, the consumer waiting for its own batch's event only, record_stream of every device tensor
-on the consumer's stream, the depth of batches in flight, and the loader's device path end to end."""
+"""The transfer stage's bookkeeping with a fake CUDA backend (tests/_utils/fake_cuda.py): copies on the side
+stream, one event per batch, the consumer waiting for its own batch's event only, record_stream of every device
+tensor on the consumer's stream, the depth of batches in flight, and the loader's device path end to end. On a
+CUDA device (tests marked ``cuda``): the copy overlaps a kernel of the consumer's stream, and batches stay
+valid under the caching allocator."""
 
 import pytest
 import torch
@@ -9,8 +11,10 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch import cuda
 from spdl_torch.cuda import _transfer
+from spdl_torch.dataloader._finish import DeviceFinish, mark_finish, pending_finish
 
-from .fakes import FakeBackend, fake_pinning
+from tests._utils.fake_cuda import FakeBackend, fake_pinning
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
 def _batches(n, log=None):
@@ -64,10 +68,10 @@ def test_an_error_comes_after_the_batches_before_it():
 
 def test_non_tensors_pass_through_and_the_finish_runs_on_the_side_stream():
     backend = FakeBackend()
-    transfer = cuda.DeviceTransfer("cuda", 1, backend=backend)
+    transfer = cuda.DeviceTransfer("cuda", 1, backend=backend, after_copy=pending_finish)
     x = torch.randint(0, 256, (2, 3, 4, 4), dtype=torch.uint8)
-    finish = cuda.DeviceFinish(dtype=torch.float32, mean=(0.5,) * 3, std=(0.25,) * 3)
-    cuda.mark_finish(x, finish)
+    finish = DeviceFinish(dtype=torch.float32, mean=(0.5,) * 3, std=(0.25,) * 3)
+    mark_finish(x, finish)
     transfer.submit({"image": x, "name": "a", "n": 3})
     out = transfer.take()
     assert out["name"] == "a" and out["n"] == 3
@@ -86,14 +90,14 @@ def fake_cuda(monkeypatch):
         backends.append(b)
         return b
 
-    monkeypatch.setattr(cuda, "check_cuda", lambda *a, **k: None)
+    monkeypatch.setattr(spdl_torch._build_info, "check_cuda", lambda *a, **k: None)
     monkeypatch.setattr(_transfer, "check_cuda", lambda *a, **k: None)
     monkeypatch.setattr(_transfer, "CudaBackend", make)
     return backends
 
 
 def _folder(image_folder, tmp_path, n=12):
-    from .. import images
+    from tests._utils import images
 
     image_folder(["a", "b"], n // 2, lambda rng, c, k: images.upsampled_noise(30 + k, 40, seed=rng), quality=95)
     return tmp_path
@@ -125,7 +129,7 @@ def test_loader_device_cuda_copies_uint8_and_normalises_after(monkeypatch, fake_
     root = _folder(image_folder, tmp_path)
     op_calls, pin_calls = fake_pinning(monkeypatch)
     t = v2.Compose([v2.RandomResizedCrop(16), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
-                    v2.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
+                    v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
     ds = spdl_torch.datasets.ImageFolder(str(root), transform=t, seed=5)
     loader = spdl_torch.DataLoader(ds, batch_size=4, num_workers=2, device="cuda", transfer_depth=2)
     out = list(loader)
@@ -166,3 +170,31 @@ def test_loader_device_keeps_a_failures_place_and_the_resume_position(monkeypatc
     assert next(it)[0].tolist() == [6, 6]
     with pytest.raises(StopIteration):
         next(it)
+
+
+@pytest.mark.cuda
+def test_the_copy_overlaps_a_long_kernel_on_the_consumer_stream():
+    host = torch.empty((64, 3, 224, 224), dtype=torch.uint8).pin_memory()
+    transfer = cuda.DeviceTransfer("cuda", depth=1)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(2_000_000_000)  # about a second of spinning on the current stream
+    busy = torch.cuda.Event()
+    busy.record()
+    item = transfer.submit(host)
+    item.event.synchronize()  # the copy is done ...
+    assert not busy.query(), "the copy waited for the consumer stream's kernel"  # ... while the kernel still runs
+    out = transfer.take()
+    torch.cuda.synchronize()
+    assert out.is_cuda and out.shape == host.shape
+
+
+@pytest.mark.cuda
+def test_transferred_batches_stay_valid_under_the_caching_allocator():
+    transfer_in = [torch.full((4, 3, 64, 64), k, dtype=torch.uint8).pin_memory() for k in range(16)]
+    sums = []
+    for out in cuda.to_device(iter(transfer_in), "cuda", depth=3):
+        torch.cuda._sleep(1_000_000)
+        scratch = torch.empty_like(out).fill_(255)  # would reuse a block freed too early
+        sums.append(out.float().mean().item())
+        del scratch
+    assert sums == [float(k) for k in range(16)]

@@ -1,27 +1,25 @@
 """decode_audio against the ffmpeg CLI on real files (Debian packages: WAV, FLAC, MP3, Ogg Vorbis, Opus,
-Matroska): bit-exact at the native rate and at 16 kHz mono. The tests take a stratified subsample (40 files
-across the suffixes; `make test` the smallest of each suffix, the slow tier the rest); SPDL_TORCH_AUDIO_CORPUS=all
-(make test-audio-corpus) takes every file."""
+Matroska): bit-exact at the native rate and at 16 kHz mono. A stratified subsample (40 files across the
+suffixes) is in the test tiers (`make test` the smallest of each suffix, the slow tier the rest); every file,
+and a batch drawn from all of them, is the ``corpus`` tier (`make test-audio-corpus`, ~1 h on 2 cores)."""
 
-import os
 import subprocess
 
 import pytest
 import torch
 
-from spdl_torch.errors import DecodeError
+from spdl_torch import DecodeError
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
-from .. import audio as A
-from .. import media
+from tests._utils import audio as A
+from tests._utils import corpus
 
 SUBSAMPLE = 40
 FAST_PER_SUFFIX = 1
 
 
-def _files():
-    paths = media.files("audio")
-    if os.environ.get("SPDL_TORCH_AUDIO_CORPUS") == "all" or not paths:
+def _subsample(paths):
+    if not paths:
         return paths
     by_suffix = {}
     for p in paths:
@@ -34,7 +32,8 @@ def _files():
     return sorted(out)
 
 
-FILES = _files()
+EVERY_FILE = corpus.files("audio")
+FILES = _subsample(EVERY_FILE)
 
 
 def _fast_tier(files):
@@ -49,9 +48,13 @@ FAST = _fast_tier(FILES)
 
 
 def _params(files):
-    return [p if p.values[0] is None or p.values[0] in FAST else pytest.param(*p.values, id=p.id, marks=pytest.mark.slow)
-            for p in media.params(files)]
-pytestmark = [pytest.mark.corpus, pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")]
+    """The subsample (fast or slow), then every file (the corpus tier, ids ``corpus-<name>``)."""
+    sub = [p if p.values[0] is None or p.values[0] in FAST else pytest.param(*p.values, id=p.id, marks=pytest.mark.slow)
+           for p in corpus.params(files)]
+    return sub + corpus.params(EVERY_FILE, marks=[pytest.mark.corpus], prefix="corpus-")
+
+
+pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 
 
 @pytest.mark.parametrize("path", _params(FILES))
@@ -73,8 +76,10 @@ def test_real_file_equals_cli(path):
     assert meta.num_channels == ref.shape[0] and meta.sample_rate > 0
 
 
-def test_real_files_in_one_batch():
-    files = FILES[:: max(1, len(FILES) // 12)][:12]
+@pytest.mark.parametrize("pool", [FILES, pytest.param(EVERY_FILE, marks=pytest.mark.corpus)],
+                         ids=["subsample", "corpus"])
+def test_real_files_in_one_batch(pool):
+    files = pool[:: max(1, len(pool) // 12)][:12]
     if not files:
         pytest.skip("no media corpus")
     b = decode_audio_batch(files, sample_rate=16000, num_channels=1, duration=1.0, seeds=list(range(len(files))))

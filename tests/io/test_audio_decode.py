@@ -7,7 +7,7 @@ import torch
 import spdl_torch
 from spdl_torch.io import audio_metadata, decode_audio
 
-from .. import audio as A
+from tests._utils import audio as A
 
 pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 

@@ -13,8 +13,8 @@ import torch
 from spdl_torch.io import decode_audio, decode_audio_batch
 from spdl_torch.io._audio import window_samples
 
-from .. import audio as A
-from .. import media
+from tests._utils import audio as A
+from tests._utils import corpus
 
 pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 
@@ -140,7 +140,7 @@ def test_100_starts_on_long_files(tmp_path, key):
 def _corpus(suffix, codec, count):
     """`count` corpus files of `suffix` whose codec is `codec`: the longest half (the long tracks) and the rest
     spread over the others (other encoders)."""
-    paths = [p for p in sorted(media.files("audio", suffix), key=lambda p: -p.stat().st_size)
+    paths = [p for p in sorted(corpus.files("audio", suffix), key=lambda p: -p.stat().st_size)
              if A.probe(p).get("codec_name") == codec]
     longest = paths[: count // 2]
     rest = paths[count // 2:]
@@ -152,7 +152,7 @@ def _corpus(suffix, codec, count):
 @pytest.mark.parametrize("suffix,codec", [(".wav", "pcm_s16le"), (".flac", "flac"), (".mp3", "mp3"),
                                           (".ogg", "vorbis"), (".opus", "opus")])
 def test_100_starts_on_corpus_files(suffix, codec):
-    media.require_corpus()
+    corpus.require_corpus()
     paths = _corpus(suffix, codec, 10)
     if not paths:
         pytest.skip(f"no {codec} file in the corpus")

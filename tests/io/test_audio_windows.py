@@ -9,7 +9,7 @@ import torch
 from spdl_torch.io import decode_audio, decode_audio_batch
 from spdl_torch.io._audio import window_samples
 
-from .. import audio as A
+from tests._utils import audio as A
 
 pytestmark = pytest.mark.skipif(A.FFMPEG is None, reason="the ffmpeg CLI is not installed")
 

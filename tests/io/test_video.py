@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ import torch
 
 import spdl_torch
 from spdl_torch.io import decode_video_frames, video_metadata
-from tests import video_media as vm
+from tests._utils import video as vm
 
 ALL = list(vm.SPECS)
 
@@ -131,9 +132,14 @@ def test_metadata_fields():
     assert m.num_frames == 60
     assert "matroska" in m.container
     assert m.time_base > 0
-    m10 = video_metadata(vm.make_video("h264_10fps"))
-    assert m10.average_fps == pytest.approx(10.0) and m10.num_frames == 30 and not m10.num_frames_counted
+    path10 = vm.make_video("h264_10fps")
+    m10 = video_metadata(path10)
+    assert m10.average_fps == pytest.approx(10.0) and m10.num_frames == 30 == vm.probe(path10)["count"]
+    assert (m10.num_frames_from_header, m10.num_frames_from_content) == (30, None)  # the header's, nothing counted
     assert m10.key_frame_seconds and m10.key_frame_seconds[0] == pytest.approx(0.0, abs=0.25)
+    assert m10.begin_stream_seconds == pytest.approx(vm.probe(path10)["pts"][0], abs=1e-6)
+    counted = video_metadata(path10, count_frames=True)  # torchcodec's names: the header's and the packets' counts
+    assert (counted.num_frames_from_header, counted.num_frames_from_content, counted.num_frames) == (30, 30, 30)
 
 
 def test_index_past_the_end_raises_index_error_with_the_range():
@@ -142,7 +148,7 @@ def test_index_past_the_end_raises_index_error_with_the_range():
         decode_video_frames(path, indices=[0, 30])
     with pytest.raises(IndexError, match="out of range"):
         decode_video_frames(path, indices=[-1])
-    with pytest.raises(IndexError, match=r"timestamp 5\.000000 s is outside the stream's \[0\.000000 s, 1\.200000 s\)"):
+    with pytest.raises(IndexError, match=r"timestamp 5 s is outside the stream's \[0 s, 1\.2 s\)"):
         decode_video_frames(path, seconds=[5.0])
     with pytest.raises(IndexError, match="outside"):
         decode_video_frames(path, seconds=[-0.5])
@@ -199,11 +205,42 @@ def test_limits_checked_before_decoding():
         decode_video_frames(path, indices=[0], seek_mode="fast")
 
 
+def test_a_header_declaring_a_picture_ffmpeg_refuses_names_the_size_and_the_limit(tmp_path):
+    """A small y4m whose header is edited to declare 40000x30000: the CLI's reason is FFmpeg's picture size check
+    ("Picture size 40000x30000 is invalid"; the demuxer's error code, EINVAL plus its frame header's length, reads
+    "Device or resource busy"). The message leads with the declared size against our pixel limit, as for every
+    oversized image, and without a limit against FFmpeg's; it never blames a busy device."""
+    vm.require_ffmpeg()
+    good = tmp_path / "small.y4m"
+    subprocess.run([vm.FFMPEG, "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25:duration=0.08",
+                    "-pix_fmt", "yuv420p", str(good)], check=True, capture_output=True)
+    data = good.read_bytes()
+    assert data.startswith(b"YUV4MPEG2 W64 H48 ")
+    path = tmp_path / "huge.y4m"
+    path.write_bytes(data.replace(b" W64 H48 ", b" W40000 H30000 ", 1))
+    assert decode_video_frames(good, indices=[1]).data.shape == (1, 3, 48, 64)  # only the edit is wrong
+    cli = subprocess.run([vm.FFMPEG, "-v", "error", "-i", str(path), "-f", "null", "-"], capture_output=True, text=True)
+    assert cli.returncode != 0 and "Picture size 40000x30000 is invalid" in cli.stderr
+    ours = (rf"^{re.escape(str(path))}: video: image of 40000x30000 = 1200000000 pixels exceeds the limit of "
+            rf"{spdl_torch.io.MAX_IMAGE_PIXELS} pixels \(max_pixels\)$")
+    with pytest.raises(spdl_torch.DecodeError, match=ours):
+        decode_video_frames(path, indices=[0])
+    with pytest.raises(spdl_torch.DecodeError, match=ours):
+        spdl_torch.io.decode_video_clips([path], num_frames_per_clip=1, height=8, width=8)
+    ffmpegs = (rf"^{re.escape(str(path))}: cannot open the input: its header declares a picture of 40000x30000 = "
+               r"1200000000 pixels, over the largest picture FFmpeg allocates \(av_image_check_size: about 268 "
+               r"million pixels\)$")
+    for call in (lambda: decode_video_frames(path, indices=[0], max_pixels=0), lambda: video_metadata(path),
+                 lambda: spdl_torch.io.decode_audio(path)):
+        with pytest.raises(spdl_torch.DecodeError, match=ffmpegs):
+            call()
+
+
 def test_opcheck_video_ops():
     path = vm.make_video("h264_bframes")
     data = torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8)
     torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"indices": [3, 0, 3]})
-    torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"timestamps": [0.5]})
+    torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"seconds": [0.5]})
     # string outputs: AOT dispatch (test_aot_dispatch_*) traces tensors only, so it is left out here
     torch.library.opcheck(torch.ops.spdl_torch.video_metadata.default, (data,), {},
                           test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
@@ -239,15 +276,15 @@ def test_discarded_packets_are_no_frames_of_the_header_count_or_the_timestamps()
     """The edit list's discarded samples: not in the header's count either, and no timestamp names them."""
     for path, n in ((vm.make_mp4_cut_mid_gop(), 22), (vm.make_mp4_short_edit(), 29)):
         meta = video_metadata(path)
-        assert (meta.num_frames, meta.num_frames_counted) == (n, False)
+        assert (meta.num_frames, meta.num_frames_from_header, meta.num_frames_from_content) == (n, n, None)
         pts = decode_video_frames(path, indices=range(n)).pts_seconds.tolist()
         assert pts[0] == 0.0
-        with pytest.raises(IndexError, match=r"outside the stream's \[0\.000000 s, "):
+        with pytest.raises(IndexError, match=r"outside the stream's \[0 s, "):
             decode_video_frames(path, seconds=[-0.001])
         out = decode_video_frames(path, seconds=[0.0, pts[-1], pts[-1] + 0.039])
         np.testing.assert_array_equal(frames_hwc(out), vm.cli_frames(path)[[0, n - 1, n - 1]])
     # the discarded last frame's time, 29 x 40 ms, is past the end
-    with pytest.raises(IndexError, match=r"timestamp 1\.160000 s is outside the stream's \[0\.000000 s, 1\.160000 s\)"):
+    with pytest.raises(IndexError, match=r"timestamp 1\.16 s is outside the stream's \[0 s, 1\.16 s\)"):
         decode_video_frames(vm.make_mp4_short_edit(), seconds=[1.16])
 
 
@@ -266,8 +303,8 @@ def test_restarting_timestamps_address_frames_in_decode_order():
         decode_video_frames(path, seconds=[1.6])
     from spdl_torch.io import decode_video_clips
 
-    clips, _, indices = decode_video_clips([path], clip_len=2, clips_per_video=3, height=48, width=64,
-                                        geometry="resize")
+    indices = decode_video_clips([path], num_frames_per_clip=2, num_clips=3, height=48, width=64,
+                                        geometry="resize").indices
     assert indices.tolist() == [[[0, 1], [29, 30], [58, 59]]]
 
 
@@ -305,9 +342,9 @@ def test_stream_minus_one_or_none_is_the_best_stream_and_nothing_below():
             == video_metadata(path, stream_index=0))
     torch.testing.assert_close(decode_video_frames(path, indices=[2], stream_index=None).data,
                                decode_video_frames(path, indices=[2], stream_index=0).data, rtol=0, atol=0)
-    with pytest.raises(ValueError, match="expected stream >= 0"):  # the op itself, as TorchScript calls it
+    with pytest.raises(ValueError, match="expected stream_index >= 0"):  # the op itself, as TorchScript calls it
         torch.ops.spdl_torch.video_metadata(torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8),
-                                            stream=-2)
+                                            stream_index=-2)
 
 
 def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
@@ -334,32 +371,37 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
 
     with pytest.raises(ValueError, match=r"decode_video_clips: the output, 2 videos x 3 clips x 4 frames of "
                                          r"3x100x100 float32, is 2880000 bytes .*over max_output_bytes = 57600"):
-        decode_video_clips([path, path], clip_len=4, clips_per_video=3, height=100, width=100, dtype=torch.float32)
+        decode_video_clips([path, path], num_frames_per_clip=4, num_clips=3, height=100, width=100, dtype=torch.float32)
     with pytest.raises(ValueError, match=r"4 videos x 8 clips x 16 frames of 3x65536x65536 float32, is "
                                          r"26388279066624 bytes \(24576\.0 GiB\), over max_output_bytes = 17179869184"):
-        decode_video_clips([path] * 4, clip_len=16, clips_per_video=8, height=65536, width=65536, dtype=torch.float32,
+        decode_video_clips([path] * 4, num_frames_per_clip=16, num_clips=8, height=65536, width=65536, dtype=torch.float32,
                            max_output_bytes=1 << 34)
-    clips = decode_video_clips([path], clip_len=1, height=120, width=160, geometry="resize", max_output_bytes=57600).data
+    clips = decode_video_clips([path], num_frames_per_clip=1, height=120, width=160, geometry="resize", max_output_bytes=57600).data
     assert clips.shape == (1, 1, 1, 3, 120, 160)
 
 
-# ---- the real corpus (Debian packages' videos): a subsample in `make test`, all of it with
-# SPDL_TORCH_VIDEO_CORPUS=1 (`make test-video-corpus`).
-import os  # noqa: E402
+# ---- the real corpus (Debian packages' videos): a subsample in `make test` (12 first frames per file), every
+# file (120 first frames, the frame count, then every frame) in the corpus tier (`make test-video-corpus`).
+from tests._utils import corpus  # noqa: E402
 
-from tests import media  # noqa: E402
-
-_EXHAUSTIVE = os.environ.get("SPDL_TORCH_VIDEO_CORPUS") == "1"
-_CORPUS = media.files("video")
-_SUBSAMPLE = _CORPUS if _EXHAUSTIVE else _CORPUS[:: max(1, len(_CORPUS) // 8)][:8]
-_HEAD = 120 if _EXHAUSTIVE else 12  # frames compared with the CLI per file
+_CORPUS = corpus.files("video")
+_SUBSAMPLE = _CORPUS[:: max(1, len(_CORPUS) // 8)][:8]
+_CORPUS_TIER = [pytest.mark.corpus]
 
 
-@pytest.mark.parametrize("path", media.params(_SUBSAMPLE))
-def test_corpus_first_frames_and_seeks_equal_the_cli(path):
-    ref = vm.cli_frames(path, _HEAD)
+def _first_frames_params():
+    """(path, frames compared with the CLI, the whole corpus): the subsample, then every file."""
+    sub = [pytest.param(*p.values, 12, False, id=p.id, marks=p.marks) for p in corpus.params(_SUBSAMPLE)]
+    every = [pytest.param(*p.values, 120, True, id=p.id, marks=p.marks)
+             for p in corpus.params(_CORPUS, marks=_CORPUS_TIER, prefix="corpus-")]
+    return sub + every
+
+
+@pytest.mark.parametrize("path, head, exhaustive", _first_frames_params())
+def test_corpus_first_frames_and_seeks_equal_the_cli(path, head, exhaustive):
+    ref = vm.cli_frames(path, head)
     meta = video_metadata(path, count_frames=True)
-    if _EXHAUSTIVE:
+    if exhaustive:
         assert meta.num_frames == vm.probe(path)["count"]
     k = min(len(ref), meta.num_frames)
     out = decode_video_frames(path, indices=range(k))
@@ -371,8 +413,7 @@ def test_corpus_first_frames_and_seeks_equal_the_cli(path):
     torch.testing.assert_close(a[0], a[2], rtol=0, atol=0)
 
 
-@pytest.mark.skipif(not _EXHAUSTIVE, reason="every frame of every corpus video (minutes): make test-video-corpus")
-@pytest.mark.parametrize("path", media.params(_CORPUS))
+@pytest.mark.parametrize("path", corpus.params(_CORPUS, marks=_CORPUS_TIER))  # minutes: make test-video-corpus
 def test_corpus_every_frame_equals_the_cli(path):
     """Every frame of every corpus video equals the CLI's at its position (streamed in chunks), the count
     equals ffprobe's, and frames asked in a random order across the whole file equal them too."""

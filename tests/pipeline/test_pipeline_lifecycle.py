@@ -10,7 +10,7 @@ import pytest
 
 from spdl_torch.pipeline import PipelineBuilder
 
-from ..waiting import WAIT, wait_until
+from tests._utils.waiting import WAIT, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -8,7 +8,7 @@ import pytest
 
 from spdl_torch.pipeline import PipelineBuilder
 
-from ..waiting import WAIT, wait_until
+from tests._utils.waiting import WAIT, wait_until
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])

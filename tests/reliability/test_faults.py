@@ -18,7 +18,7 @@ import torch
 
 import spdl_torch
 
-from .. import images
+from tests._utils import images
 
 
 def _drain(loader) -> tuple[list, list[Exception]]:

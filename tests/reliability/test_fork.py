@@ -8,7 +8,7 @@ import torch
 
 import spdl_torch
 
-from .. import images
+from tests._utils import images
 
 
 def _jpeg(seed: int) -> torch.Tensor:

@@ -10,7 +10,7 @@ files), PngSuite's corrupted ``x*.png``, plus inputs synthesized here from corpu
 GIF/WebP/BMP, wrong file extensions, zero-length and random bytes, format magic followed by garbage,
 headers declaring 65535 x 65535 / 2^31 / 2^64 pixels, and hostile EXIF (64 KB, self-referencing IFDs, deep
 nesting, out-of-range offsets, 200 APP1 segments). The decodes run in a subprocess
-(``tests/reliability/_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
+(``tests/_utils/run_hostile_probe.py``): a crash or hang fails this test naming the file, not the whole session.
 """
 
 import hashlib
@@ -28,7 +28,7 @@ import pytest
 import spdl_torch
 from spdl_torch.io import decode_image
 
-from ..media import REPO, files, require_corpus, short_name
+from tests._utils.corpus import REPO, files, require_corpus, short_name
 
 # One subprocess decodes every hostile file for the module's four checks (~6 s): the slow tier, which CI runs.
 pytestmark = pytest.mark.slow
@@ -222,7 +222,7 @@ def probe(tmp_path_factory):
     cases = _cases(tmp)
     manifest = tmp / "manifest.json"
     manifest.write_text(json.dumps(cases))
-    proc = subprocess.run([sys.executable, "-m", "tests.reliability._hostile_probe", str(manifest)], cwd=REPO,
+    proc = subprocess.run([sys.executable, "-m", "tests._utils.run_hostile_probe", str(manifest)], cwd=REPO,
                           capture_output=True, text=True, timeout=900)
     results = {}
     for line in proc.stdout.splitlines():
@@ -306,17 +306,20 @@ def test_header_bombs_refused_cheaply(probe):
         "synth/png-3895519243x4057328400-int64-overflow.png"]["message"]
 
 
-# Regressions found by the fuzzers and sanitizers (see docs/reliability.md); small synthetic bytes, no corpus needed.
+# Regressions found by the fuzzers and sanitizers; small synthetic bytes, no corpus needed.
 @pytest.mark.parametrize("data", [b"\xff\xd8\xff\xd9",
                                   b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"],
                          ids=["soi-eoi", "soi-app0"])
 def test_jpeg_without_frame_header_is_decode_error(data):
-    # TurboJPEG 2.1 reports success without a size for these; a 0x0 image reached the allocator.
+    """TurboJPEG 2.1's header read succeeds without setting a size for data that ends before a frame header
+    (it takes them for tables-only streams); such a file once reached the output allocator as a 0x0 image
+    (found by ``fuzz_decode_image`` on its first seed, an EXIF-only JPEG cut before its SOF)."""
     with pytest.raises(spdl_torch.DecodeError, match="no frame header"):
         decode_image(data)
 
 
 def test_png_size_overflowing_int64_is_refused_by_the_limit():
-    # 3895519243 x 4057328400 pixels overflowed int64 in the pixel-limit check (UBSan, make test-sanitize).
+    """PNG sizes are 32-bit unsigned: 3895519243 x 4057328400 pixels overflowed int64 in the pixel-limit check
+    (undefined behaviour, found by UBSan in ``make test-sanitize``); the product is now unsigned 64-bit."""
     with pytest.raises(spdl_torch.DecodeError, match="15805400857370401200 pixels exceeds the limit"):
         decode_image(_png_declaring(0xE830E80B, 0xF1D5EB10))

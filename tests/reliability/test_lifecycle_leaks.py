@@ -17,7 +17,7 @@ import torch
 import spdl_torch
 from spdl_torch.io import decode_image
 
-from .. import images
+from tests._utils import images
 
 CYCLES = 1000
 WARMUP = 50

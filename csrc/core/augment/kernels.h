@@ -20,6 +20,15 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
 // 1 BILINEAR, 2 BICUBIC, fill = 3 bytes (R, G, B).
 void pil_affine(const RgbImage& img, const double* m, int resample, const uint8_t* fill);
 
+// pil_color.cpp (Pillow's rules, what torchvision's transforms do to a PIL image):
+// ImageEnhance.<enhancer>(img).enhance(factor) (Image.blend with the enhancer's degenerate image), factor >= 0.
+enum class Enhancer : int { Brightness = 0, Color = 1, Contrast = 2, Sharpness = 3 };
+void pil_enhance(const RgbImage& img, Enhancer enhancer, float factor);
+// torchvision's PIL adjust_hue: convert("HSV"), H += shift (modulo 256, 0..255), convert("RGB").
+void pil_hue(const RgbImage& img, int shift);
+// ImageOps.autocontrast(img): per channel, Pillow's double-precision table.
+void pil_autocontrast(const RgbImage& img);
+
 // color.cpp
 void adjust_brightness(const RgbImage& img, float factor);
 void adjust_contrast(const RgbImage& img, float factor);

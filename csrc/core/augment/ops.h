@@ -4,8 +4,8 @@
 // A program is K rows of 8 floats, [code, a0, a1, a2, a3, a4, a5, a6], run in order on the sample's uint8
 // RGB crop after the resample and before the dtype conversion / normalisation. Each kernel follows
 // torchvision.transforms.v2.functional on a uint8 [3, H, W] tensor (float32 arithmetic, the same
-// rounding and truncation); the exceptions are named at the kernel. Codes 14..16 follow Pillow (what timm's
-// ops do to PIL images) instead.
+// rounding and truncation); the exceptions are named at the kernel. Codes 14..16 and 20..23 follow Pillow (what
+// torchvision's transforms and timm's ops do to PIL images) instead.
 //
 // The mix rows (17..19) mix augmentation chains as AugMix does: MixBegin keeps a copy of the image (the
 // chains' source) and starts a float32 sum with w0 * image; each chain is the rows after it up to a MixAdd,
@@ -36,7 +36,7 @@ enum class Code : int {
   Invert = 11,
   Grayscale = 12,    // 3 output channels
   GaussianBlur = 13, // a0 kernel x, a1 kernel y (odd, >= 1), a2 sigma x, a3 sigma y (> 0)
-  // Pillow's rules (timm's ops on PIL images):
+  // Pillow's rules (what timm's ops and torchvision's transforms do to PIL images):
   Fill = 14,         // a0, a1, a2: R, G, B (integers 0..255): the fill of the sample's following PilAffine rows
                      // (0, 0, 0 at the start of each sample's program, Pillow's default)
   PilAffine = 15,    // a0..a5: Pillow's AFFINE data (a, b, c, d, e, f): output (x, y) samples the input at
@@ -47,10 +47,19 @@ enum class Code : int {
   MixAdd = 18,       // a0 w >= 0: sum += w * image, image = source
   MixEnd = 19,       // a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1 mixed = the
                      // same, image = Pillow's Image.blend(source, mixed, a1), a1 in [0, 1] (timm's AugMixAugment)
+  // more of Pillow's rules:
+  PilAffineLow = 20,     // a0..a5 (finite): added, in double, to the AFFINE data of the sample's next PilAffine row
+                         // (data = row value + the sum of the low rows before it; cleared there): Pillow's double
+                         // coefficients travel as float32 hi + mid + lo parts, exactly
+  PilEnhance = 21,       // a0 enhancer 0 Brightness, 1 Color, 2 Contrast, 3 Sharpness; a1 factor >= 0:
+                         // ImageEnhance.<enhancer>(img).enhance(a1)
+  PilHue = 22,           // a0 shift (integer 0..255): convert("HSV"), H += shift modulo 256, convert("RGB")
+                         // (torchvision's PIL adjust_hue: shift = int(hue_factor * 255) modulo 256)
+  PilAutocontrast = 23,  // ImageOps.autocontrast(img)
 };
 
 constexpr int kColumns = 8;       // a program row: code + 7 arguments
-constexpr int kMaxCode = 19;
+constexpr int kMaxCode = 23;
 constexpr float kNoFill = -1.0f;  // affine a6: torchvision's fill=None (zeros padding, no mask blend)
 
 // Erase rows (after normalisation, in the slot's dtype): [apply, top, left, height, width, v0, v1, v2].

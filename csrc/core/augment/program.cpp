@@ -122,6 +122,18 @@ void validate_step(const float* row, const std::string& where) {
       if (a0 != 0 && a0 != 1) bad(where, "expected a mix_end mode 0 (torchvision) or 1 (blend), got " + num(a0));
       if (a0 == 1 && !(row[2] >= 0 && row[2] <= 1)) bad(where, "expected a mix_end blend alpha in [0, 1], got " + num(row[2]));
       return;
+    case Code::PilAffineLow: return need_finite(row, 0, 5, where, "pil_affine_low");
+    case Code::PilEnhance:
+      if (a0 != 0 && a0 != 1 && a0 != 2 && a0 != 3) {
+        bad(where,
+            "expected a pil_enhance enhancer 0 (Brightness), 1 (Color), 2 (Contrast) or 3 (Sharpness), got " + num(a0));
+      }
+      return need_factor(row[2], where, "pil_enhance");
+    case Code::PilHue:
+      if (!is_int(a0) || a0 < 0 || a0 > 255)
+        bad(where, "expected a pil_hue shift as an integer 0..255, got " + num(a0));
+      return;
+    case Code::PilAutocontrast: return;
   }
   bad(where, "augment code " + num(code) + " not supported");
 }
@@ -172,6 +184,7 @@ bool has_program(const float* rows, int64_t steps) {
 void run_program(const float* rows, int64_t steps, const RgbImage& img) {
   if (img.pixels() <= 0) return;
   uint8_t fill[3] = {0, 0, 0};  // the fill of pil_affine rows: Pillow's default until a fill row
+  double low[6] = {0, 0, 0, 0, 0, 0};  // the pil_affine_low parts of the next pil_affine row
   for (int64_t k = 0; k < steps; ++k) {
     const float* r = rows + k * kColumns;
     const float* a = r + 1;
@@ -192,7 +205,8 @@ void run_program(const float* rows, int64_t steps, const RgbImage& img) {
       case Code::GaussianBlur: gaussian_blur(img, int(a[0]), int(a[1]), a[2], a[3]); break;
       case Code::Fill: fill[0] = uint8_t(a[0]), fill[1] = uint8_t(a[1]), fill[2] = uint8_t(a[2]); break;
       case Code::PilAffine: {
-        const double m[6] = {a[0], a[1], a[2], a[3], a[4], a[5]};
+        double m[6];
+        for (int c = 0; c < 6; ++c) m[c] = double(a[c]) + low[c], low[c] = 0;  // hi + (mid + lo): exact
         pil_affine(img, m, int(a[6]), fill);
         break;
       }
@@ -200,6 +214,12 @@ void run_program(const float* rows, int64_t steps, const RgbImage& img) {
       case Code::MixBegin: mix_begin(img, a[0]); break;
       case Code::MixAdd: mix_add(img, a[0]); break;
       case Code::MixEnd: mix_end(img, int(a[0]), a[1]); break;
+      case Code::PilAffineLow:
+        for (int c = 0; c < 6; ++c) low[c] += double(a[c]);
+        break;
+      case Code::PilEnhance: pil_enhance(img, Enhancer(int(a[0])), a[1]); break;
+      case Code::PilHue: pil_hue(img, int(a[0])); break;
+      case Code::PilAutocontrast: pil_autocontrast(img); break;
       default: throw InternalError("augment: code " + num(r[0]) + " reached run_program unvalidated");
     }
   }

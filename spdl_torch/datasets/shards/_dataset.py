@@ -1,4 +1,5 @@
-"""``TarShardDataset``: WebDataset tar shards (local or ``http(s)://``), in a global order that does not depend on
+"""``TarShardDataset``: WebDataset tar shards (local, ``http(s)://`` or object storage: ``s3://``, ``gs://``,
+``az://``), in a global order that does not depend on
 the number of ranks or worker threads, resumable exactly (same split) or across another split (see
 :mod:`._order` for the definitions and :mod:`._members` for what a sample becomes)."""
 
@@ -22,15 +23,20 @@ __all__ = ["STATE_FORMAT", "TarShardDataset", "merge_states"]
 
 STATE_FORMAT = "spdl_torch.TarShardDataset/1"
 MERGED_FORMAT = "spdl_torch.TarShardDataset.merged/1"
+_COPY_IDS = ("owner", "iterated_by")  # entries of the merged state's box that hold a dataset copy's id()
+_ITSELF = "itself"  # in a pickled or deep-copied box: the entry named the dataset copied
 
 
 class TarShardDataset(IterableDataset):
     """Samples of WebDataset tar shards: members ``<key>.<ext>`` grouped by key, read sequentially.
 
     Args:
-        sources: shard paths / ``http(s)://`` URLs (plain or gzip tars), one path or URL, or the
-            ``index.json`` that :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to
-            count its samples; without it every shard's headers are read once, here). An index is untrusted
+        sources: shard paths / URLs (plain or gzip tars; ``http(s)://``, ``s3://``, ``gs://``, ``az://``,
+            ``abfs[s]://``), one path or URL, a brace pattern as WebDataset writes them
+            (``"s3://bucket/train/shard-{000000..000999}.tar"``), or the ``index.json`` that
+            :func:`spdl_torch.datasets.write_shards` writes (then no shard is read to count its samples; without
+            it every shard's headers are read once, here); a directory or object prefix (ending in ``/``):
+            its ``index.json`` when it has one, else its ``*.tar`` / ``*.tar.gz`` in name order. An index is untrusted
             input: the shards and member tables it names must be relative paths below its own directory or URL
             (no absolute path, ``..``, other host or scheme: ``ValueError`` naming the entry), and the index
             and its member tables are read up to a bound (256 MiB; a table up to its shard's ``num_bytes``
@@ -52,7 +58,8 @@ class TarShardDataset(IterableDataset):
             shard, not one per sample).
         seed: seed of the order and of the random augmentations (per sample: ``(seed, epoch, index)``); every
             rank must use the same one.
-        rank, world_size: this process' rank (default: :func:`spdl_torch.distributed.rank_and_world_size`).
+        rank, world_size: this process' rank (default: the default process group's, else ``RANK`` /
+            ``WORLD_SIZE``, else ``(0, 1)``).
         drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
         decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
@@ -71,8 +78,16 @@ class TarShardDataset(IterableDataset):
             messages, one per lost sample, shared by ``spdl_torch.DataLoader``'s worker threads; each of torch's
             worker processes has its own copy), with one ``RuntimeWarning`` per damage.
             A gzip shard's CRC is checked at its end, after its samples were read.
-        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: :class:`HttpFetch`, aiohttp;
-            the contract and an S3 example with aiobotocore: :mod:`spdl_torch.datasets.shards._remote`).
+        fetch: ``async def fetch(url, start, stop) -> bytes`` for URLs (default: aiohttp for ``http(s)://``, the
+            ``remote`` extra; obstore for object URLs, the ``cloud`` extra; the contract:
+            :mod:`spdl_torch.datasets.shards._remote`).
+        storage_options: settings of the object stores (obstore's keys: ``{"region": ..., "endpoint": ...,
+            "aws_access_key_id": ..., "skip_signature": True}``; ``"profile"``: an AWS profile). Without them,
+            and for every setting they leave out, the environment (``AWS_ACCESS_KEY_ID``,
+            ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION`` / ``AWS_DEFAULT_REGION``,
+            ``AWS_ENDPOINT_URL``; an ``http://`` endpoint is allowed), then the AWS credentials and config
+            files (``AWS_PROFILE``), then the instance's role; never an index. See
+            :mod:`spdl_torch.datasets.shards._object_store`.
         retry: :class:`RetryPolicy` of every range request (timeout, attempts, backoff, jitter).
         max_concurrency: range requests in flight, process-wide, per fetch function.
         chunk_size, read_ahead: bytes per range request; requests a stream keeps in flight ahead of its reader.
@@ -97,10 +112,18 @@ class TarShardDataset(IterableDataset):
     also for new loaders over the same dataset. With torch's DataLoader and worker processes the main process
     sees an epoch start only through :meth:`set_epoch`: call it before each epoch (as for ``DistributedSampler``).
 
+    Copies: ``copy.deepcopy`` and ``pickle`` keep the state (a loaded merged remainder included: the copy delivers
+    it once, as the dataset that loaded it) and the cache directory; the cache's lock and the HTTP connections
+    are the copy's own. ``pickle`` needs picklable ``transform``, ``decoders`` and ``fetch``.
+
     Raises:
         ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
-            outside its directory or URL, or longer than its bound.
-        OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples.
+            outside its directory or URL, or longer than its bound; a prefix without an index or shards, an
+            ``http(s)://`` prefix (a web server cannot be listed).
+        ImportError: an object URL without obstore installed (the message names the ``cloud`` extra).
+        OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples; the index or a
+            prefix cannot be read (a missing bucket or object, denied access: the URL, the status and the
+            store's error code named, no credential).
     """
 
     _init_fusion = FusedBatchMixin._init_fusion
@@ -114,8 +137,9 @@ class TarShardDataset(IterableDataset):
                  label_ext: str | None = "cls", on_error: str = "raise", fetch: FetchFn | None = None,
                  retry: RetryPolicy | None = None, max_concurrency: int = 16, chunk_size: int = 4 << 20,
                  read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
-                 max_pixels: int | None = None, warn_unfused: bool = True, require_fused: bool = False) -> None:
-        from ...distributed import _resolve
+                 storage_options: Mapping[str, Any] | None = None, max_pixels: int | None = None,
+                 warn_unfused: bool = True, require_fused: bool = False) -> None:
+        from ..._ranks import resolve_rank
         from ...transforms import fuse
 
         if on_error not in ("raise", "skip"):
@@ -125,9 +149,11 @@ class TarShardDataset(IterableDataset):
                             ("read_ahead", read_ahead, 1)):
             if not isinstance(v, int) or v < lo:
                 raise ValueError(f"TarShardDataset: expected an int {name} >= {lo}, got {name}={v!r}")
+        if storage_options is not None and not isinstance(storage_options, Mapping):
+            raise TypeError(f"TarShardDataset: storage_options should be a dict, got {type(storage_options).__name__}")
         if cache_dir is not None and cache_bytes <= 0:
             raise ValueError(f"TarShardDataset: cache_dir needs cache_bytes > 0, got {cache_bytes=}")
-        self.rank, self.world_size = _resolve(rank, world_size)
+        self.rank, self.world_size = resolve_rank(rank, world_size)
         self.transform, self.target_transform = transform, target_transform
         self.batch_size, self.shuffle, self.shuffle_buffer = batch_size, bool(shuffle), shuffle_buffer
         self.seed, self.epoch, self.drop_last = int(seed), 0, bool(drop_last)
@@ -141,7 +167,8 @@ class TarShardDataset(IterableDataset):
 
             cache = ShardCache(cache_dir, cache_bytes)
         self.shards = ShardSet(sources, fetch=fetch, policy=retry or RetryPolicy(), max_concurrency=max_concurrency,
-                               chunk_size=chunk_size, read_ahead=read_ahead, cache=cache)
+                               chunk_size=chunk_size, read_ahead=read_ahead, cache=cache,
+                               storage_options=storage_options)
         self.plan = fuse(transform) if transform is not None else None
         self._init_fusion(warn_unfused, require_fused, True, max_pixels, None)
         self._unit_state: dict[str, Any] | None = None  # a worker's saved state, loaded before iter()
@@ -154,13 +181,12 @@ class TarShardDataset(IterableDataset):
         """Whether native ops produce the samples: the image transform fully fused (or none) and every member
         decoder one of spdl_torch's (the small default label/text decoders, or its audio / video batch
         decoders). :class:`spdl_torch.DataLoader` then loads on threads, else in worker processes."""
-        from ...dataloader._mode import plan_is_native
         from ._members import DEFAULT_DECODERS
 
         defaults = list(DEFAULT_DECODERS.values())
         ours = all(any(d is f for f in defaults) or type(d).__module__.startswith("spdl_torch.")
                    for d in self.decoders.values())
-        return ours and (self.transform is None or plan_is_native(self.plan))
+        return ours and (self.transform is None or (self.plan is not None and self.plan.native))
 
     # -- the plan --------------------------------------------------------------------------------
     @property
@@ -239,6 +265,29 @@ class TarShardDataset(IterableDataset):
         self._progress = progress = self._state_of(split, epoch, base, start)
         items = unit_samples(self.layout(epoch), self.shards, part, start, self._fail)
         return decode_stream(self, items, epoch, progress, self._fail)
+
+    # -- copies ------------------------------------------------------------------------------------
+    # The merged state's box is shared by the dataset and its workers' shallow copies, and names the copy that
+    # loaded it ("owner") and the one that iterated it ("iterated_by") by id(). copy.copy (a worker's copy) keeps
+    # the box shared; a deep copy or an unpickled dataset gets its own box, in which it takes its original's role
+    # (and the other copies' roles go with them: they are not copied).
+    def __copy__(self) -> TarShardDataset:
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_resume"] = {k: (_ITSELF if v == id(self) else None) if k in _COPY_IDS else v
+                            for k, v in self._resume.items()}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        box = self._resume
+        for k in _COPY_IDS:
+            if box.get(k) == _ITSELF:
+                box[k] = id(self)
 
     def _fail(self, error: BaseException) -> None:
         if self.on_error == "raise":

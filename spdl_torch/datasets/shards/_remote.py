@@ -2,22 +2,18 @@
 loop, with bounded concurrency, a per-request timeout and retries (exponential backoff with jitter), streamed
 into the tar reader through a read-ahead window (a shard is never held whole in memory).
 
-:class:`HttpFetch` is the built-in fetch (aiohttp, HTTP range requests, with checks on what a server answers:
-``Content-Range``, a 200 to a range request; its sessions closed at interpreter exit). Any other client plugs in
-as a coroutine function of the same signature; it returns the bytes ``[start, stop)``, fewer only at the end of the object, and
-raises :class:`FetchStatusError` for an HTTP-like status (4xx: not retried; 5xx: retried), ``ConnectionError``,
-``TimeoutError`` or :class:`TransientFetchError` for what a retry may fix. An S3 example with aiobotocore::
+:class:`HttpFetch` is the built-in fetch of ``http(s)://`` URLs (aiohttp, HTTP range requests, with checks on
+what a server answers: ``Content-Range``, a 200 to a range request; its aiohttp sessions closed at interpreter exit);
+object URLs (``s3://``, ``gs://``, ``az://``) are read by :class:`._object_store.ObjectStoreFetch`. Any other
+client plugs in as a coroutine function of the same signature; it returns the bytes ``[start, stop)``, fewer only
+at the end of the object, and raises :class:`FetchStatusError` for an HTTP-like status (4xx but 408 and 429: not
+retried; 5xx, 408, 429: retried), ``ConnectionError``, ``TimeoutError`` or :class:`TransientFetchError` for what
+a retry may fix::
 
-    session = aiobotocore.session.get_session()
+    async def fetch(url, start, stop):      # e.g. a client of a store obstore does not serve
+        return await my_client.read(url, offset=start, length=stop - start)
 
-    async def s3_fetch(url, start, stop):          # url: "https://<bucket>.s3.amazonaws.com/<key>"
-        bucket, key = parse(url)
-        async with session.create_client("s3") as s3:
-            r = await s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={start}-{stop - 1}")
-            async with r["Body"] as body:
-                return await body.read()
-
-    ds = TarShardDataset(urls, fetch=s3_fetch)
+    ds = TarShardDataset(urls, fetch=fetch)
 
 :class:`ShardCache` is the optional local cache directory for remote shards, bounded in bytes: a shard is
 downloaded (in ranges, through the same retries) into the directory ahead of its reader, the least recently used
@@ -66,7 +62,7 @@ class RetryPolicy:
     """Retries of one range request: at most ``attempts`` tries, each limited to ``timeout`` seconds; before
     retry k (1-based) a sleep of ``min(max_backoff, backoff * 2**(k-1))`` times a uniform factor in
     ``[1 - jitter, 1 + jitter]``. Retried: connection errors, timeouts, short bodies, a 206 for another range
-    than asked, 5xx; never 4xx."""
+    than asked, 5xx, 408 (request timeout) and 429 (throttling); never another 4xx."""
 
     attempts: int = 5
     timeout: float = 30.0
@@ -85,7 +81,7 @@ class RetryPolicy:
 
 def _retryable(e: BaseException) -> bool:
     if isinstance(e, FetchStatusError):
-        return e.status >= 500
+        return e.status >= 500 or e.status in (408, 429)  # a server error, a request timeout, throttling
     if isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError, TransientFetchError)):
         return True
     try:
@@ -119,6 +115,17 @@ class _Limiter:
 
 
 _limiters: dict[tuple[int, int], _Limiter] = {}
+
+
+def _after_fork() -> None:
+    """In a forked child (a worker process of torch's DataLoader): the parent's loop thread is not there, and
+    its semaphores belong to that loop; the child's first remote read starts its own."""
+    _Loop._lock = threading.Lock()
+    _Loop._loop = None
+    _limiters.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 async def _with_retries(attempt: Callable[[], Awaitable[Any]], length: Callable[[Any], int], url: str, start: int,
@@ -298,7 +305,7 @@ class _Bodies:
 
 
 class HttpFetch:
-    """HTTP(S) range requests with aiohttp (one session per event loop, ``limit`` connections).
+    """HTTP(S) range requests with aiohttp (one client session per event loop, ``limit`` connections).
 
     ``await fetch(url, start, stop)`` -> the bytes ``[start, stop)`` (fewer at the end of the object; empty
     past it). Raises :class:`FetchStatusError` for an error status and :class:`TransientFetchError` (retried)
@@ -323,6 +330,17 @@ class HttpFetch:
         self._bodies: dict[tuple[int, str], _Bodies] = {}  # (loop, url) -> held 200 answers
         self._lru: list[tuple[tuple[int, str], _Body]] = []  # every held answer, least recently used first
         self._sizes: dict[tuple[int, str], int] = {}  # (loop, url) -> the object's size, from a 200 answer
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) keeps the limit, the headers and what was learned of the hosts;
+        the aiohttp ClientSessions, held answers and probes belong to this process's event loop: the copy opens
+        its own."""
+        return {"limit": self.limit, "headers": self.headers, "ignoring": set(self._ignoring),
+                "ranged_hosts": set(self._ranged_hosts)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        HttpFetch.__init__(self, limit=state["limit"], headers=state["headers"])
+        self._ignoring, self._ranged_hosts = state["ignoring"], state["ranged_hosts"]
 
     async def _session(self) -> Any:
         import aiohttp
@@ -533,6 +551,14 @@ class ShardCache:
         os.makedirs(self.directory, exist_ok=True)
         self._lock = threading.Lock()
         self._downloads: dict[str, Future] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (``copy.deepcopy``, ``pickle``) uses the same directory and bound, with its own lock; the
+        downloads in flight are this process's."""
+        return {"directory": self.directory, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ShardCache.__init__(self, state["directory"], state["max_bytes"])
 
     def path(self, url: str) -> str:
         digest = hashlib.sha1(url.encode()).hexdigest()[:20]

@@ -13,24 +13,58 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
 from ... import _exit
-from ...errors import DecodeError
+from ..._errors import DecodeError
 from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
+from ._object_store import is_object_url, require_obstore
 from ._remote import FetchFn, RemoteStream, RetryPolicy, _Loop, fetch_range, fetch_range_into
+from ._sources import resolve_sources
 from ._table import MemberTable, StreamTableCursor, TableCursor
 from ._tar import Sample, ShardCursor, _error, count_samples, is_url, local_opener, more_samples_error
 from ._write import INDEX_FORMAT
 
-__all__ = ["ShardSet", "unit_samples"]
+__all__ = ["SchemeFetch", "ShardSet", "unit_samples"]
+
+
+class SchemeFetch:
+    """The default fetch: ``http(s)://`` URLs through :class:`._remote.HttpFetch` (aiohttp), object URLs through
+    :class:`._object_store.ObjectStoreFetch` (obstore), each made on first use."""
+
+    def __init__(self, limit: int, storage_options: Mapping[str, Any] | None, timeout: float) -> None:
+        self.limit, self.storage_options, self.timeout = limit, storage_options, timeout
+        self._http: Any = None
+        self._objects: Any = None
+
+    def objects(self, url: str) -> Any:
+        if self._objects is None:
+            require_obstore(url)
+            from ._object_store import ObjectStoreFetch
+
+            self._objects = ObjectStoreFetch(self.storage_options, timeout=self.timeout)
+        return self._objects
+
+    def _for(self, url: str) -> Any:
+        if is_object_url(url):
+            return self.objects(url)
+        if self._http is None:
+            from ._remote import HttpFetch
+
+            self._http = HttpFetch(limit=self.limit)
+        return self._http
+
+    async def __call__(self, url: str, start: int, stop: int) -> bytes:
+        return await self._for(url)(url, start, stop)
+
+    async def into(self, url: str, start: int, stop: int, out: memoryview) -> int:
+        return await self._for(url).into(url, start, stop, out)
 
 class ShardSet:
     """The shards of a dataset: names, sample counts (from ``index.json`` or counted once) and openers.
@@ -41,35 +75,47 @@ class ShardSet:
     """
 
     def __init__(self, sources: Any, *, fetch: FetchFn | None, policy: RetryPolicy, max_concurrency: int,
-                 chunk_size: int, read_ahead: int, cache: Any = None) -> None:
+                 chunk_size: int, read_ahead: int, cache: Any = None,
+                 storage_options: Mapping[str, Any] | None = None) -> None:
         self._fetch, self.policy = fetch, policy
         self.max_concurrency, self.chunk_size, self.read_ahead = max_concurrency, chunk_size, read_ahead
         self.cache = cache
-        sizes: list[int | None]
-        if isinstance(sources, (str, os.PathLike)) and os.fspath(sources).endswith(".json"):
-            index = load_index(os.fspath(sources), self._read_all)
-            self.names, self.counts, sizes, self.tables = index.names, index.counts, index.sizes, index.tables
+        self.storage_options = storage_options
+        resolved = resolve_sources(sources, self._list)
+        self.tables: list[str | None]
+        if resolved.index is not None:
+            self._check_scheme(resolved.index)
+            index = load_index(resolved.index, self._read_all)
+            self.names, self.counts, self.sizes, self.tables = index.names, index.counts, index.sizes, index.tables
         else:
-            if isinstance(sources, (str, os.PathLike)):
-                sources = [sources]
-            self.names = [s if is_url(s) else os.fspath(s) for s in sources]
-            sizes = [None] * len(self.names)
+            self.names, self.sizes = resolved.names, resolved.sizes
             self.counts = None
             self.tables = [None] * len(self.names)
-        self.sizes = sizes
         self._rows: dict[int, MemberTable] = {}  # loaded member tables
         if not self.names:
             raise ValueError("TarShardDataset: expected at least one shard")
+        for n in self.names:
+            self._check_scheme(n)
         if self.counts is None:
             self.counts = [count_samples(n, self.opener(i)) for i, n in enumerate(self.names)]
+
+    def _check_scheme(self, name: str) -> None:
+        """An object URL without obstore is an ImportError naming the extra (unless a fetch of one's own reads it)."""
+        if self._fetch is None and is_object_url(name):
+            require_obstore(name)
 
     @property
     def fetch(self) -> FetchFn:
         if self._fetch is None:
-            from ._remote import HttpFetch
-
-            self._fetch = HttpFetch(limit=self.max_concurrency)
+            self._fetch = SchemeFetch(self.max_concurrency, self.storage_options, self.policy.timeout)
         return self._fetch
+
+    def _list(self, prefix: str) -> list[tuple[str, int]]:
+        """The objects directly under an object prefix (``(url, size)``, by name)."""
+        fetch = self.fetch
+        if not isinstance(fetch, SchemeFetch):
+            raise ValueError(f"TarShardDataset: {prefix} is a prefix: with fetch= given, name the index or the shards")
+        return fetch.objects(prefix).list(prefix, self.policy)
 
     def _read_all(self, source: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes of ``source`` (a path or URL; see :mod:`._index`)."""

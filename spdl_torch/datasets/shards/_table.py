@@ -151,8 +151,10 @@ class TableCursor:
 
 
 def sample_span(offsets: list, sizes: list) -> tuple[int, int]:
-    """A table row's bytes in the shard: from its first member's header to the end of its last member's data."""
-    return offsets[0] - 512, offsets[-1] + sizes[-1]
+    """A table row's bytes in the shard: from its first member's header to the end of its last member's data
+    (in a table write_shards wrote; one whose members are out of order still gets every member inside, never a
+    negative span: the members' headers then tell it does not match the shard)."""
+    return min(offsets) - 512, max(o + n for o, n in zip(offsets, sizes))
 
 
 def split_sample(name: str, key: str, exts: list, offsets: list, sizes: list, buf: torch.Tensor,
@@ -188,13 +190,15 @@ FetchInto = Callable[[int, int, memoryview], "Future[int]"]  # (start, stop, out
 @dataclasses.dataclass
 class _Span:
     """Rows ``[a, b)`` read into one buffer: the shard's bytes ``[lo, hi)``, from the first wanted sample's
-    header to the last one's end (short runs of unwanted samples between are read through)."""
+    header to the last one's end (short runs of unwanted samples between are read through). ``short``: the
+    shard ends before ``hi`` (found before a buffer of that size was made)."""
 
     a: int
     b: int
     lo: int
     hi: int
     buf: torch.Tensor | None = None
+    short: bool = False
 
 
 class StreamTableCursor:
@@ -202,7 +206,9 @@ class StreamTableCursor:
     of consecutive samples (up to ``max_run`` bytes; a run of unwanted samples shorter than ``max_gap`` bytes is
     read through, a longer one skipped); each span is one buffer, fetched in pieces of ``chunk_size`` bytes by
     ``fetch_into(start, stop, out)``, ``read_ahead`` pieces in flight ahead of the reader (across spans), and
-    its samples' members are views of it. Same interface as :class:`ShardCursor`."""
+    its samples' members are views of it. A span over ``max_run`` bytes (one large sample) is made only once its
+    last byte was fetched: a table whose sizes the shard does not hold costs no memory for them. Same interface as
+    :class:`ShardCursor`."""
 
     max_run = 16 << 20  # bytes of one span's buffer
 
@@ -229,7 +235,7 @@ class StreamTableCursor:
             lo, hi = sample_span(*self._table[i][2:])
             last = spans[-1] if spans else None
             if last is not None and lo - last.hi <= self._max_gap and hi - last.lo <= self.max_run:
-                last.b, last.hi = i + 1, hi
+                last.b, last.hi = i + 1, max(last.hi, hi)  # rows that overlap (a forged table) never shrink it
             else:
                 spans.append(_Span(i, i + 1, lo, hi))
         return spans
@@ -237,15 +243,28 @@ class StreamTableCursor:
     def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
         rows = range(start, min(stop, len(self._table)))
         spans = self._spans(rows, want)
-        pieces = deque((s, off, min(off + self._chunk, s.hi)) for s in spans for off in range(s.lo, s.hi, self._chunk))
+
+        def pieces_of() -> Iterator[tuple[_Span, int, int]]:
+            for s in spans:
+                probe = memoryview(bytearray(1))
+                if s.hi - s.lo > self.max_run and self._fetch_into(s.hi - 1, s.hi, probe).result() < 1:
+                    s.short = True  # no buffer, no fetch: its samples are truncated
+                    continue
+                for off in range(s.lo, s.hi, self._chunk):
+                    yield s, off, min(off + self._chunk, s.hi)
+
+        pieces = pieces_of()
+        piece = next(pieces, None)
 
         def submit() -> None:
-            while pieces and len(self._inflight) < self._ahead:
-                s, off, end = pieces.popleft()
+            nonlocal piece
+            while piece is not None and len(self._inflight) < self._ahead:
+                s, off, end = piece
                 if s.buf is None:
                     s.buf = torch.empty(s.hi - s.lo, dtype=torch.uint8)
                 view = memoryview(s.buf.numpy()).cast("B")[off - s.lo:end - s.lo]
                 self._inflight.append((s, off, end, self._fetch_into(off, end, view)))
+                piece = next(pieces, None)
 
         try:
             row = rows.start
@@ -265,6 +284,9 @@ class StreamTableCursor:
                     if want is not None and not want(index):
                         yield Sample(key, index, None)
                         continue
+                    if s.short:
+                        raise _error(self.name, key, f"{key}.{exts[-1]}",
+                                     f"truncated member (the shard ends before byte {s.hi}, where the member ends)")
                     if sample_span(offsets, sizes)[1] > s.lo + got:
                         raise _error(self.name, key, f"{key}.{exts[-1]}",
                                      f"truncated member (the shard ended at byte {s.lo + got})")

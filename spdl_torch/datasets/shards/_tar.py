@@ -1,7 +1,9 @@
 """Reading WebDataset tar shards with Python's :mod:`tarfile`: members grouped into samples by key, each member's
 bytes read once into a uint8 tensor of its own (in bounded pieces: a forged header's size costs no memory the
-data does not fill); the reads by a member table are in ``_table.py``. Symbolic and hard link members are passed
-over, as WebDataset does, with one warning per shard that says how many.
+data does not fill); the reads by a member table are in ``_table.py``. Members that are not regular files (links,
+directories, FIFOs, devices, other types) are passed over, as WebDataset does, with one warning per shard that
+names their kinds and counts. A member whose data would end past the archive (a local plain tar's size, else the
+largest file offset) is a truncated member, found from its header before tarfile seeks past its data.
 
 A sample is a run of consecutive file members with the same key: the member path up to the first dot of its
 base name (``dir/n0001.jpg`` and ``dir/n0001.cls`` are sample ``dir/n0001`` with members ``jpg`` and ``cls``), as
@@ -19,12 +21,13 @@ import os
 import tarfile
 import warnings
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import torch
 
-from ...errors import DecodeError
+from ..._errors import DecodeError
 
 __all__ = ["Sample", "ShardCursor", "count_samples", "is_url", "local_opener", "more_samples_error", "source_name",
            "split_name"]
@@ -44,28 +47,46 @@ _MAX_META = 1 << 20
 _META_TYPES = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
                tarfile.SOLARIS_XHDTYPE)
 
+# The kinds of the members that are not regular files, as the warning names them (others: "type 'V'", ...).
+_KINDS = {tarfile.LNKTYPE: "hard link", tarfile.SYMTYPE: "symbolic link", tarfile.DIRTYPE: "directory",
+          tarfile.FIFOTYPE: "FIFO", tarfile.CHRTYPE: "character device", tarfile.BLKTYPE: "block device"}
+
+# No file's data reaches past this offset (a seek there is an OSError or an OverflowError of the platform).
+_MAX_OFFSET = (1 << 63) - 1
+
 
 class _StrictTarInfo(tarfile.TarInfo):
     """:mod:`tarfile` takes a damaged or cut header after the first for the end of the archive and drops the
     rest without a word (GNU tar reports it); here it is an error. A zero block still ends the archive, as does
     the end of the data at a header boundary. A metadata member (pax header, GNU long name) declaring more than
-    :data:`_MAX_META` bytes is an error (tarfile would allocate its declared size at once), and so is a header
-    that makes tarfile's parser itself fail (an index or value error on a forged field)."""
+    :data:`_MAX_META` bytes is an error (tarfile would allocate its declared size at once), and so are a negative
+    size (in the header's base-256 form or a pax record: tarfile would step back to the same header forever, or
+    read a metadata member to the end of the data) and a header that makes tarfile's parser itself fail (an
+    index or value error on a forged field)."""
 
     @classmethod
     def fromtarfile(cls, tf: tarfile.TarFile) -> tarfile.TarInfo:
         try:
-            return super().fromtarfile(tf)
+            info = super().fromtarfile(tf)
         except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError) as e:
             raise tarfile.ReadError(f"bad tar header at byte {tf.offset}: {e}") from None
         except (IndexError, ValueError, OverflowError, UnicodeError) as e:  # tarfile's parser on a forged field
             raise tarfile.ReadError(f"bad tar header at byte {tf.offset}: {type(e).__name__}: {e}") from None
+        _refuse_negative_size(info)  # a size a pax record set
+        return info
 
     def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        _refuse_negative_size(self)
         if self.type in _META_TYPES and self.size > _MAX_META:
             raise tarfile.ReadError(f"bad tar header at byte {self.offset}: a metadata member of {self.size} bytes "
                                     f"(at most {_MAX_META})")
         return super()._proc_member(tf)
+
+
+def _refuse_negative_size(info: tarfile.TarInfo) -> None:
+    if info.size < 0:
+        raise tarfile.ReadError(f"bad tar header at byte {info.offset} (member {info.name!r}): a negative size "
+                                f"({info.size} bytes)")
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -141,19 +162,21 @@ class ShardCursor:
         self._done = False
         self._stream = False  # read through (tarfile's "r|" mode)
         self._file_size: int | None = None  # a local plain tar's size: declared member sizes are checked against it
-        self._links = 0  # symbolic and hard link members passed over in this pass
-        self._links_told = False
+        self._passed: Counter[str] = Counter()  # members that are not regular files passed over, by kind
+        self._last: tarfile.TarInfo | None = None  # the member tarfile read last (its data is skipped next)
+        self._passed_told = False
 
     def close(self) -> None:
-        self._tell_links()
+        self._tell_passed()
         if self._tar is not None:
             self._tar.close()
         if self._gzip is not None:
             self._gzip.close()
         if self._file is not None:
             self._file.close()
-        self._tar = self._gzip = self._file = self._pending = None
-        self._next, self._done, self._links = 0, False, 0
+        self._tar = self._gzip = self._file = self._pending = self._last = None
+        self._next, self._done = 0, False
+        self._passed.clear()
 
     def _open(self) -> None:
         self.close()
@@ -173,14 +196,33 @@ class ShardCursor:
             except (AttributeError, OSError, io.UnsupportedOperation):
                 pass
 
-    def _tell_links(self) -> None:
-        """One warning per shard (and pass) naming how many link members were passed over: like WebDataset,
-        a sample gets only its regular file members, but not without a word."""
-        if self._links and not self._links_told:
-            self._links_told = True
-            warnings.warn(f"TarShardDataset: {self.name}: {self._links} symbolic or hard link member(s) passed over "
-                          "(a sample gets only its regular file members, as in WebDataset; store the data as "
-                          "regular files: tar --hard-dereference, or write_shards)", RuntimeWarning, stacklevel=2)
+    def _tell_passed(self) -> None:
+        """One warning per shard naming the kinds and counts of the members that were not regular files and
+        were passed over: like WebDataset, a sample gets only its regular file members, but not without a word."""
+        if self._passed and not self._passed_told:
+            self._passed_told = True
+            kinds = ", ".join(f"{kind}: {n}" for kind, n in self._passed.items())
+            hint = ""
+            if self._passed["hard link"] or self._passed["symbolic link"]:
+                hint = "; store linked data as regular files: tar --hard-dereference, or write_shards"
+            warnings.warn(f"TarShardDataset: {self.name}: {self._passed.total()} member(s) that are not regular files "
+                          f"passed over ({kinds}): a sample gets only its regular file members, as in WebDataset"
+                          f"{hint}", RuntimeWarning, stacklevel=2)
+
+    def _check_data_end(self, info: tarfile.TarInfo) -> None:
+        """A member whose data tarfile reads or skips over (a regular file, or a type it does not know) must end
+        within the archive: a local plain tar's size, else the largest file offset (a seek past it is an
+        OSError or OverflowError of the platform, naming no file). Checked before tarfile seeks past it: the
+        samples before it are kept."""
+        if not (info.isreg() or info.type not in tarfile.SUPPORTED_TYPES):
+            return
+        limit = _MAX_OFFSET if self._file_size is None else self._file_size
+        if info.offset_data + info.size > limit:
+            self._done = True
+            held = "more than any file holds" if self._file_size is None else \
+                f"the archive holds {max(limit - info.offset_data, 0)} after it"
+            raise _error(self.name, split_name(info.name)[0], info.name,
+                         f"truncated member (the header declares {info.size} bytes, {held})")
 
     def _skip_streamed(self) -> None:
         """Streamed: the data of the member before, as far as it was not read, is read through here in
@@ -211,6 +253,8 @@ class ShardCursor:
     def _next_member(self, key: str | None, last: str | None) -> tarfile.TarInfo | None:
         """The next file member, or None at the end of the archive (``last``: the member before, for errors)."""
         while True:
+            if self._last is not None:
+                self._check_data_end(self._last)
             try:
                 self._skip_streamed()
                 info = self._tar.next()
@@ -219,15 +263,16 @@ class ShardCursor:
                 raise _error(self.name, key, last, f"truncated or damaged tar after this member ({e})") from None
             if info is None:
                 self._done = True
-                self._tell_links()
+                self._tell_passed()
                 self._check_end()
-            elif info.issparse():  # its data would be expanded to the declared size, holes as zeros
+                return None
+            if info.issparse():  # its data would be expanded to the declared size, holes as zeros
                 self._done = True
                 raise _error(self.name, split_name(info.name)[0], info.name, "a sparse member (not supported)")
-            elif info.islnk() or info.issym():
-                self._links += 1
-            if info is None or info.isfile():
+            self._last = info
+            if info.isfile():
                 return info
+            self._passed[_KINDS.get(info.type, f"type {info.type.decode('latin-1')!r}")] += 1
 
     def read(self, start: int, stop: int, want: Callable[[int], bool] | None = None) -> Iterator[Sample]:
         """Yields samples ``start <= index < stop`` in order (fewer when the shard has fewer). Samples for
@@ -312,8 +357,12 @@ def local_opener(path: str) -> Callable[[], tuple[BinaryIO, bool]]:
     return open_
 
 
+URL_SCHEMES = ("http://", "https://", "s3://", "gs://", "az://", "abfs://", "abfss://")
+
+
 def is_url(source: Any) -> bool:
-    return isinstance(source, str) and source.startswith(("http://", "https://"))
+    """Whether ``source`` is an ``http(s)://`` or object (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``) URL."""
+    return isinstance(source, str) and source.startswith(URL_SCHEMES)
 
 
 def source_name(source: str | os.PathLike) -> str:

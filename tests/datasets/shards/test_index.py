@@ -13,8 +13,8 @@ from spdl_torch.datasets.shards import RetryPolicy
 from spdl_torch.datasets.shards import _index
 from spdl_torch.datasets.shards._write import INDEX_FORMAT
 
-from .conftest import make_samples
-from .range_server import RangeServer
+from tests._utils.shards import make_samples
+from tests._utils.range_server import RangeServer
 
 pytest.importorskip("aiohttp")
 
@@ -167,3 +167,50 @@ def test_a_member_table_entry_past_its_shard_is_refused_before_any_allocation(tr
                                               rf"byte \d+, past the shard's {size} bytes"):
             list(ds)
         assert not any(p.endswith(".tar") for p in srv.asked)  # refused before fetching anything of the shard
+
+
+def test_a_remote_table_without_num_bytes_declaring_2_62_bytes_costs_no_memory(tree):
+    """An index entry without ``num_bytes`` whose table gives sample 19's last member 2^62 bytes: the only
+    sample rank 19 of 20 wants. The span's last byte is fetched before a buffer of its size is made: a
+    DecodeError naming the shard, the sample and the member (it was a 2^62-byte allocation and a list of 2^40
+    pieces, and the process was killed), counted under "skip"."""
+    served, shard, _ = tree
+    table = json.load(open(shard + ".members.json"))
+    key = table["samples"][19][0]
+    table["samples"][19][3][-1] = 1 << 62
+    with open(served / "huge.members.json", "w") as f:
+        json.dump(table, f)
+    _write_index(served, [_entry(os.path.basename(shard), members="huge.members.json")])
+    with RangeServer(served) as srv:
+        ds = TarShardDataset(srv.url("forged.json"), retry=FAST, shuffle=False, rank=19, world_size=20)
+        with pytest.raises(DecodeError, match=rf"{os.path.basename(shard)}: sample '{key}', member '{key}\.bin': "
+                                              r"truncated member \(the shard ends before byte \d+, where the member "
+                                              r"ends\)"):
+            list(ds)
+        ds = TarShardDataset(srv.url("forged.json"), retry=FAST, shuffle=False, rank=19, world_size=20,
+                             on_error="skip")
+        with pytest.warns(RuntimeWarning, match="truncated member"):
+            assert list(ds) == []
+        assert len(ds.skipped) == 1
+        ds = TarShardDataset(srv.url("forged.json"), retry=FAST, shuffle=False, rank=0, world_size=2)
+        assert [s["__key__"] for s in ds] == [k for k, _ in make_samples(20)[:10]]  # the rest is read as before
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "remote"])
+def test_a_member_table_row_out_of_order_is_a_decode_error(tree, remote):
+    """A row whose last member is listed at the shard's start (before its first): the sample's span is from the
+    lowest header to the highest end, so the members' headers tell the table does not match (it was a buffer
+    of negative size: a RuntimeError naming no file)."""
+    served, shard, _ = tree
+    table = json.load(open(shard + ".members.json"))
+    key, exts = table["samples"][4][:2]
+    table["samples"][4][2][-1], table["samples"][4][3][-1] = 512, 8
+    with open(served / "order.members.json", "w") as f:
+        json.dump(table, f)
+    _write_index(served, [_entry(os.path.basename(shard), members="order.members.json",
+                                 num_bytes=os.path.getsize(shard))])
+    pattern = rf"sample '{key}', member '{key}\.{exts[-1]}': the member table does not match the shard"
+    with RangeServer(served) as srv:
+        index = srv.url("forged.json") if remote else str(served / "forged.json")
+        with pytest.raises(DecodeError, match=pattern):
+            list(TarShardDataset(index, shuffle=False, retry=FAST))

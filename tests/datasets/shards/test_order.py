@@ -10,7 +10,7 @@ import spdl_torch
 from spdl_torch.datasets import TarShardDataset, merge_states
 from spdl_torch.datasets.shards._order import Split, subtract
 
-from .conftest import index_of
+from tests._utils.shards import index_of
 
 N = 240
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create")
@@ -221,7 +221,7 @@ def test_dataset_is_a_pipeline_source(shard_dir):
 def three_hundred(tmp_path_factory):
     from spdl_torch.datasets import write_shards
 
-    from .conftest import make_samples
+    from tests._utils.shards import make_samples
 
     d = tmp_path_factory.mktemp("s300")
     write_shards(make_samples(300, seed=7), d, shard_size=40_000)

@@ -10,8 +10,8 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards import HttpFetch, RetryPolicy, TransientFetchError
 
-from .conftest import make_samples
-from .range_server import RangeServer
+from tests._utils.shards import make_samples
+from tests._utils.range_server import RangeServer
 
 pytest.importorskip("aiohttp")
 
@@ -327,3 +327,17 @@ def test_shuffled_reads_from_a_server_that_ignores_range_equal_the_local_read(sh
             loader = spdl_torch.DataLoader(ds, batch_size=None, num_workers=2)
             got = [(o["__index__"], o["__key__"], bytes(o["bin"].numpy())) for o in loader]
     assert got == want and sorted(o[0] for o in got) == list(range(len(samples)))
+
+
+@pytest.mark.slow  # ~3 s: forked worker processes
+def test_forked_worker_processes_read_http_shards(shard_dir):
+    """torch's DataLoader forks its workers after the parent read the index over HTTP: the parent's fetch loop
+    thread is not in the child, which starts its own (before, every read of the child waited forever)."""
+    import torch
+
+    d, _, samples = shard_dir
+    with RangeServer(d) as srv:
+        ds = TarShardDataset(srv.url("index.json"), shuffle=False, retry=FAST)
+        loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context="fork",
+                                             timeout=60)
+        assert sorted(o["__key__"] for o in loader) == sorted(k for k, _ in samples)

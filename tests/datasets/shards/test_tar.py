@@ -13,8 +13,8 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import ImageFolder, TarShardDataset, write_shards
 from spdl_torch.datasets.shards._tar import ShardCursor, count_samples, local_opener, split_name
 
-from ... import images
-from .conftest import index_of, make_samples
+from tests._utils import images
+from tests._utils.shards import index_of, make_samples
 
 
 def _tarfile_members(paths):

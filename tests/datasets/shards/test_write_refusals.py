@@ -10,7 +10,7 @@ import pytest
 
 from spdl_torch.datasets import TarShardDataset, write_shards
 
-from .conftest import index_of, make_samples
+from tests._utils.shards import index_of, make_samples
 
 
 def _files(root):

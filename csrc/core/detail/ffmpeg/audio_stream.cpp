@@ -14,11 +14,12 @@ extern "C" {
 #include "core/detail/ffmpeg/audio_resampler.h"
 #include "core/detail/ffmpeg/wav_frames.h"
 #include "core/errors.h"
+#include "core/seconds_text.h"
 
 namespace spdl_torch::core::detail {
 namespace {
 
-std::string seconds_text(int64_t samples, int rate) { return std::to_string(double(samples) / rate) + " s"; }
+std::string samples_seconds(int64_t samples, int rate) { return seconds_text(double(samples) / rate); }
 
 // The input samples (at in_rate) to drop before a resampler starts, so that output `first` (at out_rate)
 // still comes out as in the whole decode: the start is a multiple of in_rate / gcd (it maps to a whole
@@ -376,8 +377,8 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
     if (options.strict && stated >= 0 && decoded < stated) {
       const int rate = input.stated_rate();
       throw DecodeError("truncated " + frames->codec_name() + " stream: the header states " + std::to_string(stated) +
-                        " samples (" + seconds_text(stated, rate) + "), the data holds " + std::to_string(decoded) +
-                        " (" + seconds_text(decoded, rate) + ")");
+                        " samples (" + samples_seconds(stated, rate) + "), the data holds " +
+                        std::to_string(decoded) + " (" + samples_seconds(decoded, rate) + ")");
     }
   }
   result.written = writer->written();

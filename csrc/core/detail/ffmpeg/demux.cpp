@@ -1,11 +1,11 @@
 #include "core/detail/ffmpeg/demux.h"
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
-
-#include "core/errors.h"
 
 namespace spdl_torch::core::detail {
 
@@ -43,6 +43,25 @@ bool header_states_audio(const AVFormatContext* f) {
   return true;
 }
 
+// The picture size FFmpeg's image size check refused while the input was opened, from its log line
+// ("Picture size WxH is invalid"); false when it logged none. The demuxers return that check's error code
+// unchanged or not at all (the y4m demuxer adds its frame header's length to it: EINVAL becomes EBUSY,
+// "Device or resource busy"), so the log is what tells the reason.
+bool refused_picture_size(const std::string& log, int64_t* width, int64_t* height) {
+  const char* const kLine = "Picture size ";
+  for (size_t at = log.find(kLine); at != std::string::npos; at = log.find(kLine, at + 1)) {
+    uint64_t w = 0, h = 0;
+    int used = 0;
+    if (std::sscanf(log.c_str() + at, "Picture size %" SCNu64 "x%" SCNu64 " is invalid%n", &w, &h, &used) == 2 &&
+        used > 0) {
+      *width = int64_t(w);
+      *height = int64_t(h);
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* demuxer_from_magic(const uint8_t* head, size_t n) {
@@ -74,6 +93,15 @@ Demuxer::Demuxer(const MediaSource& source, const DemuxOptions& options) {
   if (err < 0) {
     if (!source.in_memory() && (err == AVERROR(ENOENT) || err == AVERROR(EACCES) || err == AVERROR(EISDIR))) {
       throw IOError("cannot open " + source.path + ": " + ffmpeg_error_string(err), AVUNERROR(err));
+    }
+    int64_t width = 0, height = 0;
+    if (refused_picture_size(ffmpeg_log(), &width, &height)) {
+      const std::string size = std::to_string(width) + "x" + std::to_string(height);
+      throw PictureSizeError("cannot open the input: its header declares a picture of " + size + " = " +
+                                 std::to_string(uint64_t(width) * uint64_t(height)) +
+                                 " pixels, over the largest picture FFmpeg allocates (av_image_check_size: about "
+                                 "268 million pixels)",
+                             width, height);
     }
     throw_ffmpeg_error("cannot open the input", err);
   }

@@ -11,9 +11,23 @@
 
 #include "core/detail/ffmpeg/avio_memory.h"
 #include "core/detail/ffmpeg/ffmpeg_utils.h"
+#include "core/errors.h"
 #include "core/media_source.h"
 
 namespace spdl_torch::core::detail {
+
+// The input's header declares a picture FFmpeg's size check (av_image_check_size) refuses, so the demuxer
+// cannot open it; the declared size, for a caller to compare with its own pixel limit first.
+class PictureSizeError : public DecodeError {
+ public:
+  PictureSizeError(const std::string& message, int64_t width, int64_t height)
+      : DecodeError(message), width_(width), height_(height) {}
+  int64_t width() const { return width_; }
+  int64_t height() const { return height_; }
+
+ private:
+  int64_t width_, height_;
+};
 
 enum class StreamKind { Video, Audio };
 
@@ -34,7 +48,8 @@ const char* demuxer_from_magic(const uint8_t* head, size_t n);
 
 class Demuxer {
  public:
-  // Opens the input and reads its stream information (avformat_find_stream_info).
+  // Opens the input and reads its stream information (avformat_find_stream_info). PictureSizeError when
+  // the header declares a picture FFmpeg's size check refuses.
   explicit Demuxer(const MediaSource& source, const DemuxOptions& options = {});
   Demuxer(const Demuxer&) = delete;
   Demuxer& operator=(const Demuxer&) = delete;

@@ -1,7 +1,7 @@
-// Initialised libswresample contexts kept per thread and lent out again for the same configuration: swr_init on
+// Initialised libswresample contexts kept per thread and reused for the same configuration: swr_init on
 // a context set up with the same rates and sample formats keeps its resampling filter bank (building one costs
-// about 0.5 ms for 44.1 -> 16 kHz, more than decoding a short clip) and resets every other piece of state, so a
-// lent context converts exactly as a new one. At most kSwrPoolSize contexts a thread. Internal header.
+// about 0.3 ms for 44.1 -> 16 kHz, more than decoding a short clip) and resets every other piece of state, so a
+// reused context converts exactly as a new one. At most kSwrPoolSize contexts a thread. Internal header.
 #pragma once
 
 extern "C" {

@@ -25,7 +25,7 @@ using TjHandle = std::unique_ptr<void, TjDeleter>;
 
 // A fresh decompressor for every header read and decode, owned by the caller (TurboJPEG handles are not
 // thread-safe): a reused one keeps the Huffman and quantization tables of earlier streams and applies them
-// to a stream that lacks its own (an "abbreviated" stream). docs/reliability.md, bug 4.
+// to a stream that lacks its own (an "abbreviated" stream): tests/io/test_image_jpeg_warnings.py.
 TjHandle new_decompressor() {
   TjHandle handle(tjInitDecompress());
   if (!handle) throw DecodeError(std::string("JPEG: cannot create a decompressor: ") + tjGetErrorStr2(nullptr));
@@ -45,7 +45,7 @@ void decompress(const uint8_t* data, size_t size, uint8_t* dst, int width, int h
   if (tjDecompress2(tj, data, n, dst, width, pitch, height, pixel_format, TJFLAG_STOPONWARNING) == 0) return;
   // Stopped at the first problem: TurboJPEG reports a fatal error after a warning as a warning and keeps
   // only its last message, so without the stop a harmless warning followed by a fatal error would pass as
-  // a success with no pixels written (docs/reliability.md, bug 3).
+  // a success with no pixels written (tests/io/test_image_jpeg_warnings.py).
   if (tjGetErrorCode(tj) == TJERR_FATAL || detail::libjpeg_warning_loses_data(tjGetErrorStr2(tj))) fail(tj, "");
   // The first problem was a warning that loses no pixels (e.g. extraneous bytes before a marker): check the
   // whole stream with libjpeg's API, which sees every message, then decode it through.

@@ -95,7 +95,8 @@ int decode_region_helper(jpeg_decompress_struct* cinfo, LibjpegErrorManager* err
   // sampling factors <= 2 (4:4:4, 4:2:2, 4:2:0, 4:4:0, grey) -- nearly all photos. Progressive JPEGs with
   // missing coefficient bits get libjpeg-turbo 2.1's block smoothing, which reads DC values two blocks away,
   // across a cropped edge too, and 4x sampling factors differ as well: those keep every column; their rows
-  // are still cut. (benchmarks/results/history.md, "Partial JPEG decode".)
+  // are still cut. The rule is checked by the differential fuzz target fuzz_decode_batch (partial == whole
+  // decode) and tests/io/test_batch_partial_decode.py.
   const bool crop_columns = !cinfo->progressive_mode && cinfo->max_h_samp_factor <= 2 && cinfo->max_v_samp_factor <= 2;
   if (width < cinfo->output_width && crop_columns) {
     jpeg_crop_scanline(cinfo, &left, &width);  // aligns left down to an iMCU boundary, widens

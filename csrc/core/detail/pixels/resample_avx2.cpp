@@ -240,7 +240,8 @@ SPDL_TORCH_AVX2 void resample_rgb_avx2(const uint8_t* src, int64_t src_row_bytes
           const float* v = planes + c * wpad;
           const __m256 mc = _mm256_set1_ps(mul[c]), ac = _mm256_set1_ps(add[c]);
           // Streaming stores: the batch is written once and not read back here, so its cache lines need
-          // not be fetched first (benchmarks/results/history.md, "Design measurements"). Only whole 64-byte lines
+          // not be fetched first (ordinary stores spent ~15 % of this kernel's time on those misses, float32
+          // eval batches of benchmarks/bench_decode_images.py). Only whole 64-byte lines
           // are streamed: a line written partly by streaming and partly by ordinary stores (a row's ends)
           // is flushed and fetched again, much slower than either.
           int64_t x = 0;

@@ -1,0 +1,115 @@
+"""One rank of the framework tests (tests/dataloader/test_loader_frameworks.py), started twice by
+``torchrun --nproc-per-node 2``.
+
+    torchrun --standalone --nproc-per-node 2 run_framework_rank.py {lightning|accelerate} {torch|spdl|spdl-process} OUT_DIR
+
+Trains (Lightning: ``Trainer(strategy="ddp", accelerator="cpu", devices=2)``, gloo) or iterates (Accelerate:
+``Accelerator(cpu=True).prepare(loader)``) one epoch over a 16-sample dataset with ``num_workers=2`` and writes
+``OUT_DIR/rank<r>.json``: the sample indices this rank saw, the names of the threads that loaded them, the ids of
+the processes that loaded them, and the class of the loader the framework iterated. ``spdl-process``: ours with
+``worker_mode="process"`` (torch's worker processes).
+"""
+
+import json
+import os
+import sys
+import threading
+
+import torch
+import torch.utils.data as tud
+
+N = 16
+
+
+class Indexed(tud.Dataset):
+    """Sample ``i`` is ``(tensor([i.]), i, name of the thread that loaded it)``."""
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        return torch.tensor([float(i)]), i, f"{threading.current_thread().name}@{os.getpid()}"
+
+    def spdl_native_loading(self):
+        """Stands for a native spdl_torch dataset: worker_mode="auto" loads it on threads, also in the loader a
+        framework re-creates."""
+        return True
+
+
+def make_loader(which):
+    import spdl_torch
+
+    if which == "torch":
+        return tud.DataLoader(Indexed(), batch_size=2, num_workers=2)
+    kw = {"worker_mode": "process"} if which == "spdl-process" else {}
+    return spdl_torch.DataLoader(Indexed(), batch_size=2, num_workers=2, **kw)
+
+
+def _is_spdl(loader):
+    """An spdl_torch.DataLoader, also inside Accelerate's wrapper (whose ``__class__`` is its inner loader's)."""
+    import spdl_torch
+
+    return isinstance(loader, spdl_torch.DataLoader)
+
+
+def write(out_dir, rank, seen, threads, loader):
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump({"rank": rank, "seen": seen, "threads": sorted({t.split("@")[0] for t in threads}),
+                   "pids": sorted({int(t.split("@")[1]) for t in threads}), "pid": os.getpid(),
+                   "mode": getattr(getattr(loader, "base_dataloader", loader), "resolved_worker_mode", None),
+                   "loader": f"{type(loader).__module__}.{type(loader).__qualname__}",
+                   "is_spdl": _is_spdl(loader),
+                   "sampler": type(getattr(loader, "sampler", None)).__name__}, f)
+
+
+def run_lightning(which, out_dir):
+    import pytorch_lightning as pl
+
+    class Recorder(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+            self.seen, self.threads = [], set()
+
+        def train_dataloader(self):  # built inside the hook, as users do: Lightning re-creates it with a sampler
+            return make_loader(which)
+
+        def training_step(self, batch, batch_idx):
+            x, idx, names = batch
+            self.seen += [int(i) for i in idx]
+            self.threads.update(names)
+            return self.layer(x).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.01)
+
+    model = Recorder()
+    trainer = pl.Trainer(strategy="ddp", accelerator="cpu", devices=2, max_epochs=1, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                         num_sanity_val_steps=0)
+    trainer.fit(model)
+    write(out_dir, trainer.global_rank, model.seen, model.threads, trainer.train_dataloader)
+
+
+def run_accelerate(which, out_dir):
+    from accelerate import Accelerator
+
+    acc = Accelerator(cpu=True)
+    loader = make_loader(which)
+    prepared = acc.prepare(loader)
+    if which != "torch":  # prepare() rebuilt it over torch's DataLoader: put ours back inside
+        import spdl_torch
+
+        prepared = spdl_torch.distributed.keep_threads(prepared, like=loader)
+    seen, threads = [], set()
+    for x, idx, names in prepared:
+        seen += [int(i) for i in idx]
+        threads.update(names)
+    write(out_dir, acc.process_index, seen, threads, prepared)
+    acc.wait_for_everyone()
+
+
+if __name__ == "__main__":
+    framework, which, out = sys.argv[1:4]
+    torch.set_num_threads(1)
+    {"lightning": run_lightning, "accelerate": run_accelerate}[framework](which, out)
