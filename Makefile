@@ -282,6 +282,7 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
 	$(PY) -m benchmarks.bench_object_store --reps 5
 	$(PY) -m benchmarks.bench_shards --root $(DATA_DIR)/train --reps 5 --epochs 3 --modes shards,http,s3
+	$(PY) -m benchmarks.bench_audio --reps 3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels

@@ -159,6 +159,7 @@ def _child_loader(who: str, paths: list[str]) -> None:
     files = 0
     for batch in loader:
         x = batch[0] if isinstance(batch, (list, tuple)) else batch
+        x = getattr(x, "data", x)  # AudioDataset's batches: [Waveform(data, lengths), labels]
         assert x.shape[-1] == N and x.shape[-2] == 1, x.shape
         files += x.shape[0]
     del loader
@@ -210,9 +211,11 @@ def _composition(paths: list[str]) -> str:
 # ---- the parent ---------------------------------------------------------------------------------------------
 
 def _run(args: list[str]):
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_audio", *args], check=True, capture_output=True,
-                         text=True, env=dict(os.environ, PYTHONHASHSEED="0")).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    run = subprocess.run([sys.executable, "-m", "benchmarks.bench_audio", *args], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONHASHSEED="0"))
+    if run.returncode != 0:
+        sys.exit(f"bench_audio {' '.join(args)} failed:\n{run.stderr}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def _spread(values) -> str:
