@@ -101,18 +101,36 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
                 "cpu_ms_per_image": 1000 * (_cpu() - c0) / n}
     else:
         raise SystemExit(f"unknown mode {mode}")
-    c0, t0 = _cpu(), time.perf_counter()
+    c0, s0, t0 = _cpu(), _server_cpu(server), time.perf_counter()
     n = 0
     for _ in range(epochs):  # the loader's epochs (a new shuffle each); start-up counted once
         for x, y in loader:
             n += len(y)
     dt = time.perf_counter() - t0
-    cpu = _cpu() - c0
+    cpu, server_cpu = _cpu() - c0, _server_cpu(server) - s0
     if server is not None:
         server.terminate()
         server.wait()
     return {"mode": mode, "transform": transform, "images": n, "images_per_s": n / dt,
-            "cpu_ms_per_image": 1000 * cpu / n}
+            "cpu_ms_per_image": 1000 * cpu / n, "server_cpu_ms_per_image": 1000 * server_cpu / n}
+
+
+def _server_cpu(server) -> float:
+    """CPU seconds of the local server and its children (the S3 server and its latency proxy), 0 without one:
+    on a 2-core machine the server's CPU is taken from the loader's, which a remote store's is not."""
+    if server is None:
+        return 0.0
+    import psutil
+
+    proc = psutil.Process(server.pid)
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
 
 
 def _s3_upload(info: dict, source: str) -> str:
@@ -182,7 +200,8 @@ def main() -> None:
             r = _run([mode, tfm, src])
             key = (mode, tfm, os.path.basename(src))
             results.setdefault(key, []).append(r)
-            print(rep, key, f"{r['images_per_s']:.0f} img/s, {r['cpu_ms_per_image']:.2f} CPU ms/img", flush=True)
+            server = f", server {r['server_cpu_ms_per_image']:.2f} CPU ms/img" if r.get("server_cpu_ms_per_image") else ""
+            print(rep, key, f"{r['images_per_s']:.0f} img/s, {r['cpu_ms_per_image']:.2f} CPU ms/img{server}", flush=True)
     med = {k: (statistics.median(r["images_per_s"] for r in v), statistics.median(r["cpu_ms_per_image"] for r in v))
            for k, v in results.items()}
     print("\nmedians (images/s, CPU ms/image):")
@@ -207,8 +226,10 @@ def main() -> None:
                 continue
             ips = sorted(g["images_per_s"] / b["images_per_s"] for g, b in zip(got, local))
             cpu = sorted(g["cpu_ms_per_image"] / b["cpu_ms_per_image"] for g, b in zip(got, local))
+            server = statistics.median(g["server_cpu_ms_per_image"] for g in got)
             print(f"{tfm}: {remote}/local images/s {statistics.median(ips):.2f}x ({ips[0]:.2f}-{ips[-1]:.2f}), "
-                  f"CPU per image {statistics.median(cpu):.2f}x ({cpu[0]:.2f}-{cpu[-1]:.2f})")
+                  f"CPU per image {statistics.median(cpu):.2f}x ({cpu[0]:.2f}-{cpu[-1]:.2f}); the local server's "
+                  f"CPU per image {server:.2f} ms (on these cores)")
     if a.sweeps:
         for buf in (1, 100, 1000, 4000):
             r = _run_buf(buf, shard_dirs[100])
