@@ -129,7 +129,7 @@ def run_once(name: str, paths) -> tuple[float, float]:
 
 
 def _sets(n: int) -> dict[str, list[str]]:
-    from spdl_torch.errors import DecodeError
+    from spdl_torch import DecodeError
     from spdl_torch.io import decode_audio
 
     allp = []

@@ -46,8 +46,9 @@ from measure import ResourceMonitor  # noqa: E402
 
 import spdl_torch  # noqa: E402
 import spdl_torch.datasets  # noqa: E402
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 LOADERS = {"torch": tud.DataLoader, "spdl_torch": spdl_torch.DataLoader}
 MB = 2**20
 
@@ -70,7 +71,7 @@ def _count(batch: list) -> int:
 def _empty_batch_memory_pool() -> None:
     """Unmaps the freed batches spdl_torch's pool keeps from an earlier run, so that they are neither in
     this run's baseline (a pool emptied during the run would lower its overhead) nor reused by it."""
-    capacity = spdl_torch.io.get_batch_memory_capacity()
+    capacity = spdl_torch.io.batch_memory_stats()
     spdl_torch.io.set_batch_memory_capacity(0)
     spdl_torch.io.set_batch_memory_capacity(capacity)
 

@@ -29,8 +29,9 @@ from torchvision.transforms import v2
 
 import spdl_torch  # noqa: F401  (loads the ops)
 from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 def main() -> None:

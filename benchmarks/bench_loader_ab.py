@@ -22,11 +22,12 @@ from torchvision.transforms import v2  # noqa: E402
 
 import spdl_torch  # noqa: E402
 from spdl_torch.datasets import ImageFolder  # noqa: E402
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
 
 torch.manual_seed(0)
 if mode.startswith("eval"):
     tf = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
-                     v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+                     v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
     limit = None
 else:  # an unfused remainder drawing from torch's global RNG
     tf = v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.ColorJitter(0.4, 0.4, 0.4)])

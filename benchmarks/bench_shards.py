@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,7 +33,7 @@ def _transform(name):
     import torch
     from torchvision.transforms import v2
 
-    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
     if name == "eval":
         return v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), *norm])
     return v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), *norm])

@@ -136,8 +136,8 @@ def _spdl_torch_loader(paths, threads, train):
     from spdl_torch.datasets import VideoClipDataset, collate
 
     spdl_torch.io.set_num_threads(threads)
-    ds = VideoClipDataset(paths, clip_len=T, stride=STRIDE, clips_per_video=CLIPS, transform=_transform(train),
-                          sampling="uniform", seed=0)
+    ds = VideoClipDataset(paths, num_frames_per_clip=T, num_indices_between_frames=STRIDE, num_clips=CLIPS, transform=_transform(train),
+                          sampling="regular", seed=0)
     return spdl_torch.DataLoader(ds, batch_size=BATCH, num_workers=threads, collate_fn=collate)
 
 
@@ -242,7 +242,7 @@ def check_exact(paths: list[Path]) -> dict:
 
     from spdl_torch.io import decode_video_clips
 
-    ours = decode_video_clips([paths[0]], clip_len=T, stride=STRIDE, clips_per_video=CLIPS, height=CROP, width=CROP,
+    ours = decode_video_clips([paths[0]], num_frames_per_clip=T, num_indices_between_frames=STRIDE, num_clips=CLIPS, height=CROP, width=CROP,
                               resize_shorter=SHORT).data[0]
     dec = VideoDecoder(str(paths[0]), seek_mode="exact")
     t = _transform(False)

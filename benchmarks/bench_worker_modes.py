@@ -36,12 +36,13 @@ import os
 import statistics
 import subprocess
 import sys
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK_ITERS = 16000  # Python loop iterations per sample (~2 ms of CPU on one core of the machine below)
 ITEMS = 512  # samples per pass by default (the image workloads: the first ITEMS images of ROOT)
 WORKLOADS = ("tv_train", "tv_eval", "py_map", "py_iter", "partial", "partial_py", "fused")
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 def _python_work(i: int) -> int:

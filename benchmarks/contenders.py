@@ -57,17 +57,11 @@ from typing import Any
 
 import torch
 
-MEAN = (0.485, 0.456, 0.406)
-STD = (0.229, 0.224, 0.225)
-SIZE = 224
-RESIZE = 256
-SCALE = (0.08, 1.0)
-RATIO = (3.0 / 4.0, 4.0 / 3.0)
+from benchmarks.workloads import MEAN, RATIO, RESIZE, SCALE, SIZE, STD, classic_transform, v2_transform
 
 CONTENDERS = ("torch_pil", "torch_tvio", "spdl08", "spdl_torch", "spdl_torch_v1", "spdl_torch_crop",
               "spdl_torch_jitter", "torch_tvio_jitter", "bound", "dali_cpu", "torch_codec",
               "torch_recipe", "spdl_torch_recipe", "dali_recipe")
-JITTER = (0.4, 0.4, 0.4)
 LABELS = {
     "torch_pil": "1 torch DataLoader + Pillow + transforms",
     "torch_tvio": "2 torch DataLoader + decode_jpeg + v2",
@@ -139,32 +133,6 @@ def unavailable(contender: str) -> str | None:
 # ---------------------------------------------------------------------------------------------------------
 # Transforms
 # ---------------------------------------------------------------------------------------------------------
-
-
-def v2_transform(mode: str, variant: str = ""):
-    """The v2 recipe of ``mode``; ``variant`` ``"crop"``: Resize(256) + RandomCrop(224) + flip instead of the
-    geometry; ``"jitter"``: ColorJitter after the geometry."""
-    from torchvision.transforms import v2
-
-    if variant == "crop":
-        geometry = [v2.Resize(RESIZE, antialias=True), v2.RandomCrop(SIZE), v2.RandomHorizontalFlip()]
-    elif mode == "eval":
-        geometry = [v2.Resize(RESIZE, antialias=True), v2.CenterCrop(SIZE)]
-    else:
-        geometry = [v2.RandomResizedCrop(SIZE, scale=SCALE, ratio=RATIO, antialias=True), v2.RandomHorizontalFlip()]
-    if variant == "jitter":
-        geometry.append(v2.ColorJitter(*JITTER))
-    return v2.Compose([*geometry, v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-
-
-def classic_transform(mode: str):
-    from torchvision import transforms
-
-    if mode == "eval":
-        geometry = [transforms.Resize(RESIZE), transforms.CenterCrop(SIZE)]
-    else:
-        geometry = [transforms.RandomResizedCrop(SIZE, scale=SCALE, ratio=RATIO), transforms.RandomHorizontalFlip()]
-    return transforms.Compose([*geometry, transforms.ToTensor(), transforms.Normalize(MEAN, STD)])
 
 
 # ---------------------------------------------------------------------------------------------------------

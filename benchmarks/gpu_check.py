@@ -26,7 +26,7 @@ def run_part(name: str, root: str, dry: bool) -> dict:
     if name in GPU_PARTS and (dry or not torch.cuda.is_available()):
         return {"skipped": "dry run" if dry else "no CUDA device"}
     if name in ("nvjpeg", "torchvision_gpu"):
-        from spdl_torch.cuda import nvjpeg_build
+        from spdl_torch._build_info import nvjpeg_build
 
         if name == "nvjpeg" and not nvjpeg_build():
             return {"skipped": "spdl_torch built without nvJPEG"}

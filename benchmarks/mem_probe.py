@@ -49,9 +49,10 @@ from measure import machine_shmem_bytes  # noqa: E402
 
 import spdl_torch  # noqa: E402
 import spdl_torch.datasets  # noqa: E402
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 MB = 2**20
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 class _MallInfo2(ctypes.Structure):

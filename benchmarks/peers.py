@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from benchmarks.contenders import MEAN, RATIO, RESIZE, SCALE, SIZE, STD, v2_transform
+from benchmarks.workloads import MEAN, RATIO, RESIZE, SCALE, SIZE, STD, v2_transform
 
 PEERS = ("dali_cpu", "torch_codec")
 DALI_PREFETCH = 2

@@ -44,9 +44,8 @@ from collections.abc import Callable, Iterable, Sequence
 import torch
 
 from benchmarks.peers import DaliLoader
+from benchmarks.workloads import MEAN, STD
 
-MEAN = (0.485, 0.456, 0.406)
-STD = (0.229, 0.224, 0.225)
 
 RECIPE_CONTENDERS = ("torch_recipe", "spdl_torch_recipe", "dali_recipe")
 # name -> crop size

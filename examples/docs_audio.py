@@ -20,8 +20,8 @@ b.data, b.lengths                                                           # [B
 
 ds = spdl_torch.datasets.AudioDataset(paths, labels, sample_rate=16000, num_channels=1, duration=4.0,
                                       random_crop=True)
-for samples, lengths, labels in spdl_torch.DataLoader(ds, batch_size=32, num_workers=2):
-    ...
+for audio, labels in spdl_torch.DataLoader(ds, batch_size=32, num_workers=2):
+    audio.data, audio.lengths                                               # [32, 1, 64000], int64 [32]
 
 # --- what the comments promise ---
 import torch

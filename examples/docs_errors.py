@@ -24,7 +24,7 @@ def load(data):
     try:
         batch = preprocess(data)                        # a spdl_torch.deploy module, or torch.ops.spdl_torch.*
     except RuntimeError as e:
-        raise spdl_torch.errors.from_op_error(e) from e
+        raise spdl_torch.deploy.from_op_error(e) from e
     return batch
 
 

@@ -21,14 +21,14 @@ write_shards(((f"s{i:03d}", {"flac": flac, "mp4": mp4, "cls": b"0"}) for i in ra
 from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder, VideoClipBatchDecoder
 
 ds = TarShardDataset("shards/index.json", batch_size=32, decoders={**DEFAULT_DECODERS,
-    "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True),   # Waveform(waveform, length)
-    "mp4": VideoClipBatchDecoder(clip_len=16, transform=v2.Compose([v2.Resize(128), v2.CenterCrop(112)]))})
+    "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True),   # Waveform(data, lengths)
+    "mp4": VideoClipBatchDecoder(num_frames_per_clip=16, transform=v2.Compose([v2.Resize(128), v2.CenterCrop(112)]))})
 batch = next(iter(spdl_torch.DataLoader(ds, batch_size=32, num_workers=2)))
-batch["flac"].waveform, batch["flac"].length   # Tensor[32, 1, 32000], int64 Tensor[32]; batch["mp4"]: [32, 1, 16, 3, 112, 112]
+batch["flac"].data, batch["flac"].lengths   # Tensor[32, 1, 32000], int64 Tensor[32]; batch["mp4"]: [32, 1, 16, 3, 112, 112]
 
 # --- what the comments promise ---
 import torch
 
-print(batch["flac"].waveform.shape, batch["flac"].length.dtype, batch["mp4"].shape)
-assert batch["flac"].waveform.shape == (32, 1, 32000) and batch["flac"].length.dtype == torch.int64
+print(batch["flac"].data.shape, batch["flac"].lengths.dtype, batch["mp4"].shape)
+assert batch["flac"].data.shape == (32, 1, 32000) and batch["flac"].lengths.dtype == torch.int64
 assert batch["mp4"].shape == (32, 1, 16, 3, 112, 112)

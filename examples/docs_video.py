@@ -15,9 +15,9 @@ m = video_metadata("clip.mp4")            # num_frames, average_fps, duration_se
 f = decode_video_frames("clip.mp4", indices=[40, 0, 40])      # f.data: uint8 Tensor[3, 3, H, W], any order;
                                                                # f.pts_seconds: float64 Tensor[3]
 f = decode_video_frames("clip.mp4", seconds=[1.5])            # the frame displayed at 1.5 s (pts <= t < next pts)
-clips = decode_video_clips(paths, clip_len=16, stride=2, clips_per_video=8, height=112, width=112,
+clips = decode_video_clips(paths, num_frames_per_clip=16, num_indices_between_frames=2, num_clips=8, height=112, width=112,
                            resize_shorter=128)                 # clips.data: uint8 Tensor[B, 8, 16, 3, 112, 112]
-ds = VideoClipDataset(paths, labels, clip_len=16, stride=2, clips_per_video=8,
+ds = VideoClipDataset(paths, labels, num_frames_per_clip=16, num_indices_between_frames=2, num_clips=8,
                       transform=v2.Compose([v2.Resize(128), v2.CenterCrop(112)]))   # fused, one call per batch
 
 # --- what the comments promise ---

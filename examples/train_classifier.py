@@ -28,8 +28,9 @@ from tqdm import tqdm
 
 import spdl_torch
 import spdl_torch.datasets
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 LOADERS = {"spdl_torch": spdl_torch.DataLoader, "torch": torch.utils.data.DataLoader}
 
 

@@ -7,8 +7,10 @@ A native op reports a failure as a ``RuntimeError`` whose message starts with a 
 
 ``Kind`` is ``DecodeError`` (the data cannot be decoded), ``OSError`` (a file cannot be read; key
 ``errno``) or ``InternalError`` (a bug in spdl_torch); key ``sample`` is the index of the sample in a
-batch op's input. Values are decimal integers. The public classes are re-exported by
-:mod:`spdl_torch.errors`.
+batch op's input. Values are decimal integers. :class:`DecodeError` is ``spdl_torch.DecodeError``;
+:func:`from_op_error` is ``spdl_torch.deploy.from_op_error`` (for the ops called directly); :class:`InternalError`
+(a ``RuntimeError``) is raised, not exported: it is no error of the data, so nothing catches it but as a
+``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class InternalError(RuntimeError):
         self.reason = reason
 
 
-DecodeError.__module__ = InternalError.__module__ = "spdl_torch.errors"
+DecodeError.__module__ = "spdl_torch"
 
 
 def _exception(tag: OpErrorTag, label: str | None, path: str | None) -> Exception:

@@ -18,8 +18,8 @@ Two shapes of op:
 
 Errors: the modules raise what the ops raise, a ``RuntimeError`` whose message starts with a tag,
 ``[<Kind>( <key>=<value>)*] <reason>`` (``[DecodeError sample=2] JPEG: ...``, ``[DecodeError] PNG: ...``);
-:func:`spdl_torch.errors.from_op_error` converts one into the :class:`~spdl_torch.DecodeError` (with
-``sample_index``), ``OSError`` or :class:`~spdl_torch.errors.InternalError` that ``spdl_torch.io`` raises.
+:func:`from_op_error` converts one into the :class:`~spdl_torch.DecodeError` (with ``sample_index``), ``OSError``
+or ``RuntimeError`` (spdl_torch's ``InternalError``: a bug) that ``spdl_torch.io`` raises.
 Invalid arguments raise ``ValueError``.
 """
 
@@ -32,9 +32,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
-from ._renamed import renamed_kwargs
+from ._errors import from_op_error
 
-__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD"]
+__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD",
+           "from_op_error"]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -81,14 +82,12 @@ class BatchDecode(nn.Module):
     """N encoded images -> ``Tensor[N, 3, height, width]`` float32 in one ``decode_images`` call (decode,
     resize, normalize fused in native threads). ``geometry="resize"`` resizes the whole image (as
     :class:`DecodeResize`; JPEGs may be decoded at a reduced DCT scale first, so values differ slightly from
-    it); ``geometry="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``. ``mode=`` is the
-    deprecated name of ``geometry`` (a ``DeprecationWarning``).
+    it); ``geometry="eval"`` with ``resize_shorter`` is ``Resize(S) + CenterCrop``.
 
     ``forward(data)`` takes a list of 1-D uint8 CPU tensors. The output shape is fixed by the arguments, so
     ``torch.compile(fullgraph=True)`` compiles it without graph breaks. TorchScript-scriptable.
     """
 
-    @renamed_kwargs(mode="geometry")
     def __init__(
         self,
         height: int = 224,

@@ -23,42 +23,15 @@ The rank and world size come from the initialized default process group, else fr
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import torch.distributed as dist
 from torch.utils.data import Dataset
 from torch.utils.data.distributed import DistributedSampler
 
-__all__ = ["DistributedShard", "keep_threads", "rank_and_world_size", "shard_by_rank"]
+from ._native import declares_native
+from ._ranks import resolve_rank
 
-
-def rank_and_world_size() -> tuple[int, int]:
-    """``(rank, world_size)`` of this process: from ``torch.distributed`` when initialized, else from
-    ``RANK`` / ``WORLD_SIZE`` in the environment, else ``(0, 1)``.
-
-    Raises:
-        ValueError: the environment variables are not integers or are inconsistent.
-    """
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    try:
-        rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    except ValueError as e:
-        raise ValueError(f"RANK / WORLD_SIZE must be integers: {e}") from None
-    if not 0 <= rank < world:
-        raise ValueError(f"invalid RANK={rank} for WORLD_SIZE={world}")
-    return rank, world
-
-
-def _resolve(rank: int | None, world_size: int | None) -> tuple[int, int]:
-    if rank is None or world_size is None:
-        r, w = rank_and_world_size()
-        rank = r if rank is None else rank
-        world_size = w if world_size is None else world_size
-    if not 0 <= rank < world_size:
-        raise ValueError(f"rank={rank} must be in [0, world_size={world_size})")
-    return rank, world_size
+__all__ = ["DistributedShard", "keep_threads", "shard_by_rank"]
 
 
 def shard_by_rank(
@@ -71,8 +44,8 @@ def shard_by_rank(
     world_size: int | None = None,
 ) -> DistributedSampler:
     """A :class:`~torch.utils.data.distributed.DistributedSampler` for this process' rank
-    (see :func:`rank_and_world_size`); pass it as ``sampler=`` and call ``set_epoch`` every epoch."""
-    rank, world_size = _resolve(rank, world_size)
+    (from the default process group, else ``RANK`` / ``WORLD_SIZE``); pass it as ``sampler=`` and call ``set_epoch`` every epoch."""
+    rank, world_size = resolve_rank(rank, world_size)
     return DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=shuffle, seed=seed,
                               drop_last=drop_last)
 
@@ -85,7 +58,7 @@ class DistributedShard(Dataset):
     Args:
         dataset: a map-style dataset (``__len__`` and ``__getitem__``; ``__getitems__`` is forwarded).
         shuffle, seed, drop_last: as :class:`~torch.utils.data.distributed.DistributedSampler`.
-        rank, world_size: default from :func:`rank_and_world_size`.
+        rank, world_size: default: the default process group's, else ``RANK`` / ``WORLD_SIZE``, else ``(0, 1)``.
 
     Every rank has the same ``len()``, so every rank runs the same number of batches.
 
@@ -96,7 +69,7 @@ class DistributedShard(Dataset):
     def __init__(self, dataset: Dataset, *, shuffle: bool = True, seed: int = 0, drop_last: bool = False,
                  rank: int | None = None, world_size: int | None = None) -> None:
         self.dataset = dataset
-        self.rank, self.world_size = _resolve(rank, world_size)
+        self.rank, self.world_size = resolve_rank(rank, world_size)
         self._sampler = DistributedSampler(dataset, num_replicas=self.world_size, rank=self.rank,
                                            shuffle=shuffle, seed=seed, drop_last=drop_last)
         self.epoch = -1
@@ -114,8 +87,6 @@ class DistributedShard(Dataset):
 
     def spdl_native_loading(self) -> bool:
         """Native when the sharded dataset is (:class:`spdl_torch.DataLoader` then loads on threads)."""
-        from .dataloader._mode import declares_native
-
         return declares_native(self.dataset)
 
     def __getitem__(self, i: int) -> Any:
@@ -155,7 +126,7 @@ def keep_threads(prepared: Any, like: Any = None) -> Any:
     """
     from torch.utils.data import IterableDataset
 
-    from .dataloader import DataLoader
+    from .dataloader._loader import DataLoader  # not spdl_torch.DataLoader: that would close a cycle
 
     base = prepared.__dict__.get("base_dataloader") if hasattr(prepared, "__dict__") else None
     if base is None:

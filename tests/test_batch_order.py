@@ -127,7 +127,7 @@ def test_outside_a_loader_nothing_waits_and_the_ops_call_the_hook(tmp_path):
     video = make_video("h264_bframes")
     wav = make_audio(tmp_path / "a.wav", rate=8000, channels=1, codec="pcm_s16le")
     with _batch_order.hook_scope(lambda: calls.append("video")):
-        spdl_torch.io.decode_video_clips([str(video)], clip_len=2, height=8, width=8)
+        spdl_torch.io.decode_video_clips([str(video)], num_frames_per_clip=2, height=8, width=8)
     with _batch_order.hook_scope(lambda: calls.append("audio")):
         spdl_torch.io.decode_audio_batch([str(wav)], sample_rate=8000, num_channels=1, duration=0.1)
     assert calls == ["images", "video", "audio"]

@@ -178,10 +178,3 @@ def test_batch_decode_rejects_bad_geometry():
     with pytest.raises(ValueError, match="geometry='train' is not supported"):
         BatchDecode(8, 8, geometry="train")
 
-
-def test_batch_decode_deprecated_mode():
-    with pytest.warns(DeprecationWarning, match="BatchDecode: mode= is deprecated, use geometry="):
-        module = BatchDecode(8, 8, mode="eval", resize_shorter=8)
-    assert module.geometry == "eval"
-    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
-        BatchDecode(8, 8, mode="eval", geometry="eval")

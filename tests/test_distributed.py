@@ -11,8 +11,9 @@ import pytest
 import torch
 from torch.utils.data.distributed import DistributedSampler
 
-from spdl_torch.dataloader import DataLoader
-from spdl_torch.distributed import DistributedShard, rank_and_world_size, shard_by_rank
+from spdl_torch import DataLoader
+from spdl_torch.distributed import DistributedShard, shard_by_rank
+from spdl_torch._ranks import rank_and_world_size
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,7 +21,7 @@ _RANK_SCRIPT = r"""
 import json, sys
 import torch
 import torch.distributed as dist
-from spdl_torch.dataloader import DataLoader
+from spdl_torch import DataLoader
 from spdl_torch.distributed import DistributedShard, shard_by_rank
 
 dist.init_process_group("gloo")

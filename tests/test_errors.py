@@ -1,5 +1,5 @@
 """Structured errors: the tag grammar of the native ops (parsed by spdl_torch._errors), DecodeError's
-``path`` / ``sample_index`` on real decode failures, ``spdl_torch.errors.from_op_error`` on raw op errors,
+``path`` / ``sample_index`` on real decode failures, ``spdl_torch.deploy.from_op_error`` on raw op errors,
 InternalError, and the pixel limit's message (one check for every decoder and the batch planner)."""
 
 import errno
@@ -14,7 +14,8 @@ from PIL import Image
 import spdl_torch
 from spdl_torch import DecodeError
 from spdl_torch._errors import parse_tag
-from spdl_torch.errors import InternalError, from_op_error
+from spdl_torch._errors import InternalError
+from spdl_torch.deploy import from_op_error
 from spdl_torch.io import decode_image, decode_images
 
 
@@ -171,10 +172,7 @@ def test_internal_error():
     assert "this is a bug" in str(e) and str(e).endswith("sample 3: resample: windows do not match the source")
     e = from_op_error(RuntimeError("[InternalError] decode_image: the decoder produced no image"))
     assert e.sample_index is None and "this is a bug" in str(e)
-    assert spdl_torch.errors.InternalError is InternalError and InternalError.__module__ == "spdl_torch.errors"
-
-
-# --- geometry= (mode= deprecated) -----------------------------------------------------------------------
+    assert spdl_torch._errors.InternalError is InternalError and InternalError.__module__ == "spdl_torch._errors"
 
 
 # --- the pixel limit (one check for every decoder and the batch planner) -------------------------------
@@ -199,5 +197,6 @@ def test_pixel_limit_at_the_limit(fmt):
         decode_image(data, max_pixels=191)
     with pytest.raises(DecodeError, match=rf"^sample 0: {re.escape(message)}$"):
         decode_images([data], height=4, width=4, geometry="resize", max_pixels=191)
-    batch, ok = decode_images([data, data], height=4, width=4, geometry="resize", max_pixels=191, strict=False)
+    result = decode_images([data, data], height=4, width=4, geometry="resize", max_pixels=191, strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [False, False] and batch.eq(0).all()

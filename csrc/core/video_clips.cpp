@@ -16,9 +16,9 @@
 namespace spdl_torch::core {
 
 ClipSampling parse_clip_sampling(const std::string& name) {
-  if (name == "uniform") return ClipSampling::Uniform;
+  if (name == "regular") return ClipSampling::Regular;
   if (name == "random") return ClipSampling::Random;
-  throw InvalidArgument("expected sampling \"uniform\" or \"random\", got \"" + name + "\"");
+  throw InvalidArgument("expected sampling \"regular\" or \"random\", got \"" + name + "\"");
 }
 
 void ClipOptions::validate() const {
@@ -71,7 +71,7 @@ ClipPlan plan_clips_by_index(const ClipOptions& opt, int64_t num_frames, int64_t
 
 namespace {
 
-// By time: clip starts t0 in [first, end - (T - 1) * interval] (uniform: evenly spaced; random: drawn),
+// By time: clip starts t0 in [first, end - (T - 1) * interval] (regular: evenly spaced; random: drawn),
 // frame t at the frame displayed at t0 + t * interval (past the end: the last frame).
 ClipPlan plan_clips_by_time(const ClipOptions& opt, VideoReader& reader, int64_t height, int64_t width,
                             int64_t seed) {

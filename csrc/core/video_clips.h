@@ -17,15 +17,15 @@
 
 namespace spdl_torch::core {
 
-enum class ClipSampling { Uniform, Random };  // evenly spaced starts / starts drawn from the video's seed
-ClipSampling parse_clip_sampling(const std::string& name);  // "uniform", "random"
+enum class ClipSampling { Regular, Random };  // evenly spaced starts / starts drawn from the video's seed
+ClipSampling parse_clip_sampling(const std::string& name);  // "regular", "random" (torchcodec's samplers)
 
 struct ClipOptions {
   int64_t clip_len = 16;          // T >= 1 frames per clip
   int64_t stride = 1;             // by index: frames i, i + stride, ... (>= 1)
   double frame_interval = 0;      // > 0: by time: frames displayed at t, t + interval, ... (seconds)
   int64_t clips_per_video = 1;    // N >= 1
-  ClipSampling sampling = ClipSampling::Uniform;
+  ClipSampling sampling = ClipSampling::Regular;
   int64_t max_frames = kDefaultMaxVideoFrames;  // N * T per video above this is refused (<= 0: no limit)
   BatchOptions frame;             // per-clip geometry, output size, dtype, normalization (as decode_images)
   VideoReadOptions read;
@@ -49,7 +49,7 @@ struct ClipSlots {
 
 // One video's clip plan: the frame index of every (clip, time) and each clip's geometry, for a video of
 // num_frames frames whose displayed frames are height x width. By index the clips start at
-// uniform: round(n * (F - span) / (N - 1)) (N == 1: (F - span) / 2), random: randint(F - span + 1) draws
+// regular: round(n * (F - span) / (N - 1)) (N == 1: (F - span) / 2), random: randint(F - span + 1) draws
 // from SplitMix64(seed), span = (T - 1) * stride + 1; indices past the end repeat the last frame (videos
 // shorter than a clip). Then one draw per clip seeds its geometry (sample_geometry).
 struct ClipPlan {

@@ -76,13 +76,18 @@ at::Tensor place(const at::Tensor& img, const core::SampleGeometry& g, const cor
   return g.flip ? out.flip({2}) : out;
 }
 
+// The arguments in the schema's order: decode_images' stages (the samples and their decode, the geometry, the flip,
+// the output, the execution), the device first.
 std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
-    at::TensorList data, int64_t device_index, int64_t height, int64_t width, c10::string_view geometry,
-    int64_t resize_shorter, at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob,
-    const c10::optional<at::Tensor>& seeds, c10::string_view interpolation, c10::optional<at::ScalarType> dtype,
-    c10::optional<at::ArrayRef<double>> mean, c10::optional<at::ArrayRef<double>> std, bool channels_last,
-    bool strict, bool apply_exif_orientation, int64_t max_pixels) {
+    at::TensorList data, int64_t device_index, const c10::optional<at::Tensor>& seeds, bool apply_exif_orientation,
+    int64_t max_pixels, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
+    at::ArrayRef<double> scale, at::ArrayRef<double> ratio, c10::string_view interpolation, double hflip_prob,
+    c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
+    c10::optional<at::ArrayRef<double>> std, c10::string_view dimension_order, bool strict) {
   const char* op = "decode_images(device='cuda')";
+  TORCH_CHECK_VALUE(dimension_order == "NCHW" || dimension_order == "NHWC", op,
+                    ": expected dimension_order 'NCHW' or 'NHWC', got '", std::string(dimension_order), "'");
+  const bool nhwc = dimension_order == "NHWC";
   const int64_t n = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
   const core::BatchOptions opt = translate_core_errors(op, [&] {
@@ -153,7 +158,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
   }
   for (size_t k = 0; k < jobs.size(); ++k) errors[size_t(job_sample[k])] = job_errors[k];
 
-  const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  const auto format = nhwc ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch = at::zeros({n, 3, height, width}, dev.dtype(out_dtype).memory_format(format));
   at::Tensor ok = at::empty({n}, at::TensorOptions().dtype(at::kBool));
   std::vector<float> m(3, 0.0f), s(3, 1.0f);
@@ -183,7 +188,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
       batch[i].copy_(f);
     }
   }
-  return {batch, ok};
+  return {nhwc ? batch.permute({0, 2, 3, 1}) : batch, ok};
 }
 
 #else  // no nvJPEG at build time

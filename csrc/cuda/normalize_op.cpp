@@ -22,7 +22,7 @@ cuda::Strided4 view_of(const at::Tensor& t) {
 }
 
 at::Tensor normalize_batch(const at::Tensor& batch, c10::optional<at::ArrayRef<double>> mean,
-                           c10::optional<at::ArrayRef<double>> std, at::ScalarType dtype, bool channels_last) {
+                           c10::optional<at::ArrayRef<double>> std, at::ScalarType dtype) {
   TORCH_CHECK_VALUE(batch.is_cuda() && batch.scalar_type() == at::kByte && batch.dim() == 4,
                     "normalize_batch: expected a uint8 CUDA Tensor[N, C, H, W], got ", batch.scalar_type(), " ",
                     batch.device(), " of shape ", batch.sizes());
@@ -44,6 +44,8 @@ at::Tensor normalize_batch(const at::Tensor& batch, c10::optional<at::ArrayRef<d
     }
   }
   const c10::cuda::CUDAGuard guard(batch.device());
+  // the input's memory format: channels-last strides (a contiguous NHWC buffer seen as NCHW) stay channels-last
+  const bool channels_last = batch.is_contiguous(at::MemoryFormat::ChannelsLast) && !batch.is_contiguous();
   const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor out = at::empty(batch.sizes(), batch.options().dtype(dtype), format);
   const cudaError_t err = cuda::launch_normalize_uint8(

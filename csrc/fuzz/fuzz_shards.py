@@ -96,7 +96,7 @@ def _run(data: bytes, work: str, shards, errors) -> None:
         for name, content in (("index.json", index), ("s.tar.members.json", table), ("s.tar", body)):
             _write(os.path.join(work, name), content)
         try:
-            ds = shards.TarShardDataset(os.path.join(work, "index.json"), shuffle=False, decoders={})
+            ds = shards._dataset.TarShardDataset(os.path.join(work, "index.json"), shuffle=False, decoders={})
             for n, _ in enumerate(ds):
                 if n >= _MAX_SAMPLES:
                     break
@@ -148,7 +148,7 @@ def main() -> None:
         import tarfile  # noqa: F401
 
         import spdl_torch.datasets.shards as shards
-        from spdl_torch.datasets.shards import _table, _tar  # noqa: F401
+        from spdl_torch.datasets.shards import _dataset, _table, _tar  # noqa: F401
     from spdl_torch import DecodeError
 
     errors = (DecodeError, ValueError, OSError)

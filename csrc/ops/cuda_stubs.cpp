@@ -13,14 +13,14 @@ constexpr const char* kWhy =
     "build time); rebuild with nvcc present, or SPDL_TORCH_CUDA=1 to make a missing toolkit a build error";
 
 std::tuple<at::Tensor, at::Tensor> decode_images_cuda(
-    at::TensorList, int64_t, int64_t, int64_t, c10::string_view, int64_t, at::ArrayRef<double>,
-    at::ArrayRef<double>, double, const c10::optional<at::Tensor>&, c10::string_view, c10::optional<at::ScalarType>,
-    c10::optional<at::ArrayRef<double>>, c10::optional<at::ArrayRef<double>>, bool, bool, bool, int64_t) {
+    at::TensorList, int64_t, const c10::optional<at::Tensor>&, bool, int64_t, int64_t, int64_t, c10::string_view,
+    int64_t, at::ArrayRef<double>, at::ArrayRef<double>, c10::string_view, double, c10::optional<at::ScalarType>,
+    c10::optional<at::ArrayRef<double>>, c10::optional<at::ArrayRef<double>>, c10::string_view, bool) {
   TORCH_CHECK(false, "decode_images(device='cuda')", kWhy);
 }
 
 at::Tensor normalize_batch(const at::Tensor&, c10::optional<at::ArrayRef<double>>,
-                           c10::optional<at::ArrayRef<double>>, at::ScalarType, bool) {
+                           c10::optional<at::ArrayRef<double>>, at::ScalarType) {
   TORCH_CHECK(false, "normalize_batch", kWhy);
 }
 

@@ -20,7 +20,7 @@ namespace {
 std::string seconds(int64_t samples, int rate) { return core::seconds_text(double(samples) / double(rate)); }
 
 at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
-                  double start, c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
+                  double start_seconds, c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
                   int64_t max_samples) {
   core::AudioOptions opt;
   TORCH_CHECK_VALUE(sample_rate >= 0 && sample_rate <= core::kMaxAudioSampleRate, op,
@@ -29,9 +29,10 @@ at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sampl
                     ": expected num_channels in [1, ", core::kMaxAudioChannels, "] or 0, got ", num_channels);
   opt.sample_rate = int(sample_rate);
   opt.num_channels = int(num_channels);
-  opt.start = start;
-  opt.stop = stop.has_value() ? *stop : -1.0;
-  TORCH_CHECK_VALUE(!stop.has_value() || *stop >= 0, op, ": expected stop >= 0 or None, got ", *stop);
+  opt.start = start_seconds;
+  opt.stop = stop_seconds.has_value() ? *stop_seconds : -1.0;
+  TORCH_CHECK_VALUE(!stop_seconds.has_value() || *stop_seconds >= 0, op, ": expected stop_seconds >= 0 or None, got ",
+                    *stop_seconds);
   opt.type = audio_sample_type(dtype, op);
   opt.strict = strict;
   opt.max_samples = max_samples;
@@ -53,20 +54,21 @@ at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sampl
       at::TensorOptions().dtype(audio_scalar_type(opt.type)));
 }
 
-at::Tensor decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start,
-                        c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
+at::Tensor decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start_seconds,
+                        c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
                         int64_t max_samples) {
   check_encoded_bytes(data, "decode_audio");
   const at::Tensor bytes = data.contiguous();
   return decode(audio_bytes_source(bytes), "decode_audio",
-                sample_rate, num_channels, start, stop, dtype, strict, max_samples);
+                sample_rate, num_channels, start_seconds, stop_seconds, dtype, strict, max_samples);
 }
 
-at::Tensor decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels, double start,
-                             c10::optional<double> stop, c10::optional<at::ScalarType> dtype, bool strict,
+at::Tensor decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels,
+                             double start_seconds, c10::optional<double> stop_seconds,
+                             c10::optional<at::ScalarType> dtype, bool strict,
                              int64_t max_samples) {
   return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels,
-                start, stop, dtype, strict, max_samples);
+                start_seconds, stop_seconds, dtype, strict, max_samples);
 }
 
 using Metadata = std::tuple<std::vector<int64_t>, std::vector<std::string>, double>;

@@ -65,16 +65,23 @@ at::Tensor checked_erase(const c10::optional<at::Tensor>& erase, int64_t n) {
   return c;
 }
 
+// The arguments in the schema's order, grouped by stage as decode_images' Python signature: the samples and their
+// decode, the geometry, the flips, the augmentation, the output (colour, dtype, normalisation, dimension order),
+// the execution.
 std::tuple<at::Tensor, at::Tensor> decode_images(
-    at::TensorList data, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
-    at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
-    c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
-    c10::optional<at::ArrayRef<double>> std, bool channels_last, bool pin_memory, bool strict,
-    bool apply_exif_orientation, int64_t max_pixels, double dct_min_ratio, bool partial_decode, double vflip_prob,
-    int64_t max_size, at::IntArrayRef padding, bool pad_if_needed, c10::string_view color,
-    int64_t num_output_channels, const c10::optional<at::Tensor>& augment, const c10::optional<at::Tensor>& erase) {
+    at::TensorList data, const c10::optional<at::Tensor>& seeds, bool apply_exif_orientation, int64_t max_pixels,
+    double dct_min_ratio, bool partial_decode, int64_t height, int64_t width, c10::string_view geometry,
+    int64_t resize_shorter, int64_t max_size, at::ArrayRef<double> scale, at::ArrayRef<double> ratio,
+    at::IntArrayRef padding, bool pad_if_needed, c10::string_view interpolation, double hflip_prob, double vflip_prob,
+    const c10::optional<at::Tensor>& augment, const c10::optional<at::Tensor>& erase, c10::string_view color,
+    int64_t num_output_channels, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
+    c10::optional<at::ArrayRef<double>> std, c10::string_view dimension_order, bool pin_memory, bool strict) {
   const int64_t n = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
+  TORCH_CHECK_VALUE(dimension_order == "NCHW" || dimension_order == "NHWC",
+                    "decode_images: expected dimension_order 'NCHW' or 'NHWC', got '", std::string(dimension_order),
+                    "'");
+  const bool nhwc = dimension_order == "NHWC";
   const core::BatchOptions opt = translate_core_errors("decode_images", [&] {
     core::BatchOptions o;
     fill_batch_geometry(o, geometry, height, width, resize_shorter, scale, ratio, hflip_prob, interpolation,
@@ -143,7 +150,9 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
   core::BatchTurn turn = core::wait_for_batch_turn(*pool);
 
   const int64_t channels = opt.num_output_channels;
-  const auto format = channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  // NHWC: the slots are written through the strides of an NCHW batch in channels-last memory format, which
+  // permuted is the contiguous [N, H, W, C] batch returned.
+  const auto format = nhwc ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   at::Tensor batch;
   if (pin_memory) {  // torch's caching host allocator
     batch = at::empty({n, channels, height, width}, at::TensorOptions().dtype(out_dtype).pinned_memory(true), format);
@@ -179,7 +188,7 @@ std::tuple<at::Tensor, at::Tensor> decode_images(
     ok_ptr[i] = errors[size_t(i)].empty();
     if (strict && !ok_ptr[i]) throw_tagged("DecodeError", {{"sample", i}}, errors[size_t(i)]);
   }
-  return {batch, ok};
+  return {nhwc ? batch.permute({0, 2, 3, 1}) : batch, ok};
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // sample_geometry: the [top, left, crop_height, crop_width, hflip, vflip] that decode_images draws for one
-// sample's seed and (EXIF-oriented) image size, for every geometry; for tests and for reproducing a
-// sample's crop with torchvision's functional ops.
+// sample's seed and (EXIF-oriented) image size (image_height x image_width), for every geometry, with
+// decode_images' names for the rest (height, width: the output size); FusedPlan.sample_geometry calls it.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -13,16 +13,16 @@
 namespace spdl_torch::ops {
 namespace {
 
-std::vector<int64_t> sample_geometry(int64_t seed, int64_t height, int64_t width, int64_t out_height,
-                                     int64_t out_width, c10::string_view geometry, int64_t resize_shorter,
+std::vector<int64_t> sample_geometry(int64_t seed, int64_t image_height, int64_t image_width, int64_t height,
+                                     int64_t width, c10::string_view geometry, int64_t resize_shorter,
                                      int64_t max_size, at::ArrayRef<double> scale, at::ArrayRef<double> ratio,
                                      at::IntArrayRef padding, bool pad_if_needed, double hflip_prob,
                                      double vflip_prob) {
   return translate_core_errors("sample_geometry", [&] {
     core::BatchOptions opt;
     opt.geometry = core::parse_geometry_mode(std::string(geometry));
-    opt.height = out_height;
-    opt.width = out_width;
+    opt.height = height;
+    opt.width = width;
     opt.resize_shorter = resize_shorter;
     opt.max_size = max_size;
     opt.scale.assign(scale.begin(), scale.end());
@@ -32,7 +32,7 @@ std::vector<int64_t> sample_geometry(int64_t seed, int64_t height, int64_t width
     opt.hflip_prob = hflip_prob;
     opt.vflip_prob = vflip_prob;
     opt.validate();
-    const core::SampleGeometry g = core::crop_params(opt, height, width, seed);
+    const core::SampleGeometry g = core::crop_params(opt, image_height, image_width, seed);
     return std::vector<int64_t>{g.box.top, g.box.left, g.box.height, g.box.width, g.flip ? 1 : 0, g.vflip ? 1 : 0};
   });
 }

@@ -1,4 +1,4 @@
-// decode_video_clips: B videos -> Tensor[B, N, T, 3, H, W] (layout "NTCHW") or [B, N, 3, T, H, W] ("NCTHW")
+// decode_video_clips: B videos -> Tensor[B, N, T, 3, H, W] (dimension_order "NTCHW") or [B, N, 3, T, H, W] ("NCTHW")
 // of N clips of T frames each, decoded, resized/cropped per clip and converted straight into their slots
 // on the shared native pool; plus ok (bool[B]) and the frame indices (int64[B, N, T]).
 #include <ATen/ATen.h>
@@ -20,26 +20,27 @@ namespace spdl_torch::ops {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
-    at::TensorList data, int64_t clip_len, int64_t clips_per_video, int64_t stride, double frame_interval,
+    at::TensorList data, int64_t num_frames_per_clip, int64_t num_clips, int64_t num_indices_between_frames,
+    double seconds_between_frames,
     c10::string_view sampling, int64_t height, int64_t width, c10::string_view geometry, int64_t resize_shorter,
     at::ArrayRef<double> scale, at::ArrayRef<double> ratio, double hflip_prob, const c10::optional<at::Tensor>& seeds,
     c10::string_view interpolation, c10::optional<at::ScalarType> dtype, c10::optional<at::ArrayRef<double>> mean,
-    c10::optional<at::ArrayRef<double>> std, c10::string_view layout, bool pin_memory, bool strict,
-    c10::string_view seek_mode, int64_t threads, bool apply_rotation, bool skip_nonref, int64_t max_pixels,
+    c10::optional<at::ArrayRef<double>> std, c10::string_view dimension_order, bool pin_memory, bool strict,
+    c10::string_view seek_mode, int64_t num_ffmpeg_threads, bool apply_rotation, bool skip_nonref, int64_t max_pixels,
     int64_t max_frames, int64_t max_output_bytes) {
   constexpr const char* op = "decode_video_clips";
   const int64_t b = int64_t(data.size());
   const at::ScalarType out_dtype = dtype.value_or(at::kByte);
-  TORCH_CHECK_VALUE(layout == "NTCHW" || layout == "NCTHW", op, ": expected layout \"NTCHW\" or \"NCTHW\", got \"",
-                    std::string(layout), "\"");
-  const bool time_major = layout == "NTCHW";
+  TORCH_CHECK_VALUE(dimension_order == "NTCHW" || dimension_order == "NCTHW", op,
+                    ": expected dimension_order \"NTCHW\" or \"NCTHW\", got \"", std::string(dimension_order), "\"");
+  const bool time_major = dimension_order == "NTCHW";
   core::ClipOptions opt;
-  opt.read = video_read_options(op, -1, threads, seek_mode, strict, apply_rotation, skip_nonref, max_pixels);
+  opt.read = video_read_options(op, -1, num_ffmpeg_threads, seek_mode, strict, apply_rotation, skip_nonref, max_pixels);
   translate_core_errors(op, [&] {
-    opt.clip_len = clip_len;
-    opt.clips_per_video = clips_per_video;
-    opt.stride = stride;
-    opt.frame_interval = frame_interval;
+    opt.clip_len = num_frames_per_clip;
+    opt.clips_per_video = num_clips;
+    opt.stride = num_indices_between_frames;
+    opt.frame_interval = seconds_between_frames;
     opt.sampling = core::parse_clip_sampling(std::string(sampling));
     opt.max_frames = max_frames;
     core::BatchOptions& o = opt.frame;
@@ -49,7 +50,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_clips(
     opt.validate();
     return 0;
   });
-  const int64_t n = clips_per_video, t = clip_len;
+  const int64_t n = num_clips, t = num_frames_per_clip;
   check_output_bytes(op, {b, n, t, 3, height, width}, int64_t(c10::elementSize(out_dtype)),
                      std::to_string(b) + " videos x " + std::to_string(n) + " clips x " + std::to_string(t) +
                          " frames of 3x" + std::to_string(height) + "x" + std::to_string(width) + " " +

@@ -6,17 +6,17 @@
 
 namespace spdl_torch::ops {
 
-core::VideoReadOptions video_read_options(const char* op, int64_t stream, int64_t threads, c10::string_view seek_mode,
+core::VideoReadOptions video_read_options(const char* op, int64_t stream_index, int64_t num_ffmpeg_threads, c10::string_view seek_mode,
                                           bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels) {
   // Out of int's range: refused here, never wrapped into another value by the narrowing below.
-  TORCH_CHECK_VALUE(stream >= -1 && stream <= INT_MAX, op,
-                    ": expected stream >= 0, or -1 for FFmpeg's best video stream, got ", stream);
-  TORCH_CHECK_VALUE(threads >= 0 && threads <= INT_MAX, op, ": expected threads >= 0 (0: FFmpeg picks), got ",
-                    threads);
+  TORCH_CHECK_VALUE(stream_index >= -1 && stream_index <= INT_MAX, op,
+                    ": expected stream_index >= 0, or -1 for FFmpeg's best video stream, got ", stream_index);
+  TORCH_CHECK_VALUE(num_ffmpeg_threads >= 0 && num_ffmpeg_threads <= INT_MAX, op,
+                    ": expected num_ffmpeg_threads >= 0 (0: FFmpeg picks), got ", num_ffmpeg_threads);
   return translate_core_errors(op, [&] {
     core::VideoReadOptions o;
-    o.stream = int(stream);
-    o.threads = int(threads);
+    o.stream = int(stream_index);
+    o.threads = int(num_ffmpeg_threads);
     o.seek_mode = core::parse_seek_mode(std::string(seek_mode));
     o.strict = strict;
     o.apply_rotation = apply_rotation;

@@ -13,7 +13,7 @@
 
 namespace spdl_torch::ops {
 
-core::VideoReadOptions video_read_options(const char* op, int64_t stream, int64_t threads, c10::string_view seek_mode,
+core::VideoReadOptions video_read_options(const char* op, int64_t stream_index, int64_t num_ffmpeg_threads, c10::string_view seek_mode,
                                           bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels);
 
 // ValueError "<op>: the output, <what>, is N bytes (...), over max_output_bytes = M ..." when the product of

@@ -16,19 +16,19 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_frames(
     const at::Tensor& data, c10::optional<at::ArrayRef<int64_t>> indices,
-    c10::optional<at::ArrayRef<double>> timestamps, c10::string_view seek_mode, int64_t stream, int64_t threads,
+    c10::optional<at::ArrayRef<double>> seconds, c10::string_view seek_mode, int64_t stream_index,
+    int64_t num_ffmpeg_threads,
     bool strict, bool apply_rotation, bool skip_nonref, int64_t max_pixels, int64_t max_frames,
     int64_t max_output_bytes) {
   constexpr const char* op = "decode_video_frames";
   check_encoded_bytes(data, op);
-  TORCH_CHECK_VALUE(indices.has_value() != timestamps.has_value(), op,
-                    ": expected exactly one of indices and timestamps");
-  const int64_t n = indices.has_value() ? int64_t(indices->size()) : int64_t(timestamps->size());
+  TORCH_CHECK_VALUE(indices.has_value() != seconds.has_value(), op, ": expected exactly one of indices and seconds");
+  const int64_t n = indices.has_value() ? int64_t(indices->size()) : int64_t(seconds->size());
   TORCH_CHECK_VALUE(max_frames <= 0 || n <= max_frames, op, ": ", n, " frames requested, over max_frames = ",
                     max_frames);
   const at::Tensor bytes = data.contiguous();
   const core::VideoReadOptions opt =
-      video_read_options(op, stream, threads, seek_mode, strict, apply_rotation, skip_nonref, max_pixels);
+      video_read_options(op, stream_index, num_ffmpeg_threads, seek_mode, strict, apply_rotation, skip_nonref, max_pixels);
   return translate_video_errors(op, [&] {
     core::VideoReader reader(video_source(bytes), opt);
     const core::VideoMetadata& m = reader.metadata();
@@ -36,7 +36,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> decode_video_frames(
     if (indices.has_value()) {
       wanted.assign(indices->begin(), indices->end());
     } else {
-      for (double t : *timestamps) wanted.push_back(reader.index_at(t));
+      for (double t : *seconds) wanted.push_back(reader.index_at(t));
     }
     const int64_t rot = apply_rotation ? m.rotation : 0;
     const int64_t h = rot % 180 ? m.width : m.height;

@@ -1,5 +1,7 @@
 // video_metadata: a video stream's header (no frame decoded) and the span its frames are displayed in (exact:
-// from the frame index) as (ints, floats, key-frame times, strings).
+// from the frame index) as (ints, floats, key-frame times, strings). ints:
+// stream_index, width, height, rotation, time base (num, den), num_frames_from_header, num_frames_from_content
+// (-1: not known), bit_rate; floats: the header's start, duration_seconds, average_fps, begin / end_stream_seconds.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -15,20 +17,20 @@ namespace spdl_torch::ops {
 namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::string> video_metadata(
-    const at::Tensor& data, int64_t stream, bool count_frames, c10::string_view seek_mode) {
+    const at::Tensor& data, int64_t stream_index, bool count_frames, c10::string_view seek_mode) {
   check_encoded_bytes(data, "video_metadata");
   const at::Tensor bytes = data.contiguous();
   // The reader seeks exactly (count_frames counts from its index); the span is the one of `seek_mode`.
   const core::SeekMode mode =
-      video_read_options("video_metadata", stream, 1, seek_mode, true, true, false, 0).seek_mode;
-  const core::VideoReadOptions opt = video_read_options("video_metadata", stream, 1, "exact", true, true, false, 0);
+      video_read_options("video_metadata", stream_index, 1, seek_mode, true, true, false, 0).seek_mode;
+  const core::VideoReadOptions opt =
+      video_read_options("video_metadata", stream_index, 1, "exact", true, true, false, 0);
   return translate_video_errors("video_metadata", [&] {
     core::VideoReader reader(video_source(bytes), opt);
-    core::VideoMetadata m = reader.metadata();
-    if (count_frames) {
-      m.num_frames = reader.num_frames();
-      m.num_frames_counted = true;
-    }
+    const core::VideoMetadata m = reader.metadata();
+    // metadata() counts the packets when the header states no count
+    const int64_t from_header = m.num_frames_counted ? -1 : m.num_frames;
+    const int64_t from_content = count_frames ? reader.num_frames() : m.num_frames_counted ? m.num_frames : -1;
     // The span decode_video_frames(seconds=) accepts in this seek mode; NaN where no timestamp names a
     // frame (exact: timestamps that do not increase, or no index: decoding raises the reason) or where the
     // header does not tell (approximate: no count, duration or rate; the start is still the header's).
@@ -47,8 +49,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::st
     i[3] = m.rotation;
     i[4] = m.time_base_num;
     i[5] = m.time_base_den;
-    i[6] = m.num_frames;
-    i[7] = m.num_frames_counted ? 1 : 0;
+    i[6] = from_header;
+    i[7] = from_content;
     i[8] = m.bit_rate;
     at::Tensor floats = at::empty({5}, at::kDouble);
     double* f = floats.data_ptr<double>();

@@ -1,9 +1,9 @@
 """The transfer stage: batches from the host to a CUDA device on a dedicated stream.
 
 Per batch, on the side stream: every tensor is copied with ``non_blocking=True`` (from pinned memory the copy is
-asynchronous, and torch's caching host allocator holds the pinned block until the copy is done), then the
-batch's pending device finish runs (``_finish.py``: ``ToDtype`` + ``Normalize`` of a uint8 batch), then an event
-is recorded. When the consumer takes the batch, its current stream waits for that event only (not for the
+asynchronous, and torch's caching host allocator holds the pinned block until the copy is done), then what
+``after_copy`` gives for the tensor runs on its copy (a loader's fused batches: ``ToDtype`` + ``Normalize`` of a
+uint8 batch, ``dataloader/_finish.py``), then an event is recorded. When the consumer takes the batch, its current stream waits for that event only (not for the
 copies of later batches), and every device tensor of the batch is ``record_stream``-ed on the consumer's
 stream, so the caching allocator does not hand its memory to another allocation while the consumer's queued
 kernels still read it. ``depth`` batches are in flight: submitted, not yet taken.
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
-from ._build import check_cuda
-from ._finish import pending_finish
+from .._build_info import check_cuda
 
 __all__ = ["CudaBackend", "DeviceTransfer", "InFlight", "to_device"]
 
@@ -77,13 +76,17 @@ class DeviceTransfer:
         device: a CUDA device (``"cuda"``, ``"cuda:1"``, ``torch.device``).
         depth: batches in flight on the device (>= 1): copied or being copied, not yet taken.
         backend: the CUDA calls (default :class:`CudaBackend`; tests pass fakes).
+        after_copy: ``after_copy(host_tensor)`` -> a callable run on the tensor's device copy on the side stream
+            (e.g. the normalisation of a uint8 batch), or ``None`` for nothing; default: nothing.
 
     Raises:
         ValueError: ``device`` is not a CUDA device, ``depth < 1``.
         RuntimeError: no CUDA (torch without CUDA, no GPU): the message says which.
     """
 
-    def __init__(self, device: str | torch.device = "cuda", depth: int = 2, *, backend: Any = None) -> None:
+    def __init__(self, device: str | torch.device = "cuda", depth: int = 2, *, backend: Any = None,
+                 after_copy: Callable[[torch.Tensor], Callable[[torch.Tensor], torch.Tensor] | None] | None = None
+                 ) -> None:
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"DeviceTransfer: expected an int depth >= 1, got {depth=}")
         self.device = _device_of(device)
@@ -92,6 +95,7 @@ class DeviceTransfer:
             backend = CudaBackend(self.device)
         self.depth = depth
         self.backend = backend
+        self.after_copy = after_copy
         self.stream = backend.new_stream()
         self._queue: collections.deque[InFlight] = collections.deque()
 
@@ -103,7 +107,7 @@ class DeviceTransfer:
 
     def _copy(self, t: torch.Tensor) -> torch.Tensor:
         out = self.backend.copy(t)
-        finish = pending_finish(t)
+        finish = None if self.after_copy is None else self.after_copy(t)
         return out if finish is None else finish(out)
 
     def submit(self, data: Any) -> InFlight:

@@ -1,5 +1,6 @@
 """``DataLoader(device="cuda")``: the iterator's batches go through :class:`spdl_torch.cuda.DeviceTransfer`,
-``transfer_depth`` batches ahead of the consumer.
+``transfer_depth`` batches ahead of the consumer; a fused batch's pending finish (``_finish.py``) runs on its
+device copy.
 
 A batch counts as yielded (``state_dict()``) only when the consumer takes it, so batches still in flight are
 loaded again after a resume. A worker's failure keeps its place in the order: the batches before it are
@@ -42,8 +43,9 @@ class DeviceFeed:
 
     def __init__(self, device: torch.device, depth: int) -> None:
         from ..cuda import DeviceTransfer
+        from ._finish import pending_finish
 
-        self.transfer = DeviceTransfer(device, depth)
+        self.transfer = DeviceTransfer(device, depth, after_copy=pending_finish)
         self.queue: collections.deque[tuple[Result, bool]] = collections.deque()
         self.ended = False
         self.error: BaseException | None = None

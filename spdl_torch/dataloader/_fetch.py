@@ -3,11 +3,14 @@ stop flag, pinning. The same objects run on the worker threads and, for ``num_wo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from .._context import LoaderContext
 from ._device import pin_batch
+from ._finish import run_plan
 from ._messages import Fatal, Request, Stopped
-from ._worker import LoaderContext, ThreadWorkerInfo, WorkerSet, fetch_scope, get_worker_info
+from ._worker import WorkerInfo, WorkerSet, fetch_scope, get_worker_info
 
 __all__ = ["EpochFetch"]
 
@@ -22,22 +25,23 @@ class EpochFetch:
         self.workers = workers
         device = getattr(loader, "device", None)
         finish_on_device = device is not None and device.type == "cuda" and getattr(loader, "device_transforms", True)
-        self.context = LoaderContext(base_seed=base_seed, epoch=epoch, pin_memory=pin,
-                                     device=device if finish_on_device else None, remainder=remainder)
+        runner = functools.partial(run_plan, pin_memory=pin, device=device if finish_on_device else None,
+                                   remainder=remainder)
+        self.context = LoaderContext(base_seed=base_seed, epoch=epoch, run_plan=runner)
         self.auto_collation = loader._auto_collation
         self.batch_size = loader.batch_size
         self.collate_fn = loader.collate_fn
         self.drop_last = loader.drop_last
         self.pin = pin
         self.stopped = False
-        self._infos: dict[int, ThreadWorkerInfo] = {}
+        self._infos: dict[int, WorkerInfo] = {}
         self._epoch_started: set[int] = set()
         self.main_dataset = loader.dataset
 
     def dataset(self, worker: int | None) -> Any:
         return self.main_dataset if worker is None else self.workers.datasets[worker]
 
-    def info(self, worker: int) -> ThreadWorkerInfo:
+    def info(self, worker: int) -> WorkerInfo:
         info = self._infos.get(worker)
         if info is None:
             info = self._infos[worker] = self.workers.info(worker, self.epoch)

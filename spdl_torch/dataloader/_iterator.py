@@ -21,15 +21,16 @@ import torch
 from .. import _exit
 from ..pipeline import PipelineBuilder, PipelineFailure
 from ._device import DeviceFeed
+from ._epoch import start_epoch
 from ._iterable import IterableFetch, WorkerBoundSource
 from ._map import END, MapFetch, draw_first, map_requests
 from ._messages import EMPTY, Exhausted, Failure, Fatal, Request, Result, describe_indices
 from ._remainder import RemainderPool
-from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
+from ._state import LoaderState, describe_loader
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
-__all__ = ["DataLoaderIter", "begin_epoch", "dataset_epoch", "raise_not_copyable"]
+__all__ = ["DataLoaderIter", "raise_not_copyable"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
@@ -44,38 +45,6 @@ def _shutdown_at_exit() -> None:
             it.shutdown(wait=False)
         except Exception:  # noqa: BLE001 -- the others still stop
             pass
-
-
-def dataset_epoch(dataset: Any) -> int | None:
-    """The epoch a dataset with ``set_epoch`` holds (its int ``epoch`` attribute), else None."""
-    if not callable(getattr(dataset, "set_epoch", None)):
-        return None
-    epoch = getattr(dataset, "epoch", None)
-    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
-
-
-def begin_epoch(loader: Any, resume: LoaderState | None, draw_base_seed: bool,
-                persistent: bool) -> tuple[int, LoaderState | None, int | None, bool]:
-    """The epoch an ``iter()`` starts (or continues), counted on ``loader``: ``(epoch, resume, forced_base_seed,
-    draw_base_seed)``. ``resume`` comes back ``None`` when it held a finished epoch (the next one starts from its
-    generator state); ``forced_base_seed`` is the saved ``base_seed`` to use instead of a drawn one, if any."""
-    forced_base_seed = None
-    if resume is not None and resume.finished:
-        # the saved epoch was over: start the next one from the saved generator state
-        if resume.generator_state is not None and loader.generator is not None:
-            loader.generator.set_state(resume.generator_state)
-        loader._epoch = resume.epoch
-        if resume.base_seed is not None and persistent:
-            forced_base_seed, draw_base_seed = resume.base_seed, False
-        resume = None
-    elif resume is not None:
-        forced_base_seed, draw_base_seed = resume.base_seed, resume.drew_base_seed
-    if resume is None:
-        held = dataset_epoch(loader.dataset)
-        if held is not None and held != loader._dataset_epoch_seen:
-            loader._epoch = held - 1  # the user's dataset.set_epoch(held) since the last epoch start
-    epoch = loader._epoch = loader._epoch + 1 if resume is None else resume.epoch
-    return epoch, resume, forced_base_seed, draw_base_seed
 
 
 def raise_not_copyable(it: Any) -> None:
@@ -135,27 +104,17 @@ class DataLoaderIter:
         if self._feed is not None:
             self._feed.reset()  # batches of an epoch left early
         # torch draws base_seed once for persistent workers
-        epoch, resume, forced_base_seed, draw_base_seed = begin_epoch(
-            loader, resume, first or not self._persistent, self._persistent)
-        self._epoch = epoch
-
-        user_global_state = None
-        if resume is None:
-            rng = capture_epoch_rngs(loader)
-        else:
-            rng = resume.rng
-            user_global_state = restore_epoch_rngs(loader, rng)
-        self._rng_at_start = rng
+        start = start_epoch(loader, resume, first or not self._persistent, self._persistent)
+        self._epoch = epoch = start.epoch
+        resume = start.resume
+        self._rng_at_start = start.rng
         try:
             # Same draw order as torch: the (lazy) sampler iterator, then base_seed (not redrawn for
             # persistent workers), then -- in the consumer thread, as torch's workers path does when it
             # prefetches -- the first index batch.
             sampler_iter = iter(loader._index_sampler) if not self._is_iterable else None
-            self._drew_base_seed = draw_base_seed
-            if draw_base_seed:
-                self._base_seed = torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item()
-            if forced_base_seed is not None:
-                self._base_seed = forced_base_seed
+            self._drew_base_seed = start.draw_base_seed
+            self._base_seed = start.base_seed(loader, getattr(self, "_base_seed", None))
             self.num_yielded = 0
             self._yielded_seqs: set[int] = set()  # out-of-order positions beyond the prefix
             self._prefix = 0  # positions [0, prefix) were all yielded
@@ -169,8 +128,7 @@ class DataLoaderIter:
                 self._yielded_seqs = set(resume.yielded_seqs)
             first_batch = draw_first(sampler_iter, self._prefix) if not self._is_iterable else END
         finally:
-            if user_global_state is not None:
-                torch.set_rng_state(user_global_state)
+            start.restore_user_rng()
 
         self._finished = False
         self._len_called = loader._IterableDataset_len_called
@@ -191,10 +149,7 @@ class DataLoaderIter:
         n = max(1, self._num_workers)
         requests = None if self._is_iterable else map_requests(
             first_batch, sampler_iter, self._prefix, self._yielded_seqs, n, self._bound)
-        set_epoch = getattr(loader.dataset, "set_epoch", None)
-        if callable(set_epoch):  # the loader's dataset too (its len() may depend on the epoch); workers: their copies
-            set_epoch(epoch)
-        loader._dataset_epoch_seen = dataset_epoch(loader.dataset)
+        start.set_dataset_epoch(loader)  # workers: their copies, at their first fetch of the epoch (_fetch.py)
         if self._num_workers == 0:
             self._requests = requests
             return

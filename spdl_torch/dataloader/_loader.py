@@ -17,8 +17,9 @@ import torch.utils.data
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
-from ..datasets._collate import collate as _fused_collate
-from ._iterator import DataLoaderIter, dataset_epoch
+from ..datasets import collate as _fused_collate
+from ._epoch import dataset_epoch
+from ._iterator import DataLoaderIter
 from ._mode import describe_mode, resolve_worker_mode
 from ._process import ProcessIter, start_process_epoch
 from ._state import LoaderState, describe_loader, stateful_map_dataset
@@ -41,7 +42,7 @@ def _check_device(device: Any) -> torch.device | None:
     if dev.type == "cpu":
         return None
     if dev.type == "cuda":
-        from ..cuda import check_cuda
+        from .._build_info import check_cuda
 
         try:
             check_cuda(f"device={str(device)!r}", dev)
@@ -120,7 +121,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         device_transforms (bool, keyword-only, beyond torch): with a CUDA ``device`` and a fused dataset
             (``ImageFolder``, ``FileListDataset``), decode uint8 batches on the host and run the fused
             ``ToDtype``/``Normalize`` (and the batched ones after them) on the device after the copy: a quarter
-            of the bytes of float32 over PCIe (:func:`spdl_torch.cuda.split_plan`). Default ``True``.
+            of the bytes of float32 over PCIe. Default ``True``.
         on_error (str, keyword-only, beyond torch): ``"raise"`` (default, as torch) re-raises a sample's exception
             in the consumer. ``"skip"`` (map-style datasets with automatic batching only): when a batch fails, its
             samples are fetched one by one, the failing ones are dropped with a ``UserWarning`` naming the index

@@ -20,55 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch.utils.data import ChainDataset, ConcatDataset, Subset
+from .._native import declares_native, declares_remainder
 
-__all__ = ["WORKER_MODES", "declares_native", "declares_remainder", "leaves", "plan_is_native", "resolve_worker_mode"]
+__all__ = ["WORKER_MODES", "describe_mode", "resolve_worker_mode"]
 
 WORKER_MODES = ("auto", "thread", "hybrid", "process")
-
-
-def plan_is_native(plan: Any) -> bool:
-    """Whether a fused plan (:class:`spdl_torch.transforms.FusedPlan` or ``None``: nothing fused) leaves no
-    per-sample Python work: everything fused, or only a deterministic remainder run once on the batch tensor."""
-    return plan is not None and getattr(plan, "per_sample", None) is None
-
-
-def _declares(dataset: Any, method: str) -> bool:
-    fn = getattr(dataset, method, None)
-    return bool(fn()) if callable(fn) else False
-
-
-def leaves(dataset: Any) -> list[Any] | None:
-    """The datasets inside ``Subset`` / ``ConcatDataset`` / ``ChainDataset`` (``None``: an empty one)."""
-    if isinstance(dataset, Subset):
-        return leaves(dataset.dataset)
-    if isinstance(dataset, (ConcatDataset, ChainDataset)):
-        out = []
-        for d in dataset.datasets:
-            inner = leaves(d)
-            if inner is None:
-                return None
-            out += inner
-        return out or None
-    return [dataset]
-
-
-def declares_native(dataset: Any) -> bool:
-    """Whether ``dataset`` declares native loading (its ``spdl_native_loading()`` returns true; for ``Subset``,
-    ``ConcatDataset`` and ``ChainDataset``: every dataset inside does)."""
-    inner = leaves(dataset)
-    return inner is not None and all(_declares(d, "spdl_native_loading") for d in inner)
-
-
-def declares_remainder(dataset: Any) -> bool:
-    """Whether ``dataset`` loads natively except a per-sample Python remainder (its ``spdl_python_remainder()``
-    returns true; for ``Subset``, ``ConcatDataset`` and ``ChainDataset``: every dataset inside is native or has
-    such a remainder, and one at least has)."""
-    inner = leaves(dataset)
-    if inner is None:
-        return False
-    remainder = [_declares(d, "spdl_python_remainder") for d in inner]
-    return any(remainder) and all(r or _declares(d, "spdl_native_loading") for d, r in zip(inner, remainder))
 
 
 def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_error: str,

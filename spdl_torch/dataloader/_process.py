@@ -15,16 +15,17 @@ import torch
 from torch.utils.data.dataloader import _BaseDataLoaderIter, _MultiProcessingDataLoaderIter
 
 from ._device import pin_batch
-from ._iterator import begin_epoch, dataset_epoch, raise_not_copyable
-from ._state import LoaderState, capture_epoch_rngs, describe_loader, restore_epoch_rngs
-from ._worker import ThreadWorkerInfo, make_thread_rng, set_worker_info
+from ._epoch import start_epoch
+from ._iterator import raise_not_copyable
+from ._state import LoaderState, describe_loader, restore_epoch_rngs
+from ._worker import WorkerInfo, make_thread_rng, set_worker_info
 
 __all__ = ["ProcessIter", "ProcessWorkerInit", "start_process_epoch"]
 
 
 class ProcessWorkerInit:
-    """The ``worker_init_fn`` torch's worker processes run: makes :func:`spdl_torch.dataloader.get_worker_info`
-    answer there too (a :class:`ThreadWorkerInfo` from torch's info: ``base_seed = seed - id``, ``rng`` seeded
+    """The ``worker_init_fn`` torch's worker processes run: makes :func:`spdl_torch.get_worker_info`
+    answer there too (a :class:`WorkerInfo` from torch's info: ``base_seed = seed - id``, ``rng`` seeded
     with ``seed``, ``epoch`` the loader's, read from ``shared_epoch`` for persistent workers), then calls the
     user's ``worker_init_fn``. Picklable when that is (spawn / forkserver contexts)."""
 
@@ -33,7 +34,7 @@ class ProcessWorkerInit:
 
     def __call__(self, worker_id: int) -> None:
         info = torch.utils.data.get_worker_info()
-        set_worker_info(ThreadWorkerInfo(
+        set_worker_info(WorkerInfo(
             id=info.id, num_workers=info.num_workers, seed=info.seed, dataset=info.dataset,
             rng=make_thread_rng(info.seed), worker_method=info.worker_method, base_seed=info.seed - info.id,
             epoch=self.shared_epoch.value), self.shared_epoch)
@@ -153,28 +154,18 @@ def start_process_epoch(loader: Any, resume: LoaderState | None) -> ProcessIter:
     start, so they see it; persistent workers keep their copy, as in torch), then starts or resets torch's
     iterator, resumed at ``resume``'s position if given."""
     old = loader._iterator if loader.persistent_workers else None
-    epoch, resume, forced_base_seed, draw_base_seed = begin_epoch(
-        loader, resume, old is None, loader.persistent_workers)
-    if resume is None:
-        rng, user_global_state = capture_epoch_rngs(loader), None
-    else:
-        rng = resume.rng
-        user_global_state = restore_epoch_rngs(loader, rng)
-    set_epoch = getattr(loader.dataset, "set_epoch", None)
-    if callable(set_epoch):
-        set_epoch(epoch)
-    loader._dataset_epoch_seen = dataset_epoch(loader.dataset)
+    start = start_epoch(loader, resume, old is None, loader.persistent_workers)
+    start.set_dataset_epoch(loader)  # before the workers start: they copy the dataset with it
     try:
-        if old is not None and resume is None and forced_base_seed is None:
-            old.next_epoch(loader, epoch, rng)
+        if old is not None and start.resume is None and start.forced_base_seed is None:
+            old.next_epoch(loader, start.epoch, start.rng)
             return old
         if old is not None:
             old.shutdown()
-        it = ProcessIter(loader, epoch, rng, forced_base_seed, draw_base_seed,
-                         0 if resume is None else resume.num_yielded)
+        it = ProcessIter(loader, start.epoch, start.rng, start.forced_base_seed, start.draw_base_seed,
+                         0 if start.resume is None else start.resume.num_yielded)
         if loader.persistent_workers:
             loader._iterator = it
         return it
     finally:
-        if user_global_state is not None:
-            torch.set_rng_state(user_global_state)
+        start.restore_user_rng()

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from .._seeds import sample_seed, splitmix64
-from ._mode import leaves
+from .._native import leaves
 
 __all__ = ["RemainderPool", "remainder_seed", "run_remainder"]
 
@@ -58,13 +58,13 @@ def run_remainder(fn: Any, rest_input: str, batch: torch.Tensor, seeds: list[int
     PIL images for ``rest_input="pil"``); one stacked Tensor[N, ...] when every result is a tensor of one shape
     and dtype (``shared``: allocated in shared memory, so that sending it to another process copies nothing),
     else the list."""
-    from ..transforms._plan import _to_pil
+    from .._pil import to_pil
 
     out: list[Any] = []
     stacked = None
     for k, (img, seed) in enumerate(zip(batch, seeds)):
         _seed_globals(seed)
-        y = fn(_to_pil(img) if rest_input == "pil" else img)
+        y = fn(to_pil(img) if rest_input == "pil" else img)
         if k == 0 and isinstance(y, torch.Tensor) and y.device.type == "cpu" and not y.requires_grad:
             stacked = torch.empty((len(seeds), *y.shape), dtype=y.dtype)
             if shared:
@@ -131,10 +131,11 @@ class RemainderPool:
         """The pool processes' ids."""
         return [p.pid for p in list((self._executor._processes or {}).values())]
 
-    def run(self, plan: Any, datas: list, seeds: torch.Tensor | None, remainder_seeds: list[int], *,
-            max_pixels: int | None) -> Any:
+    def run(self, plan: Any, datas: list, seeds: torch.Tensor | None, *, base_seed: int, epoch: int,
+            indices: list[int], max_pixels: int | None) -> Any:
         """``plan(datas, seeds)``: its native part here, its per-sample remainder in a pool process (one stacked
-        tensor, or the list of results).
+        tensor, or the list of results), sample ``indices[k]``'s seeded from :func:`remainder_seed` of
+        ``(base_seed, epoch, indices[k])``.
 
         Raises:
             TypeError: the remainder must be pickled (not inherited by forked processes) and cannot be.
@@ -150,6 +151,7 @@ class RemainderPool:
         if fn is not None and key not in self._pickled:
             self._check_picklable(fn)
             self._pickled.add(key)
+        remainder_seeds = [remainder_seed(base_seed, epoch, i) for i in indices]
         future = self._executor.submit(_task, key, fn, plan.rest_input, batch, remainder_seeds)
         return future.result()
 

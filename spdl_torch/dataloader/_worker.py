@@ -4,7 +4,7 @@ A worker process of ``torch.utils.data.DataLoader`` has its own dataset object, 
 ``base_seed + id``, and a ``torch.utils.data.get_worker_info()`` that answers. Our workers are threads of one
 process, so this module recreates what can be recreated:
 
-* worker info: :class:`ThreadWorkerInfo`, kept in a thread-local; :func:`install_torch_hooks` makes torch's own
+* worker info: :class:`WorkerInfo`, kept in a thread-local; :func:`install_torch_hooks` makes torch's own
   ``torch.utils.data.get_worker_info()`` and ``torch.initial_seed()`` read it (on our threads only);
 * a dataset per worker: a shallow ``copy.copy`` (members such as a big list stay shared, nothing is pickled);
 * the global RNGs (``torch``, ``random``, ``numpy.random``) are process-wide: in the default ``"shared"`` mode
@@ -30,11 +30,13 @@ from typing import Any
 
 import torch
 from torch._utils import ExceptionWrapper
-from torch.utils.data._utils.worker import _RNG, WorkerInfo, _generate_state
+from torch.utils.data._utils.worker import _RNG, _generate_state
+from torch.utils.data._utils.worker import WorkerInfo as TorchWorkerInfo
 
+from .._context import LoaderContext, context_scope
 from .._seeds import sample_seed
 
-__all__ = ["LoaderContext", "ThreadWorkerInfo", "WorkerSet", "get_worker_info", "loader_context"]
+__all__ = ["WorkerInfo", "WorkerSet", "fetch_scope", "get_worker_info"]
 
 _MASK64 = (1 << 64) - 1
 _local = threading.local()
@@ -47,8 +49,9 @@ _INIT_BARRIER_TIMEOUT = 60.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ThreadWorkerInfo(WorkerInfo):
-    """:class:`torch.utils.data._utils.worker.WorkerInfo` of a :class:`~spdl_torch.DataLoader` thread.
+class WorkerInfo(TorchWorkerInfo):
+    """torch's ``WorkerInfo`` (what :func:`torch.utils.data.get_worker_info` returns) of a
+    :class:`~spdl_torch.DataLoader` worker: a thread, or with ``worker_mode="process"`` a worker process.
 
     Attributes (besides torch's ``id``, ``num_workers``, ``seed = base_seed + id``, ``dataset`` -- this worker's
     own shallow copy of the loader's dataset, unless ``dataset_per_worker=False`` -- and
@@ -74,30 +77,14 @@ class ThreadWorkerInfo(WorkerInfo):
         return torch.Generator().manual_seed(self.sample_seed(index))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class LoaderContext:
-    """The iteration of a :class:`~spdl_torch.DataLoader` that is fetching on the calling thread.
-    ``pin_memory``: the loader pins its batches (a fused batch is then allocated pinned by the op itself);
-    ``device``: the CUDA device the batches go to when device transforms run there (fused datasets then
-    decode uint8 and leave ToDtype/Normalize to the device), else ``None``; ``remainder``: with
-    ``worker_mode="hybrid"``, the pool of processes that runs the fused datasets' per-sample remainder
-    (``_remainder.RemainderPool``), else ``None``."""
-
-    base_seed: int
-    epoch: int
-    pin_memory: bool = False
-    device: torch.device | None = None
-    remainder: Any = None
-
-
-def get_worker_info() -> ThreadWorkerInfo | None:
+def get_worker_info() -> WorkerInfo | None:
     """Information about the current :class:`~spdl_torch.DataLoader` worker thread.
 
     Returns:
         ``None`` outside a worker (the main thread, any other thread, or when ``num_workers=0``), like
         :func:`torch.utils.data.get_worker_info` in the main process; inside a worker thread (including in
-        ``worker_init_fn`` and in ``iter(dataset)``) its :class:`ThreadWorkerInfo`; in a worker process of
-        ``worker_mode="process"`` a :class:`ThreadWorkerInfo` with ``worker_method="multiprocessing"`` and the
+        ``worker_init_fn`` and in ``iter(dataset)``) its :class:`WorkerInfo`; in a worker process of
+        ``worker_mode="process"`` a :class:`WorkerInfo` with ``worker_method="multiprocessing"`` and the
         ``epoch`` the processes started in.
         ``torch.utils.data.get_worker_info()`` returns the same object on our threads.
     """
@@ -108,29 +95,23 @@ def get_worker_info() -> ThreadWorkerInfo | None:
     return info
 
 
-def set_worker_info(info: ThreadWorkerInfo | None, shared_epoch: Any = None) -> None:
+def set_worker_info(info: WorkerInfo | None, shared_epoch: Any = None) -> None:
     """Sets what :func:`get_worker_info` returns on the calling thread (a worker process's main thread);
     ``shared_epoch`` (a shared ``multiprocessing.Value``): where the loader publishes each new epoch to its
     persistent worker processes (the info's ``epoch`` follows it)."""
     _local.worker_info, _local.shared_epoch = info, shared_epoch
 
 
-def loader_context() -> LoaderContext | None:
-    """``(base_seed, epoch)`` of the :class:`~spdl_torch.DataLoader` iteration fetching on this thread, also
-    with ``num_workers=0``; ``None`` outside a fetch. Datasets derive per-sample randomness from it, so each
-    iterator's epoch travels with its own requests (two loaders over one dataset do not interfere)."""
-    return getattr(_local, "context", None)
-
-
 @contextlib.contextmanager
-def fetch_scope(info: ThreadWorkerInfo | None, context: LoaderContext) -> Iterator[None]:
+def fetch_scope(info: WorkerInfo | None, context: LoaderContext) -> Iterator[None]:
     """Sets the calling thread's worker info and loader context for one fetch, then restores them."""
-    prev = getattr(_local, "worker_info", None), getattr(_local, "context", None)
-    _local.worker_info, _local.context = info, context
+    prev = getattr(_local, "worker_info", None)
+    _local.worker_info = info
     try:
-        yield
+        with context_scope(context):
+            yield
     finally:
-        _local.worker_info, _local.context = prev
+        _local.worker_info = prev
 
 
 class LazyRNG(_RNG):
@@ -362,8 +343,8 @@ class WorkerSet:
                 rng = self._rngs[worker_id] = make_thread_rng(self.base_seed + worker_id)
             return rng
 
-    def info(self, worker_id: int, epoch: int) -> ThreadWorkerInfo:
-        return ThreadWorkerInfo(
+    def info(self, worker_id: int, epoch: int) -> WorkerInfo:
+        return WorkerInfo(
             id=worker_id, num_workers=self.num_workers, seed=self.base_seed + worker_id,
             dataset=self.datasets[worker_id], rng=self.rng(worker_id), worker_method="thread",
             base_seed=self.base_seed, epoch=epoch,

@@ -47,8 +47,6 @@ def collate(batch: list[Any]) -> Any:
     copy, and so does such a value of dict samples (a batch-decoded member of ``TarShardDataset``: the
     dict's value is that batch tensor). Pass it as ``collate_fn`` to ``spdl_torch.DataLoader`` or
     ``torch.utils.data.DataLoader``."""
-    if batch and hasattr(type(batch[0]), "__spdl_collate__"):  # samples that collate themselves (AudioSample)
-        return type(batch[0]).__spdl_collate__(batch)
     if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
         base = _batch_base([s[0] for s in batch])
         if base is not None:

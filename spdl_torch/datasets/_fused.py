@@ -13,25 +13,20 @@ from __future__ import annotations
 
 import operator
 import os
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch.utils.data import Dataset
+from torch.utils.data._utils.worker import WorkerInfo as TorchWorkerInfo
 
-from .._errors import name_sample
-from ..errors import DecodeError
-from ._collate import collate, register_fused_batch
+from .._context import loader_context
+from .._errors import DecodeError, name_sample
+from .._limits import default
+from ._collate import register_fused_batch
 
-__all__ = ["FileListDataset", "FusedBatchMixin", "MAX_IMAGE_BYTES", "collate"]  # collate: from ._collate
-
-#: Default file-size limit (bytes) of the datasets' ``max_bytes=None``: files larger than this raise
-#: ``OSError`` (errno ``EFBIG``) before they are read; 0 or less: no limit. Set
-#: ``spdl_torch.datasets.MAX_IMAGE_BYTES`` to change it for every dataset (read at each fetch, like
-#: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` for ``max_pixels=None``).
-MAX_IMAGE_BYTES = 0
+__all__ = ["FileListDataset", "FusedBatchMixin"]
 
 
 class FusedBatchMixin:
@@ -42,10 +37,10 @@ class FusedBatchMixin:
     transform: Callable | None
     target_transform: Callable | None
 
-    def _init_fused(self, seed: int | None, fusable: bool = True) -> None:
+    def _init_fused(self, seed: int | None, fusable: bool = True, op: str = "decode_images") -> None:
         from ..transforms import fuse
 
-        self.plan = fuse(self.transform) if fusable else None
+        self.plan = fuse(self.transform, op=op) if fusable else None
         self._fusable = fusable
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
@@ -56,11 +51,9 @@ class FusedBatchMixin:
         loader and the transform fully fused (or only a deterministic remainder run once per batch), or no
         transform. :class:`spdl_torch.DataLoader` (``worker_mode="auto"``) then loads on threads, else in
         worker processes."""
-        from ..dataloader._mode import plan_is_native
-
         if not getattr(self, "_fusable", True):
             return False
-        return self.transform is None or plan_is_native(self.plan)
+        return self.transform is None or (self.plan is not None and self.plan.native)
 
     def spdl_python_remainder(self) -> bool:
         """Whether the samples come from spdl_torch's native ops except a per-sample Python remainder of the
@@ -77,13 +70,11 @@ class FusedBatchMixin:
         given. In a worker process of ``torch.utils.data.DataLoader`` without ``seed``: that loader's base seed
         (``worker_info.seed - worker_info.id``). Otherwise ``seed`` (drawn once when not given) and
         :meth:`set_epoch`'s epoch."""
-        from ..dataloader import ThreadWorkerInfo, loader_context
-
         ctx = loader_context()
         if ctx is not None:
             return (self.seed if self._seed_given else ctx.base_seed), ctx.epoch
         info = torch.utils.data.get_worker_info()
-        if info is not None and not self._seed_given and not isinstance(info, ThreadWorkerInfo):
+        if info is not None and not self._seed_given and type(info) is TorchWorkerInfo:  # torch's own worker
             return info.seed - info.id, self.epoch
         return self.seed, self.epoch
 
@@ -92,7 +83,7 @@ class FusedBatchMixin:
     ) -> None:
         """After ``_init_fused``: the size limits, the input the transform expects, and the warning (or
         error) about a transform that is not fully fused."""
-        from ..transforms import analyse
+        from ..transforms._fuse import analyse
 
         self.max_pixels = _limit("max_pixels", max_pixels)
         self.max_bytes = _limit("max_bytes", max_bytes)
@@ -147,23 +138,20 @@ class FusedBatchMixin:
         return note if self.transform is None else f"{note}: {_short_repr(self.transform, 400)}"
 
     def _max_pixels(self) -> int:
-        from .. import io
-
-        return io.MAX_IMAGE_PIXELS if self.max_pixels is None else self.max_pixels
+        # the values users set on spdl_torch.io, read at each fetch
+        return default("MAX_IMAGE_PIXELS") if self.max_pixels is None else self.max_pixels
 
     def _max_bytes(self) -> int:
-        # the value users set on the package (spdl_torch.datasets.MAX_IMAGE_BYTES), read at each fetch
-        default = getattr(sys.modules[__package__], "MAX_IMAGE_BYTES", MAX_IMAGE_BYTES)
-        return default if self.max_bytes is None else self.max_bytes
+        return default("MAX_IMAGE_BYTES") if self.max_bytes is None else self.max_bytes
 
     def _decode(self, path: str) -> Any:
         """The unfused default load: ``decode_image`` under the limits; a PIL RGB image for a pipeline of
         classic ``torchvision.transforms`` (what torchvision's ImageFolder feeds it)."""
         from ..io import decode_image
-        from ..transforms._plan import _to_pil
+        from .._pil import to_pil
 
         image = decode_image(path, max_pixels=self._max_pixels(), max_bytes=self._max_bytes())
-        return _to_pil(image) if getattr(self, "_pil_input", False) else image
+        return to_pil(image) if getattr(self, "_pil_input", False) else image
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch mixed into the per-sample seeds (random crops/flips differ per epoch, repeatably) when
@@ -217,23 +205,15 @@ class FusedBatchMixin:
         paths = [self._path(i) for i in indices]
         max_bytes = self._max_bytes()
         datas = [read_file(p, max_bytes=max_bytes) for p in paths]
-        seeds = sample_seeds(*self._seed_and_epoch(), indices) if self.plan.random else None
-        from ..cuda._finish import run_plan
-        from ..dataloader import loader_context
-
-        ctx = loader_context()  # pinned output, and ToDtype/Normalize left to the device, for the loader's copy
-        pool = None if ctx is None or self.plan.per_sample is None else ctx.remainder
+        base, epoch = self._seed_and_epoch()
+        seeds = sample_seeds(base, epoch, indices) if self.plan.random else None
+        ctx = loader_context()  # the loader's way: pinned, ToDtype/Normalize on the device, the remainder elsewhere
         try:
-            if pool is not None:  # the per-sample remainder in the loader's worker processes
-                from ..dataloader._remainder import remainder_seed
-
-                base, epoch = self._seed_and_epoch()
-                images = pool.run(self.plan, datas, seeds, [remainder_seed(base, epoch, i) for i in indices],
-                                  max_pixels=self._max_pixels())
+            if ctx is not None and ctx.run_plan is not None:
+                images = ctx.run_plan(self.plan, datas, seeds, base_seed=base, epoch=epoch, indices=indices,
+                                      max_pixels=self._max_pixels())
             else:
-                images = run_plan(self.plan, datas, seeds, max_pixels=self._max_pixels(),
-                                  pin_memory=ctx is not None and ctx.pin_memory,
-                                  device=None if ctx is None else ctx.device)
+                images = self.plan(datas, seeds, max_pixels=self._max_pixels())
         except DecodeError as e:
             raise name_sample(e, paths) from None
         except (TypeError, ValueError) as e:  # a draw torchvision fails on too (AugmentProgram.build)
@@ -279,7 +259,7 @@ class FileListDataset(FusedBatchMixin, Dataset):
         paths: image files (any format :func:`spdl_torch.io.decode_image` reads).
         labels: one label per path (``None``: the targets are the indices).
         transform: a ``torchvision.transforms.v2`` transform of a uint8 Tensor[3, H, W], or a classic
-            ``torchvision.transforms`` (v1) pipeline of a PIL image (see :func:`spdl_torch.transforms.input_kind`);
+            ``torchvision.transforms`` (v1) pipeline of a PIL image (as torchvision's ``ImageFolder`` feeds them);
             its fusable prefix (see :mod:`spdl_torch.transforms`) runs inside one native ``decode_images``
             call per batch.
         target_transform: applied to the label.
@@ -287,7 +267,7 @@ class FileListDataset(FusedBatchMixin, Dataset):
         max_pixels: decode no image with more than this many pixels (``spdl_torch.DecodeError``);
             ``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` at each fetch; 0 or less: no limit.
         max_bytes: read no file larger than this many bytes (``OSError``, errno ``EFBIG``, checked before
-            reading); ``None``: :data:`spdl_torch.datasets.MAX_IMAGE_BYTES` (0: no limit) at each fetch.
+            reading); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` (0: no limit) at each fetch.
         warn_unfused: warn (``UserWarning``, once, here) when the transform is not fully fused, naming the
             first transform that is not and what it costs.
         require_fused: raise ``ValueError`` instead unless the whole transform is fused.

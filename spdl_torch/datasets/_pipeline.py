@@ -1,5 +1,6 @@
 """``PipelineDataset``: a :class:`~spdl_torch.pipeline.Pipeline` as a torch ``IterableDataset``. It lives
-beside the datasets, not in the engine, so that ``spdl_torch.pipeline`` imports no torch."""
+beside the datasets, not in the engine, so that ``spdl_torch.pipeline`` imports no torch (and nothing of the
+datasets)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from torch.utils.data import IterableDataset
 
-from ..pipeline._pipeline import Pipeline
+from ..pipeline import Pipeline
 
 __all__ = ["PipelineDataset"]
 
@@ -19,7 +20,7 @@ class PipelineDataset(IterableDataset):
     Use it with ``torch.utils.data.DataLoader(ds, batch_size=None)`` (the pipeline already does the
     batching with ``aggregate``) and ``num_workers=0``: the pipeline runs its own threads; worker
     processes would each run the whole pipeline (duplicated items) and need a picklable source and
-    stage functions. Also importable as ``spdl_torch.pipeline.PipelineDataset``.
+    stage functions.
 
     ``copy.copy`` shares the pipeline; ``copy.deepcopy`` and ``pickle`` raise ``TypeError`` (the pipeline's
     threads belong to this process), and so does a copy of a loader over it.
@@ -44,5 +45,5 @@ class PipelineDataset(IterableDataset):
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError(
             f"{type(self).__name__} cannot be pickled or deep-copied: its Pipeline runs its own threads in this "
-            "process; build a new pipeline for the copy (PipelineBuilder(...).build().as_dataset()) and load it "
+            "process; build a new pipeline for the copy (PipelineDataset(PipelineBuilder(...).build())) and load it "
             "in the main process (DataLoader(dataset, batch_size=None, num_workers=0))")

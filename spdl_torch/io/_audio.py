@@ -8,24 +8,20 @@ The samples equal the ``ffmpeg`` CLI's: ``ffmpeg -i F -f f32le -acodec pcm_f32le
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import torch
 
+from .._audio_args import _check_common, _seconds, _seeds, check_batch_args, default_max_samples, window_samples
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._renamed import deprecated, renamed_kwargs
-from ._audio_args import (MAX_AUDIO_SAMPLES, _check_common, _seconds, _seeds, check_batch_args,  # noqa: F401
-                          default_max_samples, window_samples)
-from ._results import shapes_repr
+from .._limits import MAX_AUDIO_SAMPLES
+from ._results import AudioBatch, AudioSamples, AudioStreamMetadata
 
-__all__ = ["MAX_AUDIO_SAMPLES", "AudioBatch", "AudioMetadata", "AudioSamples", "audio_metadata", "decode_audio",
-           "decode_audio_batch"]
+__all__ = ["audio_metadata", "decode_audio", "decode_audio_batch"]
 
 # torch.frombuffer warns for read-only buffers such as bytes; the ops never write to their input.
 warnings.filterwarnings("ignore", message="The given buffer is not writable", module=__name__)
@@ -38,16 +34,16 @@ def _audio_fake(c, *, num_channels=0, dtype=None):
 
 
 @torch.library.register_fake("spdl_torch::decode_audio")
-def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start=0.0, stop=None, dtype=None, strict=True,
-                       max_samples=MAX_AUDIO_SAMPLES):
+def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
+                       strict=True, max_samples=MAX_AUDIO_SAMPLES):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_audio: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_audio: expected 1-D data, got {data.dim()} dimensions")
     return _audio_fake(data, num_channels=num_channels, dtype=dtype)
 
 
 @torch.library.register_fake("spdl_torch::decode_audio_file")
-def _decode_audio_file_fake(path, *, sample_rate=0, num_channels=0, start=0.0, stop=None, dtype=None, strict=True,
-                            max_samples=MAX_AUDIO_SAMPLES):
+def _decode_audio_file_fake(path, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
+                            strict=True, max_samples=MAX_AUDIO_SAMPLES):
     return _audio_fake(None, num_channels=num_channels, dtype=dtype)
 
 
@@ -61,37 +57,6 @@ def _decode_audio_batch_fake(data, paths, *, sample_rate, num_channels, duration
     offsets = torch.empty((n,), dtype=torch.int64)
     ok = torch.empty((n,), dtype=torch.bool)
     return batch, lengths, offsets, ok
-
-
-@dataclasses.dataclass(frozen=True)
-class AudioMetadata:
-    """What the container and the codec parameters state about the best audio stream (nothing decoded).
-
-    Attributes:
-        sample_rate: samples per second per channel (Hz).
-        num_channels: channels.
-        duration_seconds: the stream's duration (else the container's) in seconds; ``None`` when not stated.
-        num_frames: samples per channel that the stream's duration states (``None`` when not stated). For
-            MP3 / AAC / Opus it may include the encoder's priming and padding, which decoding removes.
-        channel_layout: FFmpeg's name of the layout (``"mono"``, ``"stereo"``, ``"5.1(side)"``,
-            ``"2 channels"`` when the file does not say which).
-        codec: FFmpeg's codec name (``"pcm_s16le"``, ``"flac"``, ``"mp3"``, ``"vorbis"``, ``"opus"``).
-        sample_format: the decoder's sample format (``"s16"``, ``"s32"``, ``"fltp"``, ...).
-        format: the container (FFmpeg demuxer name: ``"wav"``, ``"ogg"``, ``"mp3"``, ``"matroska,webm"``).
-        bit_rate: bits per second, ``None`` when not stated.
-        stream_index: the index of the stream in the container.
-    """
-
-    sample_rate: int
-    num_channels: int
-    duration_seconds: float | None
-    num_frames: int | None
-    channel_layout: str
-    codec: str
-    sample_format: str
-    format: str
-    bit_rate: int | None
-    stream_index: int
 
 
 def _source(src, op: str):
@@ -109,14 +74,14 @@ def _source(src, op: str):
     raise TypeError(f"{op}: expected a path, bytes or a 1-D uint8 tensor, got {type(src).__name__}")
 
 
-def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor) -> AudioMetadata:
+def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor) -> AudioStreamMetadata:
     """The best audio stream's metadata, read from the container without decoding, without the GIL.
 
     Args:
         src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (read in place).
 
     Returns:
-        :class:`AudioMetadata`.
+        :class:`AudioStreamMetadata`.
 
     Raises:
         DecodeError: no audio stream (a video-only file), an unknown codec, or unreadable data; the message
@@ -133,35 +98,14 @@ def audio_metadata(src: str | os.PathLike | bytes | bytearray | memoryview | tor
         raise translate(e, name, path=path) from None
     sample_rate, num_channels, num_frames, bit_rate, stream_index = ints
     codec, sample_format, layout, fmt = strs
-    return AudioMetadata(
+    return AudioStreamMetadata(
         sample_rate=sample_rate, num_channels=num_channels,
         duration_seconds=duration if duration >= 0 else None, num_frames=num_frames if num_frames >= 0 else None,
-        channel_layout=layout, codec=codec, sample_format=sample_format, format=fmt,
+        channel_layout=layout, codec=codec, sample_format=sample_format, container=fmt,
         bit_rate=bit_rate if bit_rate > 0 else None, stream_index=stream_index,
     )
 
 
-class AudioSamples(NamedTuple):
-    """The result of :func:`decode_audio` (torchcodec's ``AudioSamples`` fields).
-
-    Attributes:
-        data: Tensor[C, N] (float32 or int16): C channels, N samples per channel at ``sample_rate``.
-        pts_seconds: the time of ``data[:, 0]``, seconds from the first decoded sample (the window's start,
-            ``round(start_seconds * r) / r``; 0.0 for a whole decode).
-        duration_seconds: ``N / sample_rate``.
-        sample_rate: the output rate in Hz (the stream's when ``sample_rate=None``).
-    """
-
-    data: torch.Tensor
-    pts_seconds: float
-    duration_seconds: float
-    sample_rate: int
-
-    def __repr__(self) -> str:
-        return shapes_repr(self, self._fields)
-
-
-@renamed_kwargs(start="start_seconds", stop="stop_seconds")
 def decode_audio(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
     *,
@@ -200,7 +144,7 @@ def decode_audio(
         sample_rate: output rate in Hz; ``None``: the stream's.
         num_channels: output channels (1 to 64); ``None``: the stream's.
         start_seconds, stop_seconds: the window in seconds (``stop_seconds=None``: to the end; torchcodec's
-            names; ``start=`` / ``stop=`` are their deprecated names).
+            names).
         dtype: ``torch.float32`` (values nominally in [-1, 1]: s16 / 32768, s32 / 2**31; lossy decoders and
             mixing can exceed it slightly, as in the CLI's output) or ``torch.int16``.
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
@@ -235,7 +179,7 @@ def decode_audio(
             raise ValueError(f"decode_audio: expected stop_seconds >= start_seconds ({start} s) or None, got "
                              f"{stop_seconds=}")
     arg, name, path = _source(src, "decode_audio")
-    kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start=start, stop=stop,
+    kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start_seconds=start, stop_seconds=stop,
                   dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples())
     try:
         if path is not None:
@@ -249,35 +193,6 @@ def decode_audio(
     rate = sample_rate or audio_metadata(arg if path is None else path).sample_rate  # header only
     first = window_samples(start, rate)
     return AudioSamples(data, first / rate, data.shape[-1] / rate, int(rate))
-
-
-class AudioBatch(NamedTuple):
-    """The result of :func:`decode_audio_batch`.
-
-    Attributes:
-        data: Tensor[B, C, N] (float32 or int16): sample i's audio in ``data[i, :, :lengths[i]]``, zero padding
-            after it (``samples`` is its deprecated name).
-        lengths: int64 Tensor[B]: the real samples of each slot (0 for a failed sample, ``strict=False``).
-        offsets: int64 Tensor[B]: the index, in the whole decode of its file at the output rate, of each
-            slot's first sample (the window's start; 0 for whole files).
-        ok: bool Tensor[B]: the samples that decoded (all True with ``strict=True``).
-        sample_rate: the batch's rate in Hz (the ``sample_rate`` argument).
-    """
-
-    data: torch.Tensor
-    lengths: torch.Tensor
-    offsets: torch.Tensor
-    ok: torch.Tensor
-    sample_rate: int
-
-    @property
-    def samples(self) -> torch.Tensor:
-        """Deprecated (``DeprecationWarning``) name of ``data``."""
-        deprecated("AudioBatch.samples is deprecated, use AudioBatch.data (the same tensor)", stacklevel=3)
-        return self.data
-
-    def __repr__(self) -> str:
-        return shapes_repr(self, self._fields)
 
 
 def decode_audio_batch(

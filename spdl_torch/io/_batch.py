@@ -12,59 +12,33 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._renamed import deprecated, renamed_kwargs, warn_renamed
-from ._geometry import sample_geometry
-from ._image import MAX_IMAGE_PIXELS, default_max_pixels
+from .._limits import MAX_IMAGE_PIXELS
+from ._image import default_max_pixels
 from ._results import ImageBatch
 
-__all__ = ["decode_images", "get_num_threads", "random_resized_crop_params", "set_num_threads"]
+__all__ = ["decode_images", "get_num_threads", "set_num_threads"]
 
 _DTYPES = (torch.uint8, torch.float32, torch.bfloat16)
-# Row widths of augment programs and erase rows (csrc/core/augment/ops.h; transforms/_augment_codes.py holds
-# the op codes, which this module does not need: it only checks shapes, the op checks the values).
+# Row widths of augment programs and erase rows (csrc/core/augment/ops.h; the rows: decode_images' docstring, "Augment
+# and erase rows"). This module only checks shapes, the op checks the values.
 _AUGMENT_COLUMNS = 8
 _ERASE_COLUMNS = 8
 
 
 @torch.library.register_fake("spdl_torch::decode_images")
-def _decode_images_fake(
-    data,
-    *,
-    height,
-    width,
-    geometry="eval",
-    resize_shorter=0,
-    scale=(0.08, 1.0),
-    ratio=(0.75, 4.0 / 3.0),
-    hflip_prob=0.0,
-    seeds=None,
-    interpolation="bilinear",
-    dtype=None,
-    mean=None,
-    std=None,
-    channels_last=False,
-    pin_memory=False,
-    strict=True,
-    apply_exif_orientation=True,
-    max_pixels=MAX_IMAGE_PIXELS,
-    dct_min_ratio=2.0,
-    partial_decode=True,
-    vflip_prob=0.0,
-    max_size=0,
-    padding=(),
-    pad_if_needed=False,
-    color="rgb",
-    num_output_channels=3,
-    augment=None,
-    erase=None,
-):
+def _decode_images_fake(data, *, seeds=None, apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS, dct_min_ratio=2.0,
+                        partial_decode=True, height, width, geometry="eval", resize_shorter=0, max_size=0,
+                        scale=(0.08, 1.0), ratio=(0.75, 4.0 / 3.0), padding=(), pad_if_needed=False,
+                        interpolation="bilinear", hflip_prob=0.0, vflip_prob=0.0, augment=None, erase=None, color="rgb",
+                        num_output_channels=3, dtype=None, mean=None, std=None, dimension_order="NCHW",
+                        pin_memory=False, strict=True):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_images: expected uint8 data, got {d.dtype} (sample {i})")
         torch._check(d.dim() == 1, lambda: f"decode_images: expected 1-D data, got {d.dim()} dimensions (sample {i})")
     n = len(data)
     out_dtype = torch.uint8 if dtype is None else dtype
-    memory_format = torch.channels_last if channels_last else torch.contiguous_format
-    batch = torch.empty((n, num_output_channels, height, width), dtype=out_dtype, device=data[0].device, memory_format=memory_format)
+    shape = (n, height, width, num_output_channels) if dimension_order == "NHWC" else (n, num_output_channels, height, width)
+    batch = torch.empty(shape, dtype=out_dtype, device=data[0].device)
     ok = torch.empty((n,), dtype=torch.bool, device=data[0].device)
     return batch, ok
 
@@ -115,62 +89,52 @@ def _int_size(name: str, value) -> int:
         raise TypeError(f"decode_images: expected an int {name}, got {value!r} ({type(value).__name__})") from None
 
 
-@renamed_kwargs(mode="geometry")
 def decode_images(
     srcs: Sequence[torch.Tensor | bytes | str | os.PathLike],
     *,
-    height: int,
-    width: int,
-    geometry: str = "eval",
-    resize_shorter: int = 0,
-    scale: Sequence[float] = (0.08, 1.0),
-    ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
-    hflip_prob: float = 0.0,
+    # the samples and their decode
     seeds: torch.Tensor | Sequence[int] | None = None,
-    interpolation: str = "bilinear",
-    dtype: torch.dtype = torch.uint8,
-    mean: Sequence[float] | None = None,
-    std: Sequence[float] | None = None,
-    dimension_order: str = "NCHW",
-    pin_memory: bool = False,
-    strict: bool = True,
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
     dct_min_ratio: float = 2.0,
     partial_decode: bool = True,
-    vflip_prob: float = 0.0,
+    # geometry
+    height: int,
+    width: int,
+    geometry: str = "eval",
+    resize_shorter: int = 0,
     max_size: int = 0,
+    scale: Sequence[float] = (0.08, 1.0),
+    ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
     padding: Sequence[int] | None = None,
     pad_if_needed: bool = False,
-    color: str = "rgb",
-    num_output_channels: int = 3,
-    device: str | torch.device | None = None,
+    interpolation: str = "bilinear",
+    # flips
+    hflip_prob: float = 0.0,
+    vflip_prob: float = 0.0,
+    # augmentation
     augment: torch.Tensor | None = None,
     erase: torch.Tensor | None = None,
-    channels_last: bool | None = None,
+    # output: colour, dtype, normalisation, dimension order
+    color: str = "rgb",
+    num_output_channels: int = 3,
+    dtype: torch.dtype = torch.uint8,
+    mean: Sequence[float] | None = None,
+    std: Sequence[float] | None = None,
+    dimension_order: str = "NCHW",
+    # execution
+    device: str | torch.device | None = None,
+    pin_memory: bool = False,
+    strict: bool = True,
 ) -> ImageBatch:
     """Decodes N encoded images into one finished batch in a single native call, without the GIL.
 
-    Per sample, in the library's native thread pool (largest predicted cost first): decode (JPEG at the
-    smallest libjpeg-turbo DCT scale that keeps ``dct_min_ratio`` source pixels per output pixel; other
-    formats in full), EXIF orientation, the ``geometry``, an antialiased resize (as
-    ``torchvision.transforms.v2.functional.resize(..., antialias=True)``), an optional horizontal flip,
-    conversion to ``dtype`` with fused normalization, written straight into slot ``i`` of the batch.
-
-    Geometry (``geometry``):
-        * ``"eval"``: resize so the shorter side is ``resize_shorter`` (0: no resize; torchvision's
-          ``Resize(int)`` rule), then centre crop ``height x width`` (torchvision's ``CenterCrop``, zero
-          padding when the crop is larger) -- ``Resize(S) + CenterCrop((height, width))``.
-        * ``"resize"``: resize the whole image to ``height x width`` -- ``Resize((height, width))``.
-        * ``"train"``: ``RandomResizedCrop((height, width), scale, ratio)``: torchvision's box rule (10
-          attempts, then the central fallback) with draws from the sample's own generator.
-        * ``"random_crop"``: resize as ``"eval"`` (``resize_shorter``, ``max_size``), zero ``padding``,
-          then ``RandomCrop((height, width), padding, pad_if_needed)``: torchvision's offset rule (top,
-          then left, uniform over the valid offsets) with draws from the sample's generator; a crop larger
-          than the padded image fails for that sample, as torchvision's ``RandomCrop`` raises.
-        ``"eval"`` and ``"random_crop"`` resize with torchvision's ``Resize(resize_shorter, max_size)``
-        size rule. Then a horizontal flip with probability ``hflip_prob``, a vertical one with
-        ``vflip_prob``, and the grey conversion of ``color``.
+    Per sample, in the library's native thread pool (largest predicted cost first), in this order: decode
+    (JPEG at the smallest libjpeg-turbo DCT scale that keeps ``dct_min_ratio`` source pixels per output pixel;
+    other formats in full) and the EXIF orientation; the geometry (a crop and an antialiased resize, as
+    ``torchvision.transforms.v2.functional.resize(..., antialias=True)``); the flips; the ``augment`` rows on the
+    uint8 RGB crop; the grey conversion of ``color``; the conversion to ``dtype`` with the fused normalisation,
+    written straight into slot ``i`` of the batch; the ``erase`` rows on the finished slot.
 
     Concurrent calls (e.g. a loader's worker threads) take turns on the shared pool in the order they
     arrive: a call allocates its batch only once the calls before it have started decoding their last
@@ -178,36 +142,17 @@ def decode_images(
     samples without a gap.
 
     Randomness: sample ``i`` draws from SplitMix64 started at ``seeds[i]`` (crop draws first, then the
-    flip), so its crop and flip depend only on its seed and its image size -- never on thread count or
-    scheduling. :func:`~spdl_torch.io.sample_geometry` returns the same draws.
+    flips, then the augmentation's random values), so its crop and flips depend only on its seed and its image
+    size -- never on thread count or scheduling. :meth:`spdl_torch.transforms.FusedPlan.sample_geometry`
+    returns the same draws.
 
     Args:
         srcs: N >= 1 encoded images: 1-D uint8 CPU tensors (no copy), bytes, or file paths.
-        height, width: output size (>= 1).
-        geometry: ``"eval"`` (the default, also for ``None``), ``"resize"`` or ``"train"``.
-        resize_shorter: eval: the shorter side before the centre crop (0: no resize).
-        scale, ratio: train: RandomResizedCrop's area fraction range and aspect ratio (w/h) range.
-        hflip_prob: probability of a horizontal flip per sample.
-        seeds: int64 per sample (tensor [N] or ints); required for ``"train"`` or ``hflip_prob > 0``.
-        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased, or ``"nearest"`` /
-            ``"nearest_exact"`` (torch's index rules ``floor(o * in / out)`` / ``floor((o + 0.5) * in /
-            out)`` in float32, no antialiasing, as torchvision; ``"nearest_exact"`` is also Pillow's
-            NEAREST; JPEGs then decode at full size). Against torchvision's
-            uint8 resize: bilinear within 1 level; bicubic up to a few levels at sharp edges, because
-            torchvision rounds and clamps to uint8 between its horizontal and vertical passes (cutting
-            the cubic's negative lobes) while this op keeps the intermediate in float.
-        dtype: ``torch.uint8`` (values 0..255), ``torch.float32`` or ``torch.bfloat16`` (x / 255, then
-            ``(x - mean) / std`` when mean/std are given: ``ToDtype(scale=True)`` + ``Normalize``).
-        mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only; every value
-            finite, and std's non-zero.
-        dimension_order: ``"NCHW"`` (default: Tensor[N, C, H, W], contiguous) or ``"NHWC"`` (Tensor[N, H, W, C],
-            contiguous; torchcodec's name and values; ``data.permute(0, 3, 1, 2)`` is the NCHW batch in
-            ``torch.channels_last`` memory format).
-        pin_memory: allocate the batch in pinned (page-locked) memory from torch's caching host
-            allocator; needs a CUDA runtime.
-        strict: raise on the first bad sample (True), or zero-fill bad slots and mark them False in ``ok``:
-            samples that cannot be decoded and paths that cannot be read (missing, a directory, no
-            permission, not a regular file) alike.
+
+        The samples and their decode:
+
+        seeds: int64 per sample (tensor [N] or ints); required for ``"train"``, ``"random_crop"``, a flip
+            probability > 0 or random erasing.
         apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
         max_pixels: per-image pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
         dct_min_ratio: JPEG DCT scaling decodes at the smallest of 1/8, 1/4, 1/2, 1 that keeps at least
@@ -220,44 +165,140 @@ def decode_images(
             the rest of the last restart interval it touches: the same pixels as a full decode, less work.
             Arithmetic-coded JPEGs always decode whole. False decodes the whole (DCT-scaled) image (for
             comparison).
-        vflip_prob: probability of a vertical flip per sample (drawn after the horizontal one).
+
+        The geometry (torchvision's transforms and their defaults):
+
+        height, width: output size (>= 1).
+        geometry: ``"eval"`` (the default, also for ``None``): resize so the shorter side is
+            ``resize_shorter`` (0: no resize; torchvision's ``Resize(int)`` rule), then centre crop ``height x
+            width`` (torchvision's ``CenterCrop``, zero padding when the crop is larger) --
+            ``Resize(S) + CenterCrop((height, width))``. ``"resize"``: the whole image to ``height x width`` --
+            ``Resize((height, width))``. ``"train"``: ``RandomResizedCrop((height, width), scale, ratio)``:
+            torchvision's box rule (10 attempts, then the central fallback) with draws from the sample's own
+            generator. ``"random_crop"``: resize as ``"eval"`` (``resize_shorter``, ``max_size``), zero
+            ``padding``, then ``RandomCrop((height, width), padding, pad_if_needed)``: torchvision's offset rule
+            (top, then left, uniform over the valid offsets); a crop larger than the padded image fails for
+            that sample, as torchvision's ``RandomCrop`` raises.
+        resize_shorter: eval / random_crop: the shorter side before the crop (0: no resize).
         max_size: eval / random_crop: torchvision's ``Resize`` ``max_size`` (0: none): a longer side above it
             after the resize is scaled down to it (the shorter side in proportion, truncated); with
             ``resize_shorter=0`` the longer side becomes ``max_size`` (v2's ``Resize(None, max_size)``).
             Must exceed ``resize_shorter``.
+        scale, ratio: train: RandomResizedCrop's area fraction range and aspect ratio (w/h) range.
         padding: random_crop: zero padding ``(left, top, right, bottom)`` in pixels of the resized image.
         pad_if_needed: random_crop: pad both sides of an axis shorter than the crop by the difference.
+        interpolation: ``"bilinear"`` (default) or ``"bicubic"``, both antialiased, or ``"nearest"`` /
+            ``"nearest_exact"`` (torch's index rules ``floor(o * in / out)`` / ``floor((o + 0.5) * in /
+            out)`` in float32, no antialiasing, as torchvision; ``"nearest_exact"`` is also Pillow's
+            NEAREST; JPEGs then decode at full size). Against torchvision's
+            uint8 resize: bilinear within 1 level; bicubic up to a few levels at sharp edges, because
+            torchvision rounds and clamps to uint8 between its horizontal and vertical passes (cutting
+            the cubic's negative lobes) while this op keeps the intermediate in float.
+
+        The flips:
+
+        hflip_prob: probability of a horizontal flip per sample.
+        vflip_prob: probability of a vertical flip per sample (drawn after the horizontal one).
+
+        The augmentation (the rows: "Augment and erase rows" below):
+
+        augment: per-sample augmentation programs, a float32 ``Tensor[N, K, 8]`` (or ``None``): sample ``i``'s
+            K rows ``[code, a0, ..., a6]`` run in order on its uint8 RGB crop after the resize and flips and
+            before ``color``, the dtype conversion and the normalisation; code 0 rows are no-ops (padding).
+        erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (one box per sample), ``Tensor[N, B, 8]`` (B
+            boxes per sample, written in order) or ``None``, written into the finished slot.
+
+        The output:
+
         color: ``"rgb"`` (default), ``"gray"`` (torchvision's ``Grayscale`` of a uint8 tensor:
             ``trunc(0.2989 R + 0.587 G + 0.114 B)``) or ``"gray_pil"`` (Pillow's ``convert("L")``:
             ``(19595 R + 38470 G + 7471 B + 2**15) >> 16``), of the resized uint8 values.
         num_output_channels: 3 (default; grey replicated into R, G, B) or 1 (grey colors only; then mean
             and std hold one value).
-        augment: per-sample augmentation programs, a float32 ``Tensor[N, K, 8]`` (or ``None``): sample ``i``'s
-            K rows ``[code, a0, ..., a6]`` run in order on its uint8 RGB crop after the resize and flips and
-            before ``color``, the dtype conversion and normalisation. The codes and arguments are those of
-            ``spdl_torch.transforms._augment_codes`` (affine, brightness, contrast, saturation, hue,
-            sharpness, posterize, solarize, autocontrast, equalize, invert, grayscale, gaussian_blur), each
-            as ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR),
-            and AugMix's mix rows (``mix_begin``, a chain's rows and its ``mix_add`` per chain, ``mix_end``:
-            the float32 weighted sum of torchvision's ``AugMix``; a sample's mix rows must nest); code 0 rows
-            are no-ops.
-        erase: per-sample erasing, a float32 ``Tensor[N, 8]`` (one box per sample), ``Tensor[N, B, 8]`` (B
-            boxes per sample, written in order) or ``None``: ``[apply, top, left, height,
-            width, v0, v1, v2]`` written into the finished slot (after the normalisation, in ``dtype``'s
-            values, as ``torchvision.transforms.v2.functional.erase``; the box is clipped to the slot):
-            apply 0 off, 1 the value ``v0, v1, v2`` per channel (uint8: truncated, clamped to 0..255), 2
-            normal(0, 1) values drawn from the sample's seed (``RandomErasing(value="random")``; needs
-            ``seeds``; each box of a sample draws from its own stream).
+        dtype: ``torch.uint8`` (values 0..255), ``torch.float32`` or ``torch.bfloat16`` (x / 255, then
+            ``(x - mean) / std`` when mean/std are given: ``ToDtype(scale=True)`` + ``Normalize``).
+        mean, std: per-channel (3 values, or 1 for all) normalization; float dtypes only; every value
+            finite, and std's non-zero.
+        dimension_order: ``"NCHW"`` (default: Tensor[N, C, H, W], contiguous) or ``"NHWC"`` (Tensor[N, H, W, C],
+            contiguous; torchcodec's name and values; ``data.permute(0, 3, 1, 2)`` is the NCHW batch in
+            ``torch.channels_last`` memory format).
+
+        The execution:
+
         device: ``None`` / ``"cpu"``: the CPU path above. A CUDA device: nvJPEG decodes the JPEGs on the GPU and
             the geometry (the same boxes and flips for the same seeds), the antialiased resize (torch's
             ``_upsample_*_aa``, from the full-size decode: no DCT scaling) and the dtype conversion and
-            normalisation run there; ``batch`` is on that device (``ok`` on the CPU). JPEG only (other
-            formats and CMYK JPEGs are a ``DecodeError`` for that sample); ``pin_memory``, ``dct_min_ratio``
-            and ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
-            (:func:`spdl_torch.cuda.nvjpeg_build`): compiled, not yet run on a GPU (see docs/cuda.md).
-        channels_last: deprecated (``DeprecationWarning``): ``True`` returns the NCHW batch in
-            ``torch.channels_last`` memory format; use ``dimension_order="NHWC"``.
-        mode: deprecated name of ``geometry`` (a ``DeprecationWarning``; passing both is a ``TypeError``).
+            normalisation run there; ``data`` is on that device (``ok`` on the CPU). JPEG only (other
+            formats and CMYK JPEGs are a ``DecodeError`` for that sample); the eval / resize / train geometries,
+            bilinear / bicubic, horizontal flips and RGB output only; ``pin_memory``, ``dct_min_ratio`` and
+            ``partial_decode`` do not apply. Needs the CUDA variant built with nvJPEG
+            (``spdl_torch.build_info()["nvjpeg"] == "1"``): compiled, not yet run on a GPU (see docs/cuda.md).
+        pin_memory: allocate the batch in pinned (page-locked) memory from torch's caching host
+            allocator; needs a CUDA runtime.
+        strict: raise on the first bad sample (True), or zero-fill bad slots and mark them False in ``ok``:
+            samples that cannot be decoded and paths that cannot be read (missing, a directory, no
+            permission, not a regular file) alike.
+
+    Augment and erase rows (``augment``, ``erase``):
+        An ``augment`` row is ``[code, a0, a1, a2, a3, a4, a5, a6]``. Codes 1-13 follow
+        ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR), 14-16 and
+        20-23 Pillow (what torchvision's transforms and timm's augmentation ops do to a PIL image), 17-19 AugMix's
+        weighted sum of chains:
+
+        ========================  ====  ==========================================================================
+        op                        code  arguments
+        ========================  ====  ==========================================================================
+        no-op (padding)           0
+        ``affine``                1     a0 angle (degrees), a1 / a2 translate x / y (pixels), a3 / a4 shear x / y
+                                        (degrees, in (-90, 90)), a5 interpolation (0 nearest, 1 bilinear), a6 fill
+                                        (a grey value 0..255, or -1 for ``fill=None``); scale 1, centre = the image
+                                        centre. ``rotate(img, angle)`` (``expand=False``) is ``affine`` with -angle.
+        ``adjust_brightness``     2     a0 factor >= 0
+        ``adjust_contrast``       3     a0 factor >= 0
+        ``adjust_saturation``     4     a0 factor >= 0
+        ``adjust_hue``            5     a0 hue factor in [-0.5, 0.5]
+        ``adjust_sharpness``      6     a0 factor >= 0
+        ``posterize``             7     a0 bits, an integer 0..8
+        ``solarize``              8     a0 threshold (on 0..255, <= 255)
+        ``autocontrast``          9
+        ``equalize``              10
+        ``invert``                11
+        ``rgb_to_grayscale``      12    (3 output channels)
+        ``gaussian_blur``         13    a0 / a1 kernel size x / y (odd), a2 / a3 sigma x / y (> 0)
+        ``fill``                  14    a0, a1, a2: R, G, B (integers 0..255), the fill colour of the sample's
+                                        following ``pil_affine`` rows (0, 0, 0 at the start of each program:
+                                        Pillow's default)
+        ``pil_affine``            15    a0..a5: Pillow's AFFINE data (a, b, c, d, e, f), a6 resample 0 NEAREST,
+                                        1 BILINEAR, 2 BICUBIC: ``img.transform(img.size, Image.AFFINE, data,
+                                        resample, fillcolor=fill)`` (output (x, y) samples the input at
+                                        (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5)
+        ``solarize_add``          16    a0 add (integer 0..255), a1 threshold (0..256): v < threshold becomes
+                                        min(255, v + add) (timm's ``solarize_add``)
+        ``mix_begin``             17    a0 w0: the image becomes the chains' source, float32 sum = w0 * image
+        ``mix_add``               18    a0 w: sum += w * image, then image = source
+        ``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
+                                        mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
+                                        (timm's AugMixAugment)
+        ``pil_affine_low``        20    a0..a5: added (in double) to the AFFINE data of the sample's next
+                                        ``pil_affine`` row, then cleared: a double coefficient travels exactly as
+                                        float32 parts hi (the ``pil_affine`` row) + mid + lo (one row each)
+        ``pil_enhance``           21    a0 enhancer 0 Brightness, 1 Color, 2 Contrast, 3 Sharpness; a1 factor >= 0:
+                                        ``ImageEnhance.<enhancer>(img).enhance(a1)``
+        ``pil_hue``               22    a0 shift (integer 0..255): ``convert("HSV")``, H += shift modulo 256,
+                                        ``convert("RGB")`` (torchvision's ``adjust_hue`` of a PIL image: shift =
+                                        ``int(hue_factor * 255)`` modulo 256)
+        ``pil_autocontrast``      23    ``ImageOps.autocontrast(img)``
+        ========================  ====  ==========================================================================
+
+        The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows followed by its
+        ``mix_add``, then ``mix_end``; a mix row out of that order, a mix inside a mix or a program that ends
+        inside a mix is rejected naming the row.
+
+        An ``erase`` row is ``[apply, top, left, height, width, v0, v1, v2]``, written into the finished slot
+        (after the normalisation, in ``dtype``'s values, as ``torchvision.transforms.v2.functional.erase``; the
+        box is clipped to the slot): apply 0 off, 1 the value ``v0, v1, v2`` per channel (uint8: truncated,
+        clamped to 0..255), 2 normal(0, 1) values drawn from the sample's seed (``RandomErasing(value="random")``;
+        needs ``seeds``; each box of a sample draws from its own stream).
 
     Defaults that differ from torchvision: none of the geometry's (the transforms' own defaults);
     ``apply_exif_orientation=True`` applies the EXIF orientation, as Pillow-based loading
@@ -281,26 +322,17 @@ def decode_images(
         OSError (FileNotFoundError, IsADirectoryError, ...): ``strict=True`` and a path cannot be read.
         TypeError: ``srcs`` is a single image (a path, bytes or tensor) instead of a sequence of them, a
             sample of another type, or a non-integer size.
-        ValueError: invalid arguments (sizes, geometry, ranges, dtype, missing seeds, mean/std with uint8, a
-            NaN or infinite mean or std, a zero std; ``augment`` / ``erase`` of another dtype or shape, an
-            unsupported op code (``augment code N not supported``) or an argument out of its range: the
-            message names the row, ``augment[i, k]`` / ``erase[i]`` / ``erase[i, b]``).
-        spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault): raised even with
-            ``strict=False``, instead of reporting the sample as corrupt.
+        ValueError: invalid arguments (sizes, geometry, ranges, dtype, dimension order, missing seeds, mean/std
+            with uint8, a NaN or infinite mean or std, a zero std; ``augment`` / ``erase`` of another dtype or
+            shape, an unsupported op code (``augment code N not supported``) or an argument out of its range:
+            the message names the row, ``augment[i, k]`` / ``erase[i]`` / ``erase[i, b]``).
         RuntimeError: ``pin_memory=True`` without a CUDA runtime; ``device="cuda"`` without CUDA, on the CPU
-            variant of spdl_torch or without nvJPEG (the message says which).
+            variant of spdl_torch or without nvJPEG (the message says which); a bug in spdl_torch (never the
+            data's fault; spdl_torch's ``InternalError``), raised even with ``strict=False`` instead of
+            reporting the sample as corrupt.
     """
-    if channels_last is not None:
-        warn_renamed("decode_images", "channels_last", "dimension_order",
-                     note="'NHWC' (the batch is then [N, H, W, C]; .permute(0, 3, 1, 2) is the channels_last batch)",
-                     stacklevel=5)
-        if dimension_order != "NCHW":
-            raise TypeError("decode_images: got both dimension_order= and its deprecated form channels_last=; "
-                            "pass dimension_order= only")
     if dimension_order not in ("NCHW", "NHWC"):
         raise ValueError(f"decode_images: expected dimension_order 'NCHW' or 'NHWC', got {dimension_order=}")
-    nhwc = dimension_order == "NHWC"
-    channels_last = bool(channels_last) or nhwc
     if geometry is None:
         geometry = "eval"
     if isinstance(srcs, (str, os.PathLike, bytes, bytearray, memoryview, torch.Tensor)):
@@ -327,6 +359,9 @@ def decode_images(
     if seeds is not None and not isinstance(seeds, torch.Tensor):
         seeds = torch.tensor(list(seeds), dtype=torch.int64)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
+    scale, ratio = [float(s) for s in scale], [float(r) for r in ratio]
+    mean = None if mean is None else [float(m) for m in mean]
+    std = None if std is None else [float(s) for s in std]
     dev = None if device is None else torch.device(device)
     if dev is not None and dev.type == "cuda":
         from ._cuda_batch import decode_images_cuda
@@ -342,71 +377,31 @@ def decode_images(
                              "(the GPU path has the eval/resize/train geometries, bilinear/bicubic, horizontal "
                              "flips, RGB output): decode on the CPU and copy")
         batch, ok = decode_images_cuda(data, srcs, dev, dict(
-            height=height, width=width, geometry=geometry, resize_shorter=resize_shorter,
-            scale=[float(s) for s in scale], ratio=[float(r) for r in ratio], hflip_prob=float(hflip_prob),
-            seeds=seeds, interpolation=interpolation, dtype=dtype,
-            mean=None if mean is None else [float(m) for m in mean],
-            std=None if std is None else [float(s) for s in std], channels_last=channels_last,
-            pin_memory=pin_memory, strict=strict, apply_exif_orientation=apply_exif_orientation, max_pixels=limit))
-        return ImageBatch(batch.permute(0, 2, 3, 1) if nhwc else batch, ok)
+            seeds=seeds, apply_exif_orientation=apply_exif_orientation, max_pixels=limit, height=height, width=width,
+            geometry=geometry, resize_shorter=resize_shorter, scale=scale, ratio=ratio, interpolation=interpolation,
+            hflip_prob=float(hflip_prob), dtype=dtype, mean=mean, std=std, dimension_order=dimension_order,
+            pin_memory=pin_memory, strict=strict))
+        return ImageBatch(batch, ok)
     if dev is not None and dev.type != "cpu":
         raise ValueError(f"decode_images: expected device None, 'cpu' or a CUDA device, got {str(device)!r}")
     before_batch_op()
     try:
         batch, ok = torch.ops.spdl_torch.decode_images(
             data,
-            height=height,
-            width=width,
-            geometry=geometry,
-            resize_shorter=resize_shorter,
-            scale=[float(s) for s in scale],
-            ratio=[float(r) for r in ratio],
-            hflip_prob=float(hflip_prob),
-            seeds=seeds,
-            interpolation=interpolation,
-            dtype=dtype,
-            mean=None if mean is None else [float(m) for m in mean],
-            std=None if std is None else [float(s) for s in std],
-            channels_last=channels_last,
-            pin_memory=pin_memory,
-            strict=strict,
-            apply_exif_orientation=apply_exif_orientation,
-            max_pixels=limit,
-            dct_min_ratio=float(dct_min_ratio),
-            partial_decode=bool(partial_decode),
-            vflip_prob=float(vflip_prob),
-            max_size=max_size,
-            padding=padding,
-            pad_if_needed=bool(pad_if_needed),
-            color=color,
-            num_output_channels=num_output_channels,
-            augment=augment,
-            erase=erase,
+            seeds=seeds, apply_exif_orientation=apply_exif_orientation, max_pixels=limit,
+            dct_min_ratio=float(dct_min_ratio), partial_decode=bool(partial_decode),
+            height=height, width=width, geometry=geometry, resize_shorter=resize_shorter, max_size=max_size,
+            scale=scale, ratio=ratio, padding=padding, pad_if_needed=bool(pad_if_needed), interpolation=interpolation,
+            hflip_prob=float(hflip_prob), vflip_prob=float(vflip_prob),
+            augment=augment, erase=erase,
+            color=color, num_output_channels=num_output_channels, dtype=dtype, mean=mean, std=std,
+            dimension_order=dimension_order,
+            pin_memory=pin_memory, strict=strict,
         )
     except RuntimeError as e:
         paths = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else None for s in srcs]
         raise name_sample(translate(e, None), paths) from None
-    return ImageBatch(batch.permute(0, 2, 3, 1) if nhwc else batch, ok)
-
-
-def random_resized_crop_params(
-    seed: int,
-    height: int,
-    width: int,
-    *,
-    scale: Sequence[float] = (0.08, 1.0),
-    ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0),
-    hflip_prob: float = 0.0,
-) -> tuple[int, int, int, int, bool]:
-    """Deprecated alias of :func:`~spdl_torch.io.sample_geometry` with ``geometry="train"`` (a
-    ``DeprecationWarning``): the ``(top, left, crop_height, crop_width, hflip)`` of its result, the box and
-    flip ``decode_images(geometry="train")`` draws for a sample with this seed whose (EXIF-oriented) image is
-    ``height x width`` pixels."""
-    deprecated("random_resized_crop_params is deprecated, use spdl_torch.io.sample_geometry(seed, height, width, "
-               "out_size=..., geometry='train', ...) (a SampleGeometry, with vflip too)")
-    g = sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", scale=scale, ratio=ratio,
-                        hflip_prob=hflip_prob)
-    return g.top, g.left, g.height, g.width, g.hflip
+    return ImageBatch(batch, ok)
 
 
 def set_num_threads(n: int) -> None:

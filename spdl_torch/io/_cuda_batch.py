@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import torch
 
 from .._errors import name_sample, translate
-from ._image import MAX_IMAGE_PIXELS
+from .._limits import MAX_IMAGE_PIXELS
 
 __all__ = ["decode_images_cuda"]
 
@@ -18,20 +18,20 @@ _CPU_ONLY = ("pin_memory", "dct_min_ratio", "partial_decode")
 
 
 @torch.library.register_fake("spdl_torch::decode_images_cuda")
-def _decode_images_cuda_fake(data, *, device_index, height, width, geometry="eval", resize_shorter=0,
-                             scale=(0.08, 1.0), ratio=(0.75, 4.0 / 3.0), hflip_prob=0.0, seeds=None,
-                             interpolation="bilinear", dtype=None, mean=None, std=None, channels_last=False,
-                             strict=True, apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS):
+def _decode_images_cuda_fake(data, *, device_index, seeds=None, apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS,
+                             height, width, geometry="eval", resize_shorter=0, scale=(0.08, 1.0),
+                             ratio=(0.75, 4.0 / 3.0), interpolation="bilinear", hflip_prob=0.0, dtype=None, mean=None,
+                             std=None, dimension_order="NCHW", strict=True):
     n = len(data)
-    memory_format = torch.channels_last if channels_last else torch.contiguous_format
-    batch = torch.empty((n, 3, height, width), dtype=torch.uint8 if dtype is None else dtype,
-                        device=torch.device("cuda", device_index), memory_format=memory_format)
+    shape = (n, height, width, 3) if dimension_order == "NHWC" else (n, 3, height, width)
+    batch = torch.empty(shape, dtype=torch.uint8 if dtype is None else dtype, device=torch.device("cuda", device_index))
     return batch, torch.empty((n,), dtype=torch.bool)
 
 
 def decode_images_cuda(data: Sequence[torch.Tensor], srcs: Sequence, device: torch.device, kwargs: dict) -> tuple:
     """The device path of :func:`spdl_torch.io.decode_images` (arguments already checked there): ``(batch,
-    ok)`` with ``batch`` a Tensor[N, 3, H, W] on ``device``, ``ok`` a bool CPU Tensor[N].
+    ok)`` with ``batch`` a Tensor[N, 3, H, W] (``dimension_order="NHWC"``: [N, H, W, 3]) on ``device``, ``ok`` a
+    bool CPU Tensor[N].
 
     Raises:
         RuntimeError: no CUDA, the CPU variant of spdl_torch, or a build without nvJPEG (the message says
@@ -39,7 +39,7 @@ def decode_images_cuda(data: Sequence[torch.Tensor], srcs: Sequence, device: tor
         spdl_torch.DecodeError: ``strict`` and a sample is not a JPEG nvJPEG decodes (other formats, CMYK), is
             corrupt, or is over ``max_pixels``.
     """
-    from ..cuda import check_cuda
+    from .._build_info import check_cuda
 
     check_cuda("decode_images(device='cuda')", device, needs_build=True, needs_nvjpeg=True)
     if kwargs.pop("pin_memory", False):

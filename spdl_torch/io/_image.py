@@ -3,24 +3,18 @@ and the fake kernel."""
 
 import enum
 import os
-import sys
 import warnings
 
 import torch
 
 from .._errors import translate
+from .._limits import MAX_IMAGE_PIXELS, default
 
-__all__ = ["ImageReadMode", "MAX_IMAGE_PIXELS", "decode_image"]
-
-#: Default limit on width * height of a decoded image, Pillow's ``Image.MAX_IMAGE_PIXELS``
-#: (``1024 * 1024 * 1024 // 4 // 3``); larger images raise :class:`~spdl_torch.DecodeError` before any
-#: pixel memory is allocated (decompression-bomb protection).
-MAX_IMAGE_PIXELS = 178_956_970
-
+__all__ = ["ImageReadMode", "decode_image", "default_max_pixels"]
 
 def default_max_pixels() -> int:
     """The limit of ``max_pixels=None``: ``spdl_torch.io.MAX_IMAGE_PIXELS`` as the user set it, read at each call."""
-    return getattr(sys.modules[__package__], "MAX_IMAGE_PIXELS", MAX_IMAGE_PIXELS)
+    return default("MAX_IMAGE_PIXELS")
 
 
 class ImageReadMode(str, enum.Enum):
@@ -76,7 +70,7 @@ def decode_image(
     *,
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
-    max_bytes: int = 0,
+    max_bytes: int | None = None,
     dtype: torch.dtype | None = None,
 ) -> torch.Tensor:
     """Decodes a JPEG, PNG, GIF (first frame), BMP, WebP, TIFF or binary PBM/PGM/PPM image, without the GIL.
@@ -102,9 +96,10 @@ def decode_image(
         apply_exif_orientation: rotate/mirror the image by its EXIF orientation tag (0x0112), as
             ``PIL.ImageOps.exif_transpose``: JPEG (APP1), PNG (``eXIf`` chunk) and WebP (``EXIF`` chunk).
         max_pixels: raise instead of decoding images with more than this many pixels (width * height);
-            ``None`` uses :data:`MAX_IMAGE_PIXELS`, 0 or less disables the limit.
+            ``None`` uses :data:`spdl_torch.io.MAX_IMAGE_PIXELS`, 0 or less disables the limit.
         max_bytes: when ``src`` is a path, refuse files larger than this many bytes before reading them
-            (``OSError`` with errno ``EFBIG``); 0 or less: no limit.
+            (``OSError`` with errno ``EFBIG``); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` (0 by default: no limit); 0 or
+            less: no limit.
         dtype: ``torch.uint8`` (values 0..255) or ``torch.uint16`` (0..65535), in every mode: 16-bit samples
             keep their high byte in uint8, 8-bit samples are replicated into uint16 (``v * 257``, so 255 ->
             65535). ``None`` (default): uint8, except UNCHANGED, which keeps a 16-bit file's 16 bits (16-bit
@@ -126,7 +121,7 @@ def decode_image(
             regular file (a FIFO is refused, never waited on).
         ValueError: ``mode`` is not one of the supported modes, ``dtype`` not uint8 or uint16, or UNCHANGED
             without ``dtype`` under ``torch.compile``.
-        spdl_torch.errors.InternalError: a bug in spdl_torch (never the data's fault).
+        RuntimeError (spdl_torch's ``InternalError``): a bug in spdl_torch (never the data's fault).
     """
     name = _mode_name(mode)
     if dtype is not None and dtype not in _DTYPES:
@@ -137,7 +132,7 @@ def decode_image(
         sample = path = os.fspath(src)
         if "\0" in sample:
             raise ValueError(f"decode_image: embedded null byte in path {sample!r}")
-        data = _read(sample, max_bytes)
+        data = _read(sample, default("MAX_IMAGE_BYTES") if max_bytes is None else max_bytes)
     elif isinstance(src, torch.Tensor):
         data = src
     elif isinstance(src, (bytes, bytearray, memoryview)):

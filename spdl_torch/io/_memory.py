@@ -13,36 +13,31 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["batch_memory_stats", "get_batch_memory_capacity", "reset_batch_memory_peak", "set_batch_memory_capacity"]
+__all__ = ["batch_memory_stats", "set_batch_memory_capacity"]
 
 _STATS = ("pooled_buffers", "pooled_bytes", "live_buffers", "live_bytes", "maps", "reuses", "unmaps",
-          "peak_live_buffers", "peak_live_bytes")
+          "peak_live_buffers", "peak_live_bytes", "capacity")
 
 
-def batch_memory_stats() -> dict[str, int]:
-    """Counters of the batch memory pool (bytes are mapped bytes: the batch's size rounded up to pages).
+def batch_memory_stats(*, reset_peak: bool = False) -> dict[str, int]:
+    """Counters of the batch memory pool (bytes are mapped bytes: the batch's size rounded up to pages), and its
+    capacity.
+
+    Args:
+        reset_peak: after reading them, restart ``peak_live_buffers`` / ``peak_live_bytes`` from the buffers live
+            now (as ``torch.cuda.reset_peak_memory_stats``), so the next call's peaks are those since this one.
 
     Returns:
         ``pooled_buffers`` / ``pooled_bytes``: freed buffers kept for reuse; ``live_buffers`` /
         ``live_bytes``: buffers owned by tensors now; ``maps``: buffers mapped fresh, ``reuses``: batches
         served from the pool, ``unmaps``: buffers returned to the OS (all three since the process started);
         ``peak_live_buffers`` / ``peak_live_bytes``: the most buffers / bytes live at once since the process
-        started or :func:`reset_batch_memory_peak`. A batch is live from its allocation, which
+        started or the last ``reset_peak=True``. A batch is live from its allocation, which
         ``decode_images`` makes once the calls ahead of it have started their last samples, until its last
-        tensor is freed.
+        tensor is freed. ``capacity``: the most bytes of freed batch buffers kept for reuse
+        (:func:`set_batch_memory_capacity`).
     """
-    return dict(zip(_STATS, (int(v) for v in torch.ops.spdl_torch.batch_memory_stats())))
-
-
-def reset_batch_memory_peak() -> None:
-    """Restarts ``peak_live_buffers`` / ``peak_live_bytes`` of :func:`batch_memory_stats` from the buffers
-    live now."""
-    torch.ops.spdl_torch.reset_batch_memory_peak()
-
-
-def get_batch_memory_capacity() -> int:
-    """The most bytes of freed batch buffers kept for reuse."""
-    return int(torch.ops.spdl_torch.get_batch_memory_capacity())
+    return dict(zip(_STATS, (int(v) for v in torch.ops.spdl_torch.batch_memory_stats(reset_peak=bool(reset_peak)))))
 
 
 def set_batch_memory_capacity(nbytes: int) -> None:

@@ -3,33 +3,21 @@ and the source handling the video functions share."""
 
 from __future__ import annotations
 
-import dataclasses
 import fractions
 import math
 import os
-import sys
 import warnings
 from collections.abc import Sequence
 
 import torch
 
 from .._errors import translate
-from .._renamed import deprecated, renamed_kwargs
-from ._image import MAX_IMAGE_PIXELS, default_max_pixels
-from ._integers import as_integer, is_bool
-from ._results import shapes_repr
+from .._integers import as_integer, is_bool
+from .._limits import MAX_IMAGE_PIXELS, MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES, default
+from ._image import default_max_pixels
+from ._results import VideoFrames, VideoStreamMetadata
 
-__all__ = ["MAX_VIDEO_FRAMES", "MAX_VIDEO_OUTPUT_BYTES", "VideoFrames", "VideoMetadata", "decode_video_frames",
-           "video_metadata"]
-
-#: Default limit on the frames one call decodes (``max_frames=None``): a request for more raises
-#: ``ValueError`` before any frame memory is allocated.
-MAX_VIDEO_FRAMES = 4096
-
-#: Default limit on the bytes of one call's output tensor (``max_output_bytes=None``): 16 GiB. A call whose
-#: output would be larger (frames x height x width x 3, times the element size) raises ``ValueError``
-#: before it is allocated. Raise it per call, or for every call: ``spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES = n``.
-MAX_VIDEO_OUTPUT_BYTES = 1 << 34
+__all__ = ["decode_video_frames", "video_metadata"]
 
 # The int64 range of the ops' integer arguments.
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -69,13 +57,13 @@ def call_video_op(fn, path: str | None, *args, **kwargs):
 
 def default_max_frames() -> int:
     """The limit of ``max_frames=None``: ``spdl_torch.io.MAX_VIDEO_FRAMES`` as the user set it, read at each call."""
-    return getattr(sys.modules[__package__], "MAX_VIDEO_FRAMES", MAX_VIDEO_FRAMES)
+    return default("MAX_VIDEO_FRAMES")
 
 
 def default_max_output_bytes() -> int:
     """The limit of ``max_output_bytes=None``: ``spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`` as the user set it,
     read at each call."""
-    return getattr(sys.modules[__package__], "MAX_VIDEO_OUTPUT_BYTES", MAX_VIDEO_OUTPUT_BYTES)
+    return default("MAX_VIDEO_OUTPUT_BYTES")
 
 
 def frame_indices(op: str, indices) -> list[int]:
@@ -129,89 +117,31 @@ def limit(name: str, value: int | None, default: int) -> int:
     return min(max(value, _INT64[0]), _INT64[1])
 
 
-@dataclasses.dataclass(frozen=True)
-class VideoMetadata:
-    """A video stream's header, read without decoding frames.
-
-    Attributes:
-        num_frames: frames in the stream (``None`` when unknown); from the container's header when it has
-            a count, else counted from the packets (``num_frames_counted``).
-        num_frames_counted: True when ``num_frames`` was counted from the packets (exact), False when the
-            container's header gave it.
-        average_fps: average frames per second (``None`` when unknown).
-        duration_seconds: the stream's duration in seconds (``None`` when unknown).
-        width, height: the displayed frame size, in pixels, after ``rotation`` (the shape
-            :func:`decode_video_frames` returns).
-        coded_width, coded_height: the decoded frame size before the rotation.
-        rotation: clockwise degrees (0, 90, 180, 270) the display matrix asks for (phone videos).
-        codec: FFmpeg's codec name (``"h264"``, ``"vp9"``, ...); ``pixel_format``: e.g. ``"yuv420p"``.
-        container: libavformat's demuxer name.
-        time_base: seconds per pts unit (``fractions.Fraction``).
-        start_seconds: the header's start time in seconds (torchcodec's ``begin_stream_seconds_from_header``;
-            0.0 when the container has none): ``seek_mode="approximate"`` counts frame ``i`` from it. The first
-            frame may be displayed later (an AVI with B-frames stores decode times only: its first frame shows
-            one frame after the header's start; an edited MP4 or MKV can differ either way): the frames' own
-            span is ``begin_stream_seconds``.
-        begin_stream_seconds, end_stream_seconds: the span ``[begin, end)`` seconds in which the stream's
-            frames are displayed, the timestamps :func:`decode_video_frames` accepts with the same
-            ``seek_mode`` (torchcodec's names). Exact: frame 0's pts and the last frame's pts plus its duration,
-            from the frame index; approximate: ``start_seconds`` and ``start_seconds + num_frames /
-            average_fps``. ``None`` where no timestamp names a frame (exact: timestamps that do not increase,
-            or a stream without an index; approximate: ``end_stream_seconds`` of a header with no count,
-            duration or rate).
-        bit_rate: bits per second (``None`` when unknown).
-        key_frame_seconds: key frames' timestamps (seconds) from the container's index (empty when it has
-            none, e.g. Matroska before a seek).
-        stream_index: the index of the stream in the container.
-    """
-
-    num_frames: int | None
-    num_frames_counted: bool
-    average_fps: float | None
-    duration_seconds: float | None
-    width: int
-    height: int
-    coded_width: int
-    coded_height: int
-    rotation: int
-    codec: str
-    pixel_format: str
-    container: str
-    time_base: fractions.Fraction
-    start_seconds: float
-    begin_stream_seconds: float | None
-    end_stream_seconds: float | None
-    bit_rate: int | None
-    key_frame_seconds: list[float]
-    stream_index: int
-
-
 @torch.library.register_fake("spdl_torch::video_metadata")
-def _video_metadata_fake(data, *, stream=-1, count_frames=False, seek_mode="exact"):
+def _video_metadata_fake(data, *, stream_index=-1, count_frames=False, seek_mode="exact"):
     ctx = torch.library.get_ctx()
     keys = data.new_empty((ctx.new_dynamic_size(),), dtype=torch.float64)
     return (data.new_empty((9,), dtype=torch.int64), data.new_empty((5,), dtype=torch.float64), keys, "", "", "")
 
 
-@renamed_kwargs(stream="stream_index")
 def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = False,
-                   seek_mode: str = "exact") -> VideoMetadata:
+                   seek_mode: str = "exact") -> VideoStreamMetadata:
     """The metadata of ``src``'s video stream, without decoding frames (except for streams whose packets
     carry no usable timestamps, indexed by one decode).
 
     Args:
         src: a path, bytes, or a 1-D uint8 tensor of the encoded file.
-        stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name;
-            ``stream=`` is its deprecated name).
-        count_frames: ``num_frames`` counted from the packets even when the header has a count (the count
-            :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``; the packets are read
-            anyway with ``seek_mode="exact"``, and decoded only for streams without usable timestamps).
+        stream_index: the stream index (-1 or ``None``: FFmpeg's best video stream; torchcodec's name).
+        count_frames: count the frames from the packets (``num_frames_from_content``) even when the header
+            has a count (the count :func:`decode_video_frames` addresses, equal to ``ffprobe -count_frames``; the
+            packets are read anyway with ``seek_mode="exact"``, and decoded only for streams without usable
+            timestamps).
         seek_mode: the mode whose timestamp span ``begin_stream_seconds`` / ``end_stream_seconds`` give
             (as torchcodec's ``VideoDecoder(seek_mode=...).metadata``): ``"exact"`` (the default: reads every
             packet's pts, as :func:`decode_video_frames` does) or ``"approximate"`` (the header only).
 
     Returns:
-        :class:`VideoMetadata`.
+        :class:`VideoStreamMetadata`.
 
     Raises:
         spdl_torch.DecodeError: not a readable video (no video stream, audio only, empty, corrupt
@@ -223,61 +153,35 @@ def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = F
     stream = stream_arg("video_metadata", stream_index)
     data, path = video_bytes(src, "video_metadata")
     ints, floats, keys, container, codec, pix = call_video_op(torch.ops.spdl_torch.video_metadata, path, data,
-                                                              stream=stream, count_frames=count_frames,
+                                                              stream_index=stream, count_frames=count_frames,
                                                               seek_mode=seek_mode)
-    (index, w, h, rot, tb_num, tb_den, n, counted, bit_rate) = ints.tolist()
+    (index, w, h, rot, tb_num, tb_den, from_header, from_content, bit_rate) = ints.tolist()
     start, duration, fps, begin, end = floats.tolist()
     swap = rot % 180 != 0
-    return VideoMetadata(
-        num_frames=n if n >= 0 else None, num_frames_counted=bool(counted), average_fps=fps if fps > 0 else None,
-        duration_seconds=duration if duration >= 0 else None, width=h if swap else w, height=w if swap else h,
-        coded_width=w, coded_height=h, rotation=rot, codec=codec, pixel_format=pix, container=container,
-        time_base=fractions.Fraction(tb_num, tb_den) if tb_den else fractions.Fraction(0), start_seconds=start,
+    return VideoStreamMetadata(
+        num_frames_from_header=from_header if from_header >= 0 else None,
+        num_frames_from_content=from_content if from_content >= 0 else None, average_fps=fps if fps > 0 else None,
+        duration_seconds=duration if duration >= 0 else None, begin_stream_seconds_from_header=start,
         begin_stream_seconds=None if math.isnan(begin) else begin, end_stream_seconds=None if math.isnan(end) else end,
+        width=h if swap else w,
+        height=w if swap else h, coded_width=w, coded_height=h, rotation=rot, codec=codec, pixel_format=pix,
+        container=container, time_base=fractions.Fraction(tb_num, tb_den) if tb_den else fractions.Fraction(0),
         bit_rate=bit_rate if bit_rate > 0 else None, key_frame_seconds=keys.tolist(), stream_index=index)
 
 
 @torch.library.register_fake("spdl_torch::decode_video_frames")
-def _decode_video_frames_fake(data, *, indices=None, timestamps=None, seek_mode="exact", stream=-1, threads=1,
+def _decode_video_frames_fake(data, *, indices=None, seconds=None, seek_mode="exact", stream_index=-1, num_ffmpeg_threads=1,
                               strict=True, apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
                               max_frames=MAX_VIDEO_FRAMES, max_output_bytes=MAX_VIDEO_OUTPUT_BYTES):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_video_frames: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_video_frames: expected 1-D data, got {data.dim()} dimensions")
-    n = len(indices) if indices is not None else len(timestamps)
+    n = len(indices) if indices is not None else len(seconds)
     ctx = torch.library.get_ctx()
     height, width = ctx.new_dynamic_size(), ctx.new_dynamic_size()
     frames = data.new_empty((n, height, width, 3)).permute(0, 3, 1, 2)
     return frames, data.new_empty((n,), dtype=torch.float64), data.new_empty((n,), dtype=torch.bool)
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class VideoFrames:
-    """Frames of :func:`decode_video_frames` (torchcodec's ``FrameBatch`` names: ``data``, ``pts_seconds``).
-
-    Attributes:
-        data: uint8 Tensor[N, 3, H, W], RGB, 0..255 (channels-last strides: ``data.permute(0, 2, 3, 1)`` is a
-            contiguous [N, H, W, 3] view).
-        pts_seconds: float64 Tensor[N], each frame's presentation time in seconds.
-        ok: bool Tensor[N]: False for frames the decoder flagged as damaged, or (zero-filled) could not
-            produce; only ever False with ``strict=False`` (the polarity of the batch functions' ``ok``).
-    """
-
-    data: torch.Tensor
-    pts_seconds: torch.Tensor
-    ok: torch.Tensor
-
-    @property
-    def corrupt(self) -> torch.Tensor:
-        """Deprecated (``DeprecationWarning``): ``~ok``."""
-        deprecated("VideoFrames.corrupt is deprecated, use VideoFrames.ok (the opposite polarity: corrupt == ~ok)",
-                   stacklevel=3)
-        return ~self.ok
-
-    def __repr__(self) -> str:
-        return shapes_repr(self, ("data", "pts_seconds", "ok"))
-
-
-@renamed_kwargs(timestamps="seconds", stream="stream_index", threads="num_ffmpeg_threads")
 def decode_video_frames(
     src,
     *,
@@ -317,8 +221,6 @@ def decode_video_frames(
         num_ffmpeg_threads: FFmpeg decoder threads (default 1, as torchcodec's; 0: FFmpeg picks).
         strict: raise on corrupt packets or frames (True), or mark them False in ``ok`` (False; a frame the
             decoder cannot produce is zero-filled, never replaced by a neighbour).
-        timestamps, stream, threads: deprecated names of ``seconds``, ``stream_index``,
-            ``num_ffmpeg_threads`` (a ``DeprecationWarning``).
         apply_rotation: rotate frames as the stream's display matrix says (as the ffmpeg CLI's autorotate).
         skip_nonref: let the decoder skip non-reference frames that are not wanted.
         max_pixels: per-frame pixel limit, checked from the header before any memory is allocated
@@ -351,13 +253,12 @@ def decode_video_frames(
         raise ValueError(f"{op}: expected exactly one of indices= and seconds=")
     if indices is not None:
         indices = frame_indices(op, indices)
-    timestamps = None if seconds is None else frame_timestamps(op, seconds)
-    stream = stream_arg(op, stream_index)
-    threads = num_ffmpeg_threads
+    seconds = None if seconds is None else frame_timestamps(op, seconds)
+    stream_index = stream_arg(op, stream_index)
     data, path = video_bytes(src, op)
     frames, pts, corrupt = call_video_op(
-        torch.ops.spdl_torch.decode_video_frames, path, data, indices=indices, timestamps=timestamps,
-        seek_mode=seek_mode, stream=stream, threads=threads, strict=strict, apply_rotation=apply_rotation,
+        torch.ops.spdl_torch.decode_video_frames, path, data, indices=indices, seconds=seconds,
+        seek_mode=seek_mode, stream_index=stream_index, num_ffmpeg_threads=num_ffmpeg_threads, strict=strict, apply_rotation=apply_rotation,
         skip_nonref=skip_nonref, max_pixels=default_max_pixels() if max_pixels is None else max_pixels,
         max_frames=limit("max_frames", max_frames, default_max_frames()),
         max_output_bytes=limit("max_output_bytes", max_output_bytes, default_max_output_bytes()))

@@ -23,33 +23,12 @@ Example::
             ...
     print(pipeline.format_stats())
 
-The engine imports no torch. ``PipelineDataset`` (a pipeline as a torch ``IterableDataset``) is defined in
-``spdl_torch.datasets`` and imported from here on first use.
+The engine imports no torch. A pipeline as a torch ``IterableDataset``:
+``spdl_torch.datasets.PipelineDataset(pipeline)``.
 """
 
-from typing import Any
-
 from ._builder import PipelineBuilder
-from ._failures import MIN_ITEMS_FOR_RATE, PipelineFailure
+from ._failures import PipelineFailure
 from ._pipeline import Pipeline
-from ._run import STOP_TIMEOUT_S
-from ._stats import format_stats
 
-__all__ = [
-    "MIN_ITEMS_FOR_RATE",
-    "Pipeline",
-    "PipelineBuilder",
-    "PipelineDataset",
-    "PipelineFailure",
-    "STOP_TIMEOUT_S",
-    "format_stats",
-]
-
-
-def __getattr__(name: str) -> Any:
-    # PipelineDataset subclasses torch's IterableDataset: imported on first use, so the engine needs no torch
-    if name == "PipelineDataset":
-        from ..datasets._pipeline import PipelineDataset
-
-        return PipelineDataset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["Pipeline", "PipelineBuilder", "PipelineFailure"]

@@ -86,7 +86,7 @@ class PipelineBuilder:
                 ``"completion"``: outputs as they finish (a slow item holds only its own slot).
             name: stage name for stats, logs and errors; default ``fn``'s ``__name__``; must be unique.
             max_failures: this stage's failure budget: an int count (fail when failures > count) or a
-                float rate in (0, 1) (see :data:`~spdl_torch.pipeline.MIN_ITEMS_FOR_RATE`). Default:
+                float rate in (0, 1), checked once 50 items were processed, and at the end. Default:
                 the ``max_failures`` given to :meth:`build`, else 0 (the first failure raises).
             thread_affinity: for sync and generator functions, ``thread_affinity(item)`` is the index of
                 the pool thread (in ``[0, num_threads)``) that must run ``fn(item)``; items of one thread

@@ -1,6 +1,6 @@
 """The built pipeline: :class:`Pipeline` (user facing, re-runnable; each iteration is one :class:`~._run.Run`).
-The engine imports no torch; ``PipelineDataset``, which lets PyTorch use a pipeline as a dataset, is in
-``spdl_torch/datasets/_pipeline.py``."""
+The engine imports no torch; ``spdl_torch.datasets.PipelineDataset`` lets PyTorch use a pipeline as a dataset (it
+imports this package; nothing here imports it)."""
 
 from __future__ import annotations
 
@@ -172,17 +172,10 @@ class Pipeline:
         """:meth:`stats` as a text table."""
         return format_stats(self.stats()) if self._run is not None else "pipeline not started"
 
-    def as_dataset(self) -> Any:
-        """Wraps the pipeline in a :class:`~spdl_torch.pipeline.PipelineDataset` (an ``IterableDataset``:
-        importing it imports torch, which the engine itself does not need)."""
-        from ..datasets._pipeline import PipelineDataset
-
-        return PipelineDataset(self)
-
     def __reduce__(self) -> Any:
         raise TypeError(
             "a Pipeline cannot be pickled or copied: it runs its own threads; use it in the main process "
-            "(e.g. torch.utils.data.DataLoader(pipeline.as_dataset(), batch_size=None, num_workers=0))"
+            "(e.g. torch.utils.data.DataLoader(spdl_torch.datasets.PipelineDataset(pipeline), batch_size=None, num_workers=0))"
         )
 
     def __del__(self) -> None:

@@ -48,8 +48,8 @@ Augmentations (:mod:`._policies`; they fuse when ``decode_images`` takes ``augme
 RGB crop after the resize and flips, before the conversion and normalisation, in the pipeline's order; each
 sample's ops are drawn from its seed with torchvision's rules (which op, magnitude bin, sign and
 probability; magnitudes that depend on the image size use the crop's output size), so they repeat exactly
-whatever the number of threads. :meth:`FusedPlan.sample_augmentation` (or :func:`sample_augmentation`) lists
-the ops a seed gets. ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
+whatever the number of threads. :meth:`FusedPlan.sample_augmentation` lists the ops (:class:`AugmentOp`) a seed
+gets, :meth:`FusedPlan.sample_geometry` the crop box and flips (:class:`SampleGeometry`). ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
 magnitude bins and signs from the sample's seed too and mixes the chains with torchvision's float32
 arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). The rows compute what
 torchvision computes for the image the transform gets. On a tensor: torchvision's tensor kernels; affine ops
@@ -102,13 +102,14 @@ conversion is fused too; ``Normalize`` of bfloat16 then runs in float32 and roun
 computes in bfloat16: within a few bfloat16 steps). The fused output is a plain ``torch.Tensor`` (a fused
 ``ToImage()`` does not wrap it in ``tv_tensors.Image``).
 
-Input of a pipeline (:func:`input_kind`): a pipeline that starts with a classic ``torchvision.transforms``
+Input of a pipeline: a pipeline that starts with a classic ``torchvision.transforms``
 (v1) transform, or contains v1's ``ToTensor``/``PILToTensor``, expects a ``PIL.Image``, as torchvision's
 ``ImageFolder`` gives it; everything else (v2 transforms, v2 pipelines ending in v1 transforms that accept
 tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. The fused prefix reproduces the PIL semantics
 (antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
 the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
-ImageFolder runs unchanged on ours.
+ImageFolder runs unchanged on ours. The plan's ``rest_input`` and a dataset's ``repr`` say which input the
+unfused part gets.
 
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
 it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give
@@ -128,16 +129,10 @@ so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes
 global RNG, as in torchvision.
 """
 
-from ._augment_program import AugmentOp
-from ._fuse import Analysis, analyse, fuse, input_kind
-from ._plan import FusedPlan
 from .._seeds import sample_seeds
+from ._augment_program import AugmentOp
+from ._fuse import fuse
+from ._plan import FusedPlan
+from ._sample_geometry import SampleGeometry
 
-__all__ = ["Analysis", "AugmentOp", "FusedPlan", "analyse", "fuse", "input_kind", "sample_augmentation", "sample_seeds"]
-
-
-def sample_augmentation(plan: FusedPlan, seed: int) -> list[AugmentOp]:
-    """The augmentation ops a sample with this ``seed`` gets under ``plan`` (``fuse(transform)``), in order
-    (see :meth:`FusedPlan.sample_augmentation`); the sample's seed is ``sample_seeds(seed, epoch, [index])``,
-    as the datasets draw it. ``[]`` when the plan fuses no augmentation."""
-    return plan.sample_augmentation(seed)
+__all__ = ["AugmentOp", "FusedPlan", "SampleGeometry", "fuse", "sample_seeds"]

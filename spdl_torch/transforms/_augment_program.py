@@ -17,9 +17,10 @@ translation, so it may be fractional), ``shear`` in degrees; ``rotate(a)`` is ``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
@@ -140,11 +141,12 @@ class Rng:
         return perm
 
 
-class AugmentOp(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class AugmentOp:
     """One op a sample gets. ``op``: a kernel op name (``"affine"``, ``"brightness"``, ..., ``"erase"``);
     ``args``: the row's arguments ``a0..a6`` as ``decode_images`` takes them (``erase``: ``apply, i, j, h, w,
-    v0, v1, v2``; the codes and arguments of every op are listed in ``spdl_torch/transforms/_augment_codes.py``,
-    e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
+    v0, v1, v2``; the codes and arguments of every op: :func:`spdl_torch.io.decode_images`, "Augment and erase
+    rows", e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
     ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
     magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
     level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.

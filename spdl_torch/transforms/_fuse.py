@@ -19,7 +19,7 @@ from ._timm import is_timm, translate
 from ._timm_erasing import TimmErasing
 from ._timm_policies import match_timm_policy
 
-__all__ = ["Analysis", "analyse", "fuse", "input_kind"]
+__all__ = ["OPS", "Analysis", "analyse", "fuse", "input_kind"]
 
 _COMPOSES = (T1.Compose, v2.Compose)
 _FLOATS = (torch.float32, torch.bfloat16)
@@ -320,7 +320,49 @@ def _split_rest(plan: FusedPlan, like: Any, ts: list[Any], pil: bool) -> None:
     plan.per_sample = _compose(like, ts[head:]) if head < len(ts) else None
 
 
-def fuse(transform: Callable | None) -> FusedPlan | None:
-    """Maps the longest fusable prefix of a torchvision pipeline onto ``decode_images`` (see
-    :mod:`spdl_torch.transforms`); ``None`` when no prefix yields a fixed output size (nothing fused)."""
-    return analyse(transform).plan
+# The plan's arguments decode_video_clips takes (only non-default ones appear in a plan), and the values of those it
+# takes only some of. A transform that maps onto anything else (RandomCrop, vertical flips, Grayscale, max_size,
+# nearest, augmentations) runs per clip after the fused part instead of being dropped.
+_CLIP_KWARGS = {"geometry", "height", "width", "resize_shorter", "scale", "ratio", "hflip_prob", "interpolation", "dtype",
+                "mean", "std"}
+_CLIP_VALUES = {"geometry": ("eval", "resize", "train"), "interpolation": ("bilinear", "bicubic")}
+OPS = ("decode_images", "decode_video_clips")
+
+
+def _clip_runnable(plan: FusedPlan) -> bool:
+    kw = plan.op_kwargs
+    return plan.augment is None and set(kw) <= _CLIP_KWARGS and all(kw[k] in v for k, v in _CLIP_VALUES.items() if k in kw)
+
+
+def _clip_plan(transform: Callable, plan: FusedPlan | None) -> FusedPlan | None:
+    """The plan of the longest prefix of ``transform`` that decode_video_clips can run, the rest of the transform
+    its per-clip remainder; ``None`` when no prefix maps."""
+    if plan is None or _clip_runnable(plan):
+        return None if plan is None else dataclasses.replace(plan, op="decode_video_clips")
+    ts = _flatten(transform)
+    for k in range(len(plan.fused) - 1, 0, -1):
+        head = analyse(_compose(transform, ts[:k])).plan
+        if head is not None and head.rest is None and _clip_runnable(head):
+            rest = _compose(transform, ts[k:])
+            return dataclasses.replace(head, rest=rest, batched=None, per_sample=rest, unfused=ts[k], op="decode_video_clips",
+                                       unfused_reason="decode_video_clips does not take this transform's arguments")
+    return None
+
+
+def fuse(transform: Callable | None, *, op: str = "decode_images") -> FusedPlan | None:
+    """Maps the longest fusable prefix of a torchvision pipeline onto ``op`` (see :mod:`spdl_torch.transforms`);
+    ``None`` when no prefix yields a fixed output size (nothing fused).
+
+    Args:
+        transform: a torchvision v2 or v1 transform, ``Compose`` or ``nn.Sequential`` (or ``None``).
+        op: ``"decode_images"`` (the default: a transform of an image) or ``"decode_video_clips"`` (a v2 transform
+            of a clip, uint8 Tensor[T, 3, H, W]: the prefix that op takes, one draw per clip; the rest of the
+            transform runs per clip).
+
+    Raises:
+        ValueError: an unknown ``op``; arguments torchvision refuses (naming the transform and the argument).
+    """
+    if op not in OPS:
+        raise ValueError(f"fuse: expected op {' or '.join(map(repr, OPS))}, got {op=}")
+    plan = analyse(transform).plan
+    return _clip_plan(transform, plan) if op == "decode_video_clips" else plan

@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from .._pil import to_pil
+
 __all__ = ["FusedPlan"]
 
 # The batched head runs on chunks of this many samples, written into one output batch: the chunk's
@@ -31,22 +33,13 @@ def run_head(head: Callable, batch: torch.Tensor, chunk: int = HEAD_CHUNK) -> to
     return out
 
 
-def _to_pil(image: torch.Tensor):
-    """A uint8 Tensor[3, H, W] (RGB) as a ``PIL.Image`` of mode ``"RGB"`` (what Pillow's loader gives), a
-    Tensor[1, H, W] (a fused ``Grayscale()``) as one of mode ``"L"`` (what ``convert("L")`` gives)."""
-    from PIL import Image
-
-    if image.shape[0] == 1:
-        return Image.fromarray(image[0].contiguous().numpy(), "L")
-    return Image.fromarray(image.permute(1, 2, 0).contiguous().numpy(), "RGB")
-
-
 @dataclasses.dataclass
 class FusedPlan:
     """The op arguments of a fused prefix, plus the transforms left to run after it.
 
     Attributes:
-        op_kwargs: keyword arguments of :func:`spdl_torch.io.decode_images` (height, width, geometry, ...).
+        op_kwargs: keyword arguments of :func:`spdl_torch.io.decode_images` (height, width, geometry, ...), only
+            those that differ from its defaults.
         fused: the torchvision transforms the op replaces, in order.
         rest: the remaining transforms (a ``Compose``), or ``None`` when everything was fused.
         random: whether the fused part draws random numbers (needs seeds).
@@ -64,6 +57,8 @@ class FusedPlan:
             jitter, affine, blur, ..., and a final ``RandomErasing``), or ``None``; each sample's ops are
             drawn from its seed (:meth:`sample_augmentation`) and passed to the op as ``augment`` /
             ``erase`` rows.
+        op: the op the plan's arguments are for: ``"decode_images"``, or ``"decode_video_clips"`` (a plan of
+            ``fuse(transform, op="decode_video_clips")``, one draw per clip).
     """
 
     op_kwargs: dict[str, Any]
@@ -76,6 +71,7 @@ class FusedPlan:
     unfused: Any = None
     unfused_reason: str = ""
     augment: Any = None
+    op: str = "decode_images"
 
     def __post_init__(self) -> None:
         if self.rest is not None and self.batched is None and self.per_sample is None:
@@ -114,13 +110,13 @@ class FusedPlan:
         else:
             result = decode_images(srcs, seeds=seeds, strict=strict, pin_memory=pin_memory, max_pixels=max_pixels,
                                    **kwargs)
-        batch, ok = result
+        batch, ok = result.data, result.ok
         if self.rest_input == "pil":
             batch = batch.permute(0, 3, 1, 2)
         if self.batched is not None:
             batch = run_head(self.batched, batch)
         if self.per_sample is not None:
-            samples = [_to_pil(img) for img in batch] if self.rest_input == "pil" else list(batch)
+            samples = [to_pil(img) for img in batch] if self.rest_input == "pil" else list(batch)
             batch = [self.per_sample(img) for img in samples]
         return batch if strict else (batch, ok)
 
@@ -131,11 +127,34 @@ class FusedPlan:
         them). The erasing, if drawn, comes last (``op="erase"``, ``args = (apply, i, j, h, w, v0, v1, v2)``)."""
         return [] if self.augment is None else self.augment.sample(int(seed))
 
+    @property
+    def native(self) -> bool:
+        """Whether the plan leaves no per-sample Python work: everything fused, or only a deterministic
+        remainder run once on the batch tensor (a :class:`spdl_torch.DataLoader` loads such a dataset on
+        threads)."""
+        return self.per_sample is None
+
+    def sample_geometry(self, seed: int, image_height: int, image_width: int):
+        """The crop box and flips the op draws for the sample with this ``seed`` (its own seed:
+        ``sample_seeds(seed, epoch, [index])``, as the datasets draw it) whose EXIF-oriented image is
+        ``image_height x image_width`` pixels: a :class:`~spdl_torch.transforms.SampleGeometry`, e.g. to crop
+        a sample's boxes or masks as its image was cropped.
+
+        Raises:
+            ValueError: ``geometry="random_crop"`` and a crop larger than the padded resized image.
+        """
+        from ._sample_geometry import sample_geometry
+
+        kw = self.op_kwargs
+        names = ("resize_shorter", "max_size", "scale", "ratio", "padding", "pad_if_needed", "hflip_prob", "vflip_prob")
+        return sample_geometry(seed, image_height, image_width, out_size=(kw["height"], kw["width"]),
+                               geometry=kw.get("geometry", "eval"), **{k: kw[k] for k in names if k in kw})
+
     def describe(self) -> str:
         """Lines saying what runs where: the op call and the transforms it replaces, then the remainder, then why
         its first transform is not fused (``unfused_reason``)."""
         args = ", ".join(f"{k}={_short(v)}" for k, v in self.op_kwargs.items())
-        lines = [f"fused into decode_images({args}): {_names(self.fused)}"]
+        lines = [f"fused into {self.op}({args}): {_names(self.fused)}"]
         if self.augment is not None:
             lines.append(f"with per-sample augment programs (up to {self.augment.max_rows} ops): "
                          f"{', '.join(self.augment.names())}")
@@ -156,9 +175,10 @@ class FusedPlan:
 def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor, kwargs: dict[str, Any], *,
                        strict: bool, max_pixels: int | None) -> Any:
     """``decode_images`` with ``kwargs["interpolation"]`` a tuple of filters, one drawn per sample from its seed
-    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one ``(batch, ok)``; a bad
+    (:func:`interpolation_choice`): one call per filter on its samples, scattered into one ``ImageBatch``; a bad
     sample's ``DecodeError`` names its index in ``srcs``."""
-    from ..errors import DecodeError
+    from .._errors import DecodeError
+    from ..io import ImageBatch
     from ._augment_program import interpolation_choice
 
     choices = kwargs.pop("interpolation")
@@ -179,12 +199,12 @@ def _decode_per_filter(decode_images: Callable, srcs: list, seeds: torch.Tensor,
             i = idx[e.sample_index]
             where = e.path if e.path is not None else f"sample {i}"
             raise DecodeError(f"{where}: {e.reason}", path=e.path, sample_index=i, reason=e.reason) from None
-        part, part_ok = result
+        part, part_ok = result.data, result.ok
         if batch is None:
             batch = torch.empty((n, *part.shape[1:]), dtype=part.dtype)
         batch[idx] = part
         ok[idx] = part_ok
-    return batch, ok
+    return ImageBatch(batch, ok)
 
 
 def _parts(t: Any) -> list[Any]:

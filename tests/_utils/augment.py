@@ -22,6 +22,7 @@ from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 from torchvision.transforms.v2 import functional as F
 
+from spdl_torch.io import ImageBatch
 from spdl_torch.transforms import _augment_program as P
 
 _INTERP = {0: InterpolationMode.NEAREST, 1: InterpolationMode.BILINEAR}
@@ -162,9 +163,9 @@ def make_fake_decode_images(real):
     """A ``decode_images`` with ``augment`` / ``erase`` arguments built from ``real`` (the op without them)."""
 
     def fake_decode_images(srcs, *, augment=None, erase=None, dtype=torch.uint8, mean=None, std=None,
-                           channels_last=False, strict=True, **kwargs):
+                           dimension_order="NCHW", strict=True, **kwargs):
         result = real(srcs, strict=strict, **kwargs)
-        batch, ok = (result, None) if strict else result
+        batch, ok = result.data, result.ok
         out = []
         for n, img in enumerate(batch):
             if augment is not None:
@@ -177,9 +178,9 @@ def make_fake_decode_images(real):
                 img = apply_erase(img, erase[n], torch.Generator().manual_seed(n))
             out.append(img)
         batch = torch.stack(out) if out else batch.to(dtype)
-        if channels_last:
-            batch = batch.contiguous(memory_format=torch.channels_last)
-        return batch if strict else (batch, ok)
+        if dimension_order == "NHWC":
+            batch = batch.permute(0, 2, 3, 1).contiguous()
+        return ImageBatch(batch, ok)
 
     return fake_decode_images
 

@@ -81,10 +81,11 @@ def write_folder(root: str | os.PathLike, classes: Iterable[str], per_class: int
 
 def train_box(seed: int, height: int, width: int, **kwargs) -> tuple:
     """``(top, left, crop_height, crop_width, hflip)`` of the ``RandomResizedCrop`` box ``decode_images``
-    draws for this seed and image size (``spdl_torch.io.sample_geometry`` with ``geometry="train"``)."""
-    from spdl_torch.io import sample_geometry
+    draws for this seed and image size (the op ``sample_geometry`` with ``geometry="train"``)."""
+    from spdl_torch.transforms._sample_geometry import sample_geometry
 
-    return tuple(sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", **kwargs))[:5]
+    g = sample_geometry(seed, height, width, out_size=(1, 1), geometry="train", **kwargs)
+    return g.top, g.left, g.height, g.width, g.hflip
 
 
 def photo(h: int, w: int, seed: int = 0) -> torch.Tensor:

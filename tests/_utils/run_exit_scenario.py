@@ -19,7 +19,7 @@ from PIL import Image
 
 import spdl_torch
 from spdl_torch.datasets import ImageFolder, TarShardDataset
-from spdl_torch.datasets.shards import write_shards
+from spdl_torch.datasets import write_shards
 from spdl_torch.pipeline import PipelineBuilder
 
 

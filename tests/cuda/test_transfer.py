@@ -11,8 +11,10 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch import cuda
 from spdl_torch.cuda import _transfer
+from spdl_torch.dataloader._finish import DeviceFinish, mark_finish, pending_finish
 
 from tests._utils.fake_cuda import FakeBackend, fake_pinning
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
 def _batches(n, log=None):
@@ -66,10 +68,10 @@ def test_an_error_comes_after_the_batches_before_it():
 
 def test_non_tensors_pass_through_and_the_finish_runs_on_the_side_stream():
     backend = FakeBackend()
-    transfer = cuda.DeviceTransfer("cuda", 1, backend=backend)
+    transfer = cuda.DeviceTransfer("cuda", 1, backend=backend, after_copy=pending_finish)
     x = torch.randint(0, 256, (2, 3, 4, 4), dtype=torch.uint8)
-    finish = cuda.DeviceFinish(dtype=torch.float32, mean=(0.5,) * 3, std=(0.25,) * 3)
-    cuda.mark_finish(x, finish)
+    finish = DeviceFinish(dtype=torch.float32, mean=(0.5,) * 3, std=(0.25,) * 3)
+    mark_finish(x, finish)
     transfer.submit({"image": x, "name": "a", "n": 3})
     out = transfer.take()
     assert out["name"] == "a" and out["n"] == 3
@@ -88,7 +90,7 @@ def fake_cuda(monkeypatch):
         backends.append(b)
         return b
 
-    monkeypatch.setattr(cuda, "check_cuda", lambda *a, **k: None)
+    monkeypatch.setattr(spdl_torch._build_info, "check_cuda", lambda *a, **k: None)
     monkeypatch.setattr(_transfer, "check_cuda", lambda *a, **k: None)
     monkeypatch.setattr(_transfer, "CudaBackend", make)
     return backends
@@ -127,7 +129,7 @@ def test_loader_device_cuda_copies_uint8_and_normalises_after(monkeypatch, fake_
     root = _folder(image_folder, tmp_path)
     op_calls, pin_calls = fake_pinning(monkeypatch)
     t = v2.Compose([v2.RandomResizedCrop(16), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
-                    v2.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
+                    v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
     ds = spdl_torch.datasets.ImageFolder(str(root), transform=t, seed=5)
     loader = spdl_torch.DataLoader(ds, batch_size=4, num_workers=2, device="cuda", transfer_depth=2)
     out = list(loader)

@@ -9,10 +9,11 @@ from torchvision.transforms import v2
 import spdl_torch
 
 from tests._utils import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 pytestmark = pytest.mark.cuda  # skipped without a CUDA device (tests/conftest.py)
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _jpegs(n, seed=0, size=(120, 160)):

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from spdl_torch.dataloader import get_worker_info
+from spdl_torch import get_worker_info
 
 from tests._utils.loaders import ThreadLoader as DataLoader  # this file is about thread workers
 
@@ -199,7 +199,7 @@ def test_a_decode_error_keeps_its_path_and_reason_through_the_workers(num_worker
     import errno
 
     from spdl_torch.datasets import FileListDataset
-    from spdl_torch.errors import DecodeError
+    from spdl_torch import DecodeError
 
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"\xff\xd8\xff\xe0 not a jpeg at all" * 8)
@@ -429,7 +429,7 @@ _EXIT_SCRIPT = """
 import warnings
 warnings.filterwarnings("ignore", "This DataLoader will create")  # torch's warning: more workers than cores
 import sys, torch
-from spdl_torch.dataloader import DataLoader
+from spdl_torch import DataLoader
 
 class Busy:
     def __len__(self):

@@ -17,7 +17,7 @@ import torch
 import torch.utils.data as tud
 
 import spdl_torch.dataloader as dl
-from spdl_torch.dataloader import get_worker_info
+from spdl_torch import get_worker_info
 
 from tests._utils.loaders import ThreadLoader as DataLoader  # this file is about thread workers
 
@@ -323,7 +323,7 @@ def test_device_cuda_without_cuda_raises_clearly():
 
 _TIMEOUT_SCRIPT = """
 import threading, torch
-from spdl_torch.dataloader import DataLoader
+from spdl_torch import DataLoader
 
 class Forever:
     def __len__(self):
@@ -356,7 +356,7 @@ _EXIT_PERSISTENT_SCRIPT = """
 import warnings
 warnings.filterwarnings("ignore", "This DataLoader will create")  # torch's warning: more workers than cores
 import torch, torch.utils.data as tud
-from spdl_torch.dataloader import DataLoader, get_worker_info
+from spdl_torch import DataLoader, get_worker_info
 
 class Stream(tud.IterableDataset):
     def __iter__(self):

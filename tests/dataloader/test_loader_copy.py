@@ -523,8 +523,8 @@ def test_audio_and_video_datasets_copy(tmp_path, how):
             for k in range(2)]
     audio = AudioDataset(wavs, labels=[7, 8], sample_rate=8000, num_channels=1, duration=0.1, random_crop=True,
                          seed=2)
-    video = VideoClipDataset([vm.make_video("h264_bframes"), vm.make_video("h264_10fps")], clip_len=2,
-                             clips_per_video=2, sampling="random", seed=2)
+    video = VideoClipDataset([vm.make_video("h264_bframes"), vm.make_video("h264_10fps")], num_frames_per_clip=2,
+                             num_clips=2, sampling="random", seed=2)
     for ds in (audio, video):
         ds.set_epoch(1)
         ds_copy = how(ds)

@@ -15,7 +15,7 @@ import torch.utils.data as tud
 from torchvision.transforms import v2
 
 import spdl_torch
-from spdl_torch.dataloader import DataLoader, get_worker_info
+from spdl_torch import DataLoader, get_worker_info
 from spdl_torch.dataloader._torch import TORCH_DATALOADER
 
 from tests._utils import images

@@ -18,7 +18,7 @@ import torch.utils.data as tud
 from torchvision.transforms import v2
 
 import spdl_torch
-from spdl_torch.dataloader import DataLoader
+from spdl_torch import DataLoader
 from spdl_torch.dataloader._remainder import remainder_seed
 
 from tests._utils import images

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.utils.data as tud
 
-from spdl_torch.dataloader import get_worker_info
+from spdl_torch import get_worker_info
 
 # The resume logic of thread workers, at every position of many configurations (process mode's resume, which
 # fast-forwards torch's own iterator: test_mode.py).

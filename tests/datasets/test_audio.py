@@ -1,5 +1,6 @@
 """AudioDataset with spdl_torch.DataLoader and torch's DataLoader: one native call per batch, seeded crops
-from (seed, epoch, index), padded collate with lengths, samples equal to the CLI's."""
+from (seed, epoch, index), samples ``(Waveform, label)`` collated by torch's default_collate into a padded
+``Waveform(data, lengths)``, samples equal to the CLI's."""
 
 from unittest import mock
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 import spdl_torch
-from spdl_torch.datasets import AudioDataset, audio_collate
+from spdl_torch.datasets import AudioDataset, Waveform, collate
 from spdl_torch.io import decode_audio
 
 from tests._utils import audio as A
@@ -29,7 +30,9 @@ def test_loader_batches_equal_the_cli(files):
     ds = AudioDataset(files, labels=list(range(10, 16)), sample_rate=16000, num_channels=1)
     loader = spdl_torch.DataLoader(ds, batch_size=3, num_workers=2)
     seen = 0
-    for samples, lengths, labels in loader:
+    for audio, labels in loader:
+        assert isinstance(audio, Waveform)
+        samples, lengths = audio.data, audio.lengths
         assert samples.shape[:2] == (3, 1) and samples.shape[2] == int(lengths.max())
         for k in range(3):
             i = int(labels[k]) - 10
@@ -54,16 +57,17 @@ def test_one_native_call_per_batch_and_zero_copy_collate(files):
     with mock.patch.object(mod.torch.ops.spdl_torch, "decode_audio_batch", spy):
         items = ds.__getitems__([0, 1, 2, 3])
     assert calls == [4]
-    samples, lengths, labels = audio_collate(items)
-    assert samples.shape == (4, 2, 8000)
-    assert samples.data_ptr() == items[0].waveform.data_ptr()  # the op's batch itself
+    assert all(isinstance(w, Waveform) and w.lengths == w.data.shape[1] for w, _ in items)
+    audio, labels = collate(items)
+    assert audio.data.shape == (4, 2, 8000) and audio.lengths.tolist() == [w.lengths for w, _ in items]
+    assert audio.data.data_ptr() == items[0][0].data.data_ptr()  # the op's batch itself
     assert labels.tolist() == [0, 1, 2, 3]
 
 
 def test_random_crops_seeded_by_seed_epoch_index(files):
     ds = AudioDataset(files, sample_rate=16000, num_channels=1, duration=0.25, random_crop=True, seed=1)
-    a = [s.waveform for s in ds.__getitems__([0, 2, 5])]
-    b = [ds[i].waveform for i in (0, 2, 5)]  # one at a time: the same crops
+    a = [w.data for w, _ in ds.__getitems__([0, 2, 5])]
+    b = [ds[i][0].data for i in (0, 2, 5)]  # one at a time: the same crops
     assert all(torch.equal(x, y) for x, y in zip(a, b))
     for k, i in enumerate((0, 2, 5)):  # each crop is a slice of the whole decode
         whole = decode_audio(files[i], sample_rate=16000, num_channels=1).data
@@ -71,23 +75,25 @@ def test_random_crops_seeded_by_seed_epoch_index(files):
         assert n == min(4000, whole.shape[1])
         assert any(torch.equal(a[k], whole[:, s:s + n]) for s in range(whole.shape[1] - n + 1))
     ds.set_epoch(1)
-    c = [s.waveform for s in ds.__getitems__([0, 2, 5])]
+    c = [w.data for w, _ in ds.__getitems__([0, 2, 5])]
     assert not all(torch.equal(x, y) for x, y in zip(a, c))
     # the same crops through the loader, any number of workers
     def run(workers):
         loader = spdl_torch.DataLoader(AudioDataset(files, sample_rate=16000, num_channels=1, duration=0.25,
                                                     random_crop=True, seed=3),
                                        batch_size=2, num_workers=workers)
-        return [x[0] for x in loader]
+        return [x[0].data for x in loader]
     one, three = run(0), run(2)
     assert all(torch.equal(x, y) for x, y in zip(one, three))
 
 
-def test_torch_dataloader_with_audio_collate(files):
+@pytest.mark.parametrize("collate_fn", [None, collate], ids=["default_collate", "spdl_torch-collate"])
+def test_torch_dataloader_collates_waveforms(files, collate_fn):
     ds = AudioDataset(files[:4], sample_rate=8000, num_channels=1, duration=0.5)
-    loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=audio_collate)
-    samples, lengths, labels = next(iter(loader))
-    assert samples.shape == (4, 1, 4000)
+    loader = torch.utils.data.DataLoader(ds, batch_size=4, collate_fn=collate_fn)
+    audio, labels = next(iter(loader))
+    samples, lengths = audio.data, audio.lengths
+    assert samples.shape == (4, 1, 4000) and labels.tolist() == [0, 1, 2, 3]
     for k in range(4):
         whole = decode_audio(files[k], sample_rate=8000, num_channels=1).data
         assert lengths[k] == min(4000, whole.shape[1])
@@ -104,12 +110,12 @@ def test_bad_file_names_its_path(files, tmp_path):
     assert info.value.path == str(bad)
     lenient = AudioDataset([files[0], bad], sample_rate=16000, num_channels=1, strict=False)
     items = lenient.__getitems__([0, 1])
-    assert items[1].waveform.shape == (1, 0)
+    assert items[1][0].data.shape == (1, 0) and items[1][0].lengths == 0
 
 
 def test_pipeline_engine_batches_equal_the_loaders(files):
     # The dataset as a stage of the pipeline engine: index batches in, one __getitems__ (one native call)
-    # per batch on 2 threads, audio_collate; the same batches as spdl_torch.DataLoader's, in order.
+    # per batch on 2 threads, collate; the same batches as spdl_torch.DataLoader's, in order.
     from spdl_torch.pipeline import PipelineBuilder
 
     ds = AudioDataset(files, labels=list(range(6)), sample_rate=16000, num_channels=1, duration=0.4,
@@ -117,16 +123,16 @@ def test_pipeline_engine_batches_equal_the_loaders(files):
     batches = [[0, 1, 2], [3, 4, 5]]
     p = (PipelineBuilder().add_source(batches)
          .pipe(ds.__getitems__, concurrency=2)
-         .pipe(audio_collate)
+         .pipe(collate)
          .build())
     got = list(p)
     ref = list(spdl_torch.DataLoader(ds, batch_size=3, num_workers=2))
     assert len(got) == len(ref) == 2
-    for (s, n, y), (rs, rn, ry) in zip(got, ref):
-        assert torch.equal(s, rs) and torch.equal(n, rn) and torch.equal(y, ry)
+    for (w, y), (rw, ry) in zip(got, ref):
+        assert torch.equal(w.data, rw.data) and torch.equal(w.lengths, rw.lengths) and torch.equal(y, ry)
     for k in range(3):  # and each crop is a slice of the whole decode
         whole = decode_audio(files[k], sample_rate=16000, num_channels=1).data
-        n = int(got[0][1][k])
+        n = int(got[0][0].lengths[k])
         assert n == min(6400, whole.shape[1])
-        crop = got[0][0][k, :, :n]
+        crop = got[0][0].data[k, :, :n]
         assert any(torch.equal(crop, w) for w in whole.unfold(1, n, 1).permute(1, 0, 2))

@@ -110,7 +110,7 @@ def test_default_loader_pixels_match_pillow(tree):
 
 
 def test_with_thread_dataloader(tree):
-    from spdl_torch.dataloader import DataLoader
+    from spdl_torch import DataLoader
 
     ds = ImageFolder(tree, allow_empty=True, transform=lambda img: img.float().mean((1, 2)), warn_unfused=False)
     batches = list(DataLoader(ds, batch_size=4, num_workers=2))

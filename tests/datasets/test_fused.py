@@ -22,8 +22,9 @@ from spdl_torch.datasets import FileListDataset, ImageFolder, collate
 from spdl_torch.io import decode_image
 
 from tests._utils import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
 PARTLY_FUSED = v2.Compose([v2.RandomResizedCrop(24), v2.RandomPerspective(p=1.0), v2.ToDtype(torch.float32, scale=True)])
 
@@ -126,10 +127,14 @@ def test_max_bytes(root, transform, monkeypatch):
         ds[0]
     assert info.value.errno == errno.EFBIG
     FileListDataset([path], transform=transform, max_bytes=size)[0]
-    assert spdl_torch.datasets.MAX_IMAGE_BYTES == 0
-    monkeypatch.setattr(spdl_torch.datasets, "MAX_IMAGE_BYTES", size - 1)
+    assert spdl_torch.io.MAX_IMAGE_BYTES == 0
+    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_BYTES", size - 1)
     with pytest.raises(OSError, match=os.path.basename(path)):
         ImageFolder(root, transform=transform)[0]
+    with pytest.raises(OSError) as info:  # the one default limit: decode_image of a path reads it too
+        spdl_torch.io.decode_image(path)
+    assert info.value.errno == errno.EFBIG
+    assert spdl_torch.io.decode_image(path, max_bytes=0).shape[0] == 3  # 0: no limit, whatever the default
 
 
 def test_bad_limits_raise(root):

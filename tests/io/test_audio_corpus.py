@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import torch
 
-from spdl_torch.errors import DecodeError
+from spdl_torch import DecodeError
 from spdl_torch.io import audio_metadata, decode_audio, decode_audio_batch
 
 from tests._utils import audio as A

@@ -25,7 +25,7 @@ def _bytes(path):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"sample_rate": 16000, "num_channels": 1},
-                                    {"start": 0.1, "stop": 0.2, "dtype": torch.int16}])
+                                    {"start_seconds": 0.1, "stop_seconds": 0.2, "dtype": torch.int16}])
 def test_opcheck_decode_audio(files, kwargs):
     torch.library.opcheck(torch.ops.spdl_torch.decode_audio.default, (_bytes(files[0]),), kwargs)
     torch.library.opcheck(torch.ops.spdl_torch.decode_audio_file.default, (str(files[1]),), kwargs)

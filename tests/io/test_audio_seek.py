@@ -10,7 +10,7 @@ import struct
 import pytest
 import torch
 
-from spdl_torch.errors import DecodeError
+from spdl_torch import DecodeError
 from spdl_torch.io import decode_audio, decode_audio_batch
 from spdl_torch.io._audio import window_samples
 

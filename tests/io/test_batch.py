@@ -4,7 +4,6 @@
 import io
 import math
 import types
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_
 
 from tests._utils import images
 from tests._utils.images import train_box
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
@@ -233,7 +233,8 @@ def test_lenient_returns_mask_and_zero_fills():
     good = decode_images(data, height=32, width=32).data
     data[1] = _truncated(data[1])
     data[3] = torch.frombuffer(bytearray(b"not an image at all"), dtype=torch.uint8)
-    batch, ok = decode_images(data, height=32, width=32, strict=False)
+    result = decode_images(data, height=32, width=32, strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [True, False, True, False, True]
     assert batch[1].eq(0).all() and batch[3].eq(0).all()
     assert torch.equal(batch[ok], good[ok])
@@ -273,7 +274,7 @@ def test_pin_memory_with_cuda():
 # --- dtypes, layout, normalization --------------------------------------------------------------------
 
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -304,7 +305,7 @@ def test_opcheck():
     cases = [
         dict(height=16, width=24, resize_shorter=20),
         dict(height=16, width=16, geometry="train", seeds=seeds, hflip_prob=0.5, dtype=torch.float32,
-             mean=MEAN, std=STD, channels_last=True),
+             mean=MEAN, std=STD, dimension_order="NHWC"),
         dict(height=8, width=8, geometry="resize", dtype=torch.bfloat16, strict=False),
     ]
     for kwargs in cases:
@@ -438,19 +439,12 @@ def _jpeg(h: int = 24, w: int = 32, seed: int = 0) -> bytes:
     return buf.getvalue()
 
 
-def test_geometry_keyword_and_deprecated_mode():
+def test_geometry_keyword():
     data = [_jpeg(40, 50, seed=s) for s in range(3)]
     seeds = torch.tensor([1, 2, 3])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new keyword warns nothing
-        new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
-    with pytest.warns(DeprecationWarning, match="mode= is deprecated, use geometry="):
-        old = decode_images(data, height=16, width=12, mode="train", seeds=seeds).data
-    assert torch.equal(new, old)
+    new = decode_images(data, height=16, width=12, geometry="train", seeds=seeds).data
     assert not torch.equal(new, decode_images(data, height=16, width=12, geometry="resize").data)
     assert torch.equal(decode_images(data, height=16, width=12).data, decode_images(data, height=16, width=12,
                                                                              geometry="eval").data)
-    with pytest.raises(TypeError, match="both geometry= and its deprecated name mode="):
-        decode_images(data, height=16, width=12, geometry="train", mode="train", seeds=seeds)
     with pytest.raises(ValueError, match='geometry mode to be one of "eval", "resize", "train", "random_crop", got "bad"'):
         decode_images(data, height=16, width=12, geometry="bad")

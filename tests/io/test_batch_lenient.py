@@ -23,7 +23,8 @@ def test_unreadable_paths_are_bad_samples_with_strict_false(tmp_path):
     paths = _files(tmp_path)
     good = decode_images(paths, height=16, width=16, resize_shorter=16).data
     srcs = [paths[0], tmp_path / "missing.png", paths[1], tmp_path, paths[2]]  # a missing file, a directory
-    batch, ok = decode_images(srcs, height=16, width=16, resize_shorter=16, strict=False)
+    result = decode_images(srcs, height=16, width=16, resize_shorter=16, strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [True, False, True, False, True]
     assert batch[1].eq(0).all() and batch[3].eq(0).all()
     assert torch.equal(batch[ok], good)

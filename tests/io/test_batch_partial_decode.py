@@ -13,11 +13,12 @@ from spdl_torch.io import decode_images
 
 from tests._utils import images
 from tests._utils.images import train_box
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 REPO = Path(__file__).resolve().parents[2]
 PHOTOS = sorted((REPO / "data" / "imagenet_like" / "train").glob("*/*.JPEG"))
 needs_photos = pytest.mark.skipif(not PHOTOS, reason="data/imagenet_like is absent (make demo prepares it)")
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 CONFIGS = {
     "eval-256-224-float": dict(geometry="eval", resize_shorter=256, height=224, width=224, dtype=torch.float32, mean=MEAN, std=STD),
@@ -133,7 +134,8 @@ def test_damage_below_the_crop_is_not_read():
     for partial in (True, False):
         with pytest.raises(DecodeError, match=r"^sample 0: JPEG: "):
             decode_images([head], seeds=[seed], partial_decode=partial, **cfg)
-        batch, ok = decode_images([head, data], seeds=[seed, seed], partial_decode=partial, strict=False, **cfg)
+        result = decode_images([head, data], seeds=[seed, seed], partial_decode=partial, strict=False, **cfg)
+        batch, ok = result.data, result.ok
         assert ok.tolist() == [False, True] and batch[0].eq(0).all() and torch.equal(batch[1], intact[0])
 
 
@@ -175,10 +177,11 @@ def test_damage_inside_the_crop_is_found_at_the_next_restart_marker(trial):
     data, damaged = _restart_damage_case(trial)
     seeds = list(range(16))
     cfg = dict(geometry="train", height=32, width=32, scale=(0.02, 0.2), strict=False)
-    intact, _ = decode_images([data] * len(seeds), seeds=seeds, **cfg)
+    intact = decode_images([data] * len(seeds), seeds=seeds, **cfg).data
     for k, d in enumerate(damaged):
-        partial, ok_partial = decode_images([d] * len(seeds), seeds=seeds, **cfg)
-        _, ok_whole = decode_images([d] * len(seeds), seeds=seeds, partial_decode=False, **cfg)
+        result = decode_images([d] * len(seeds), seeds=seeds, **cfg)
+        partial, ok_partial = result.data, result.ok
+        ok_whole = decode_images([d] * len(seeds), seeds=seeds, partial_decode=False, **cfg).ok
         for i in range(len(seeds)):
             if ok_partial[i] and not ok_whole[i]:
                 assert torch.equal(partial[i], intact[i]), f"copy {k}, sample {i}: ok with damaged pixels"

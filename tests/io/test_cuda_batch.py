@@ -8,11 +8,12 @@ import pytest
 import torch
 
 import spdl_torch
-from spdl_torch import cuda
 from spdl_torch.io import decode_images
+from spdl_torch._build_info import nvjpeg_build
 
 from tests._utils import images
 from tests._utils.images import encode_tensor, noise
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
 @pytest.mark.parametrize("kwargs, name", [
@@ -30,10 +31,10 @@ def test_cpu_only_arguments_are_refused_on_cuda(kwargs, name):
         decode_images([data], **args)
 
 
-needs_nvjpeg = pytest.mark.skipif(not cuda.nvjpeg_build(), reason="built without nvJPEG")
+needs_nvjpeg = pytest.mark.skipif(not nvjpeg_build(), reason="built without nvJPEG")
 
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 
 
 def _jpegs(n, seed=0, size=(120, 160)):
@@ -74,7 +75,8 @@ def test_nvjpeg_normalised_output_and_bad_samples():
     with pytest.raises(spdl_torch.DecodeError, match="JPEG only") as e:
         spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda")
     assert e.value.sample_index == 1
-    batch, ok = spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda", strict=False)
+    result = spdl_torch.io.decode_images(bad, height=8, width=8, device="cuda", strict=False)
+    batch, ok = result.data, result.ok
     assert ok.tolist() == [True, False] and int(batch[1].abs().sum()) == 0
 
 

@@ -15,13 +15,7 @@ from PIL import Image
 
 import spdl_torch
 from spdl_torch.datasets import FileListDataset
-from spdl_torch.io import (
-    batch_memory_stats,
-    decode_images,
-    get_batch_memory_capacity,
-    reset_batch_memory_peak,
-    set_batch_memory_capacity,
-)
+from spdl_torch.io import batch_memory_stats, decode_images, set_batch_memory_capacity
 from torchvision.transforms import v2
 
 from tests._utils import images
@@ -50,7 +44,7 @@ def mapped_bytes(n: int = 8, size: int = SIZE) -> int:
 @pytest.fixture
 def capacity():
     """Restores the pool's capacity after the test (emptying the pool first)."""
-    old = get_batch_memory_capacity()
+    old = batch_memory_stats()["capacity"]
     set_batch_memory_capacity(0)
     gc.collect()
     yield set_batch_memory_capacity
@@ -122,7 +116,7 @@ def test_peak_live_counters_and_their_reset(capacity):
     capacity(2 * mapped_bytes())
     gc.collect()
     s0 = batch_memory_stats()
-    reset_batch_memory_peak()
+    batch_memory_stats(reset_peak=True)
     assert batch_memory_stats()["peak_live_buffers"] == s0["live_buffers"]
     kept = [batch() for _ in range(3)]
     s1 = batch_memory_stats()
@@ -133,7 +127,7 @@ def test_peak_live_counters_and_their_reset(capacity):
     assert s2["live_buffers"] == s0["live_buffers"] and s2["peak_live_buffers"] == s1["peak_live_buffers"]
     one = batch()  # served from the pool: counted live, the peak stays
     assert batch_memory_stats()["peak_live_buffers"] == s1["peak_live_buffers"]
-    reset_batch_memory_peak()
+    batch_memory_stats(reset_peak=True)
     s3 = batch_memory_stats()
     assert s3["peak_live_buffers"] == s0["live_buffers"] + 1 and s3["peak_live_bytes"] == s0["live_bytes"] + mapped_bytes()
     del one
@@ -153,8 +147,9 @@ def test_recycled_buffer_holds_no_stale_pixels(capacity):
     ptr = b.data_ptr()
     del b
     datas = list(DATAS[:7]) + [torch.tensor([0xFF, 0xD8, 0, 1, 2], dtype=torch.uint8)]  # a corrupt last one
-    out, ok = decode_images(datas, height=SIZE, width=SIZE, resize_shorter=SIZE, dtype=torch.float32,
+    result = decode_images(datas, height=SIZE, width=SIZE, resize_shorter=SIZE, dtype=torch.float32,
                             strict=False)
+    out, ok = result.data, result.ok
     assert out.data_ptr() == ptr
     assert ok.tolist() == [True] * 7 + [False]
     assert torch.equal(out[7], torch.zeros_like(out[7]))

@@ -1,8 +1,8 @@
-"""One result type per decode function whatever its flags, torchcodec's and torchvision's argument names,
-and the deprecated old names (each with the warning naming the new one, and the same values)."""
+"""One result type per decode function whatever its flags, and torchcodec's and torchvision's argument names."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -10,13 +10,11 @@ import pytest
 import torch
 
 import spdl_torch
-from spdl_torch.datasets import VideoClipDataset
 from spdl_torch.io import (AudioBatch, AudioSamples, ImageBatch, VideoClips, VideoFrames, decode_audio,
-                           decode_audio_batch, decode_images, decode_video_clips, decode_video_frames, video_metadata)
+                           decode_audio_batch, decode_images, decode_video_clips, decode_video_frames)
 from tests._utils import audio as A
-from tests._utils import video as vm
-
 from tests._utils import images
+from tests._utils import video as vm
 
 
 @pytest.fixture(scope="module")
@@ -42,21 +40,17 @@ def test_decode_images_one_type_for_strict_and_lenient(jpegs):
                             "ok=Tensor(shape=[3], dtype=torch.bool))")
 
 
-def test_decode_images_dimension_order_and_deprecated_channels_last(jpegs):
+def test_decode_images_dimension_order(jpegs):
     nchw = decode_images(jpegs, height=16, width=12).data
     nhwc = decode_images(jpegs, height=16, width=12, dimension_order="NHWC").data
     assert nhwc.shape == (3, 16, 12, 3) and nhwc.is_contiguous() and torch.equal(nhwc, nchw.permute(0, 2, 3, 1))
-    with pytest.warns(DeprecationWarning, match="channels_last= is deprecated, use dimension_order='NHWC'"):
-        old = decode_images(jpegs, height=16, width=12, channels_last=True).data
-    assert old.shape == (3, 3, 16, 12) and old.is_contiguous(memory_format=torch.channels_last)
-    assert torch.equal(old, nchw)
     with pytest.raises(ValueError, match="expected dimension_order 'NCHW' or 'NHWC'"):
         decode_images(jpegs, height=16, width=12, dimension_order="CHW")
 
 
-def test_decode_video_clips_one_type_and_renamed_arguments():
+def test_decode_video_clips_one_type_and_torchcodec_names():
     path = vm.make_video("h264_bframes")
-    kw = dict(clip_len=2, clips_per_video=2, height=16, width=16, geometry="resize")
+    kw = dict(num_frames_per_clip=2, num_clips=2, height=16, width=16, geometry="resize")
     strict = decode_video_clips([path], **kw)
     lenient = decode_video_clips([path, b"not a video"], strict=False, **kw)
     assert type(strict) is type(lenient) is VideoClips
@@ -65,13 +59,6 @@ def test_decode_video_clips_one_type_and_renamed_arguments():
     assert strict.indices.shape == (1, 2, 2) and strict.indices.ge(0).all()
     cthw = decode_video_clips([path], dimension_order="NCTHW", num_ffmpeg_threads=2, **kw).data
     assert torch.equal(cthw, strict.data.transpose(2, 3))
-    with pytest.warns(DeprecationWarning) as rec:
-        old = decode_video_clips([path], layout="NCTHW", threads=2, return_indices=True, **kw)
-    messages = sorted(str(w.message) for w in rec)
-    assert any("layout= is deprecated, use dimension_order=" in m for m in messages)
-    assert any("threads= is deprecated, use num_ffmpeg_threads=" in m for m in messages)
-    assert any("return_indices= is deprecated" in m for m in messages)
-    assert torch.equal(old.data, cthw) and torch.equal(old.indices, strict.indices)
     with pytest.raises(ValueError, match="expected dimension_order 'NTCHW' or 'NCTHW'"):
         decode_video_clips([path], dimension_order="NCHW", **kw)
 
@@ -83,14 +70,6 @@ def test_decode_video_frames_torchcodec_names_and_ok_polarity():
     assert isinstance(out, VideoFrames) and out.ok.tolist() == [True, True]
     assert out.pts_seconds.tolist() == pts
     assert repr(out).startswith("VideoFrames(data=Tensor(shape=[2, 3, ") and "dtype=torch.float64" in repr(out)
-    with pytest.warns(DeprecationWarning) as rec:
-        old = decode_video_frames(path, timestamps=pts, stream=-1, threads=1)
-    assert {str(w.message).split(":")[1].split("=")[0].strip() for w in rec} == {"timestamps", "stream", "threads"}
-    assert torch.equal(old.data, out.data)
-    with pytest.warns(DeprecationWarning, match=r"VideoFrames.corrupt is deprecated, use VideoFrames.ok"):
-        assert out.corrupt.tolist() == [False, False]
-    with pytest.warns(DeprecationWarning, match="stream= is deprecated, use stream_index="):
-        assert video_metadata(path, stream=-1) == video_metadata(path, stream_index=-1)
     with pytest.raises(ValueError, match="exactly one of indices= and seconds="):
         decode_video_frames(path)
 
@@ -104,34 +83,37 @@ def test_decode_audio_carries_its_rate_and_window(wav):
     assert part.sample_rate == 8000 and part.pts_seconds == 0.25 and part.data.shape == (1, 4000)
     assert part.duration_seconds == 0.5
     assert decode_audio(wav.read_bytes()).sample_rate == 16000
-    with pytest.warns(DeprecationWarning) as rec:
-        old = decode_audio(wav, sample_rate=8000, start=0.25, stop=0.75)
-    assert len(rec) == 2 and "start= is deprecated, use start_seconds=" in str(rec[0].message)
-    assert torch.equal(old.data, part.data)
     assert repr(part) == ("AudioSamples(data=Tensor(shape=[1, 4000], dtype=torch.float32), pts_seconds=0.25, "
                           "duration_seconds=0.5, sample_rate=8000)")
 
 
-def test_audio_batch_data_and_deprecated_samples(wav):
+def test_audio_batch_fields(wav):
     b = decode_audio_batch([wav, wav], sample_rate=8000, num_channels=1, duration=0.5)
     assert isinstance(b, AudioBatch) and b.sample_rate == 8000 and b.data.shape == (2, 1, 4000)
-    with pytest.warns(DeprecationWarning, match=r"AudioBatch.samples is deprecated, use AudioBatch.data"):
-        assert b.samples is b.data
     assert repr(b).startswith("AudioBatch(data=Tensor(shape=[2, 1, 4000], dtype=torch.float32), lengths=")
 
 
-def test_video_clip_dataset_renamed_arguments():
-    path = vm.make_video("h264_bframes")
-    new = VideoClipDataset([path], clip_len=2, dimension_order="NCTHW", num_ffmpeg_threads=1, seed=0)
-    with pytest.warns(DeprecationWarning, match="VideoClipDataset: layout= is deprecated, use dimension_order="):
-        old = VideoClipDataset([path], clip_len=2, layout="NCTHW", seed=0)
-    assert torch.equal(new[0][0], old[0][0]) and new[0][0].shape[1] == 3
 
+def test_result_types_are_frozen_dataclasses_with_data():
+    import dataclasses
 
-def test_public_names_are_exported():
-    for name in ("ImageBatch", "VideoClips", "AudioSamples", "AudioBatch", "VideoFrames", "sample_geometry"):
-        assert name in spdl_torch.io.__all__ and hasattr(spdl_torch.io, name)
+    for name in ("ImageBatch", "VideoClips", "AudioSamples", "AudioBatch", "VideoFrames"):
+        cls = getattr(spdl_torch.io, name)
+        assert name in spdl_torch.io.__all__ and dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+        assert dataclasses.fields(cls)[0].name == "data"
+    for cls in (spdl_torch.io.VideoStreamMetadata, spdl_torch.io.AudioStreamMetadata,
+                spdl_torch.transforms.SampleGeometry, spdl_torch.transforms.AugmentOp, spdl_torch.datasets.Waveform):
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     assert spdl_torch.__version__ == "0.2.0"
+
+
+def test_only_audio_samples_unpack_as_torchcodec_s(jpegs, wav):
+    data, pts, duration, rate = decode_audio(wav)  # torchcodec's AudioSamples iterates over its fields
+    assert data.shape == (1, 16000) and (pts, duration, rate) == (0.0, 1.0, 16000)
+    with pytest.raises(TypeError, match="'ImageBatch' object is not iterable"):
+        tuple(decode_images(jpegs, height=8, width=8))  # a batch result does not unpack (torchcodec's FrameBatch)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decode_images(jpegs, height=8, width=8).data = None
 
 
 def test_new_names_warn_nothing(jpegs, wav):

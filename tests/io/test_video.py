@@ -132,9 +132,14 @@ def test_metadata_fields():
     assert m.num_frames == 60
     assert "matroska" in m.container
     assert m.time_base > 0
-    m10 = video_metadata(vm.make_video("h264_10fps"))
-    assert m10.average_fps == pytest.approx(10.0) and m10.num_frames == 30 and not m10.num_frames_counted
+    path10 = vm.make_video("h264_10fps")
+    m10 = video_metadata(path10)
+    assert m10.average_fps == pytest.approx(10.0) and m10.num_frames == 30 == vm.probe(path10)["count"]
+    assert (m10.num_frames_from_header, m10.num_frames_from_content) == (30, None)  # the header's, nothing counted
     assert m10.key_frame_seconds and m10.key_frame_seconds[0] == pytest.approx(0.0, abs=0.25)
+    assert m10.begin_stream_seconds == pytest.approx(vm.probe(path10)["pts"][0], abs=1e-6)
+    counted = video_metadata(path10, count_frames=True)  # torchcodec's names: the header's and the packets' counts
+    assert (counted.num_frames_from_header, counted.num_frames_from_content, counted.num_frames) == (30, 30, 30)
 
 
 def test_index_past_the_end_raises_index_error_with_the_range():
@@ -221,7 +226,7 @@ def test_a_header_declaring_a_picture_ffmpeg_refuses_names_the_size_and_the_limi
     with pytest.raises(spdl_torch.DecodeError, match=ours):
         decode_video_frames(path, indices=[0])
     with pytest.raises(spdl_torch.DecodeError, match=ours):
-        spdl_torch.io.decode_video_clips([path], clip_len=1, height=8, width=8)
+        spdl_torch.io.decode_video_clips([path], num_frames_per_clip=1, height=8, width=8)
     ffmpegs = (rf"^{re.escape(str(path))}: cannot open the input: its header declares a picture of 40000x30000 = "
                r"1200000000 pixels, over the largest picture FFmpeg allocates \(av_image_check_size: about 268 "
                r"million pixels\)$")
@@ -235,7 +240,7 @@ def test_opcheck_video_ops():
     path = vm.make_video("h264_bframes")
     data = torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8)
     torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"indices": [3, 0, 3]})
-    torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"timestamps": [0.5]})
+    torch.library.opcheck(torch.ops.spdl_torch.decode_video_frames.default, (data,), {"seconds": [0.5]})
     # string outputs: AOT dispatch (test_aot_dispatch_*) traces tensors only, so it is left out here
     torch.library.opcheck(torch.ops.spdl_torch.video_metadata.default, (data,), {},
                           test_utils=("test_schema", "test_autograd_registration", "test_faketensor"))
@@ -271,7 +276,7 @@ def test_discarded_packets_are_no_frames_of_the_header_count_or_the_timestamps()
     """The edit list's discarded samples: not in the header's count either, and no timestamp names them."""
     for path, n in ((vm.make_mp4_cut_mid_gop(), 22), (vm.make_mp4_short_edit(), 29)):
         meta = video_metadata(path)
-        assert (meta.num_frames, meta.num_frames_counted) == (n, False)
+        assert (meta.num_frames, meta.num_frames_from_header, meta.num_frames_from_content) == (n, n, None)
         pts = decode_video_frames(path, indices=range(n)).pts_seconds.tolist()
         assert pts[0] == 0.0
         with pytest.raises(IndexError, match=r"outside the stream's \[0 s, "):
@@ -298,8 +303,8 @@ def test_restarting_timestamps_address_frames_in_decode_order():
         decode_video_frames(path, seconds=[1.6])
     from spdl_torch.io import decode_video_clips
 
-    clips, _, indices = decode_video_clips([path], clip_len=2, clips_per_video=3, height=48, width=64,
-                                        geometry="resize")
+    indices = decode_video_clips([path], num_frames_per_clip=2, num_clips=3, height=48, width=64,
+                                        geometry="resize").indices
     assert indices.tolist() == [[[0, 1], [29, 30], [58, 59]]]
 
 
@@ -337,9 +342,9 @@ def test_stream_minus_one_or_none_is_the_best_stream_and_nothing_below():
             == video_metadata(path, stream_index=0))
     torch.testing.assert_close(decode_video_frames(path, indices=[2], stream_index=None).data,
                                decode_video_frames(path, indices=[2], stream_index=0).data, rtol=0, atol=0)
-    with pytest.raises(ValueError, match="expected stream >= 0"):  # the op itself, as TorchScript calls it
+    with pytest.raises(ValueError, match="expected stream_index >= 0"):  # the op itself, as TorchScript calls it
         torch.ops.spdl_torch.video_metadata(torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.uint8),
-                                            stream=-2)
+                                            stream_index=-2)
 
 
 def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
@@ -366,12 +371,12 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
 
     with pytest.raises(ValueError, match=r"decode_video_clips: the output, 2 videos x 3 clips x 4 frames of "
                                          r"3x100x100 float32, is 2880000 bytes .*over max_output_bytes = 57600"):
-        decode_video_clips([path, path], clip_len=4, clips_per_video=3, height=100, width=100, dtype=torch.float32)
+        decode_video_clips([path, path], num_frames_per_clip=4, num_clips=3, height=100, width=100, dtype=torch.float32)
     with pytest.raises(ValueError, match=r"4 videos x 8 clips x 16 frames of 3x65536x65536 float32, is "
                                          r"26388279066624 bytes \(24576\.0 GiB\), over max_output_bytes = 17179869184"):
-        decode_video_clips([path] * 4, clip_len=16, clips_per_video=8, height=65536, width=65536, dtype=torch.float32,
+        decode_video_clips([path] * 4, num_frames_per_clip=16, num_clips=8, height=65536, width=65536, dtype=torch.float32,
                            max_output_bytes=1 << 34)
-    clips = decode_video_clips([path], clip_len=1, height=120, width=160, geometry="resize", max_output_bytes=57600).data
+    clips = decode_video_clips([path], num_frames_per_clip=1, height=120, width=160, geometry="resize", max_output_bytes=57600).data
     assert clips.shape == (1, 1, 1, 3, 120, 160)
 
 

@@ -81,7 +81,7 @@ def test_the_exact_span_is_the_cli_frames_and_what_seconds_accepts(tmp_path, nam
     path = _make(tmp_path, name)
     pts, end, hashes = cli_frames(path)
     m = video_metadata(path)
-    assert m.start_seconds == pytest.approx(header_start(path), abs=1e-6)
+    assert m.begin_stream_seconds_from_header == pytest.approx(header_start(path), abs=1e-6)
     assert (m.begin_stream_seconds, m.end_stream_seconds) == (pytest.approx(pts[0], abs=1e-6),
                                                               pytest.approx(end, abs=1e-6))
     # the span's first and last instants give the first and last frames, as the CLI decodes them
@@ -92,11 +92,11 @@ def test_the_exact_span_is_the_cli_frames_and_what_seconds_accepts(tmp_path, nam
     for t in (m.begin_stream_seconds - 1e-4, m.end_stream_seconds):  # just outside it: no frame
         with pytest.raises(IndexError, match=span):
             decode_video_frames(path, seconds=[t])
-    if m.start_seconds < m.begin_stream_seconds:  # the header starts earlier: its start shows no frame
+    if m.begin_stream_seconds_from_header < m.begin_stream_seconds:  # the header starts earlier: its start shows no frame
         with pytest.raises(IndexError, match=span + r" .*: no frame is displayed before the first one, at "
                                                     rf"{_seconds(pts[0])}, although the header's start "
-                                                    rf"\(start_seconds\) is {_seconds(m.start_seconds)}"):
-            decode_video_frames(path, seconds=[m.start_seconds])
+                                                    rf"\(begin_stream_seconds_from_header\) is {_seconds(m.begin_stream_seconds_from_header)}"):
+            decode_video_frames(path, seconds=[m.begin_stream_seconds_from_header])
 
 
 def test_the_first_frame_late_in_an_avi_reported_and_refused_before_it(tmp_path):
@@ -104,7 +104,7 @@ def test_the_first_frame_late_in_an_avi_reported_and_refused_before_it(tmp_path)
     0.0 is refused with the span that begin_stream_seconds reports."""
     path = _make(tmp_path, "avi_mpeg4_bframes")
     m = video_metadata(path)
-    assert (m.start_seconds, m.begin_stream_seconds, m.end_stream_seconds) == (0.0, pytest.approx(0.04),
+    assert (m.begin_stream_seconds_from_header, m.begin_stream_seconds, m.end_stream_seconds) == (0.0, pytest.approx(0.04),
                                                                                pytest.approx(0.44))
     with pytest.raises(IndexError, match=r"timestamp 0 s is outside the stream's \[0\.04 s, 0\.44 s\)"):
         decode_video_frames(path, seconds=[0.0])
@@ -138,7 +138,7 @@ def test_timestamps_that_restart_have_no_span():
     m = video_metadata(path)
     assert (m.begin_stream_seconds, m.end_stream_seconds) == (None, None)
     with pytest.raises(spdl_torch.DecodeError, match="timestamps do not increase"):
-        decode_video_frames(path, seconds=[m.start_seconds])
+        decode_video_frames(path, seconds=[m.begin_stream_seconds_from_header])
 
 
 def test_times_in_errors_are_seconds_in_a_readable_form(tmp_path):
@@ -153,4 +153,4 @@ def test_times_in_errors_are_seconds_in_a_readable_form(tmp_path):
                                                  rf"\[{begin}\)"):
                 decode_video_frames(path, seconds=[t], seek_mode=mode)
     with pytest.raises(ValueError, match=r"expected frame_interval >= 0 seconds \(0: by index\), got inf s$"):
-        decode_video_clips([path], clip_len=2, height=8, width=8, frame_interval=float("inf"))
+        decode_video_clips([path], num_frames_per_clip=2, height=8, width=8, seconds_between_frames=float("inf"))

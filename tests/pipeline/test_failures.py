@@ -5,7 +5,8 @@ import traceback
 
 import pytest
 
-from spdl_torch.pipeline import MIN_ITEMS_FOR_RATE, PipelineBuilder, PipelineFailure
+from spdl_torch.pipeline import PipelineBuilder, PipelineFailure
+from spdl_torch.pipeline._failures import MIN_ITEMS_FOR_RATE
 
 
 def failing_on(bad, exc=ValueError):

@@ -6,7 +6,9 @@ import threading
 import pytest
 import torch
 
-from spdl_torch.pipeline import Pipeline, PipelineBuilder, PipelineDataset, format_stats
+from spdl_torch.pipeline import Pipeline, PipelineBuilder
+from spdl_torch.datasets import PipelineDataset
+from spdl_torch.pipeline._stats import format_stats
 
 WAIT = 10.0
 
@@ -158,7 +160,7 @@ def test_iterable_dataset_adapter():
          .aggregate(4)
          .pipe(torch.stack)
          .build())
-    for ds in (PipelineDataset(p), p.as_dataset()):
+    for ds in (PipelineDataset(p), PipelineDataset(p)):
         assert isinstance(ds, torch.utils.data.IterableDataset)
         for _epoch in range(2):
             batches = list(torch.utils.data.DataLoader(ds, batch_size=None))

@@ -1,4 +1,5 @@
-"""The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules; the import graph that
+"""The package's shape (ARCHITECTURE.md): no import cycle between spdl_torch's modules, nor between the
+benchmarks'; no part of the package imports another part's private modules or names; the import graph that
 ARCHITECTURE.md documents is the real one; every module states its one concern (a docstring) and is on its
 folder's map (the nearest README.md); no module grows past a sanity bound. The tests' shape (CONTRIBUTING.md):
 tests/ mirrors spdl_torch/, each test file named after the module or package it tests, the shared helpers in
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "spdl_torch"
+BENCHMARKS = PACKAGE.parent / "benchmarks"
 ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 TESTS = PACKAGE.parent / "tests"
 # Test folders that test no single module: checks across the package (interpreter exit, faults, fork, hostile
@@ -26,9 +28,14 @@ TEST_FOLDER_FILES = ("__init__.py", "conftest.py")
 # second concern: the longest single-noun module is ~630 lines (``datasets/shards/_remote.py``: fetch, retries,
 # HttpFetch, the local cache).
 SANITY_MAX_LINES = 700
-# Cycles closed only by an import inside a function. Pipeline.as_dataset() imports PipelineDataset (a torch
-# IterableDataset, which checks that it wraps a Pipeline) on call, so that the engine imports no torch.
-KNOWN_LAZY_CYCLES: list[list[str]] = [["spdl_torch.datasets._pipeline", "spdl_torch.pipeline._pipeline"]]
+# Imports of another part's private module (or name), each with its reason.
+PRIVATE_IMPORTS_ALLOWED = {
+    # the datasets' repr and warnings say why a transform is not fused and which input its unfused part gets:
+    # transforms' analysis, which the public fuse() (None when nothing fuses) does not carry
+    ("spdl_torch.datasets._fused", "spdl_torch.transforms._fuse", "analyse"): "why a transform is not fused",
+    # keep_threads builds a DataLoader inside a function; spdl_torch.DataLoader would close a cycle with the package
+    ("spdl_torch.distributed", "spdl_torch.dataloader._loader", "DataLoader"): "the loader keep_threads builds",
+}
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -77,6 +84,56 @@ def _graph(package: Path = PACKAGE, lazy: bool = False) -> dict[str, set[str]]:
     return {name: _imports(path, package.parent, set(paths), lazy) for name, path in paths.items()}
 
 
+def _imported_names(path: Path, root: Path) -> list[tuple[str, str]]:
+    """``(module, name)`` of every import in ``path`` (inside functions too; ``import a.b``: ``("a", "b")``),
+    relative imports resolved."""
+    name = _module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            out += [(base, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [tuple(a.name.rpartition(".")[::2]) for a in node.names]
+    return out
+
+
+def _part(module: str) -> str | None:
+    """The part of the package a module belongs to: its subpackage or public top-level module
+    (``pkg.datasets.shards._tar``: ``datasets``, ``pkg.distributed``: ``distributed``); ``None`` for the
+    top-level private modules (``pkg._errors``: plumbing every part shares) and the package itself."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1].startswith("_"):
+        return None
+    return parts[1]
+
+
+def _private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
+    """``(importer, module, name)`` where one part of the package imports a private module (a ``_`` component
+    below the part's name) or a private name (``_x``) of another part. The package's ``__init__`` (which gathers
+    the top-level names from where they are defined) is no part."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        importer = _module_name(path, package.parent)
+        if importer == package.name:
+            continue
+        for module, name in _imported_names(path, package.parent):
+            if module != package.name and not module.startswith(package.name + "."):
+                continue
+            target = module if module != package.name else f"{module}.{name}"
+            there = _part(target)
+            if there is None or there == _part(importer):
+                continue
+            below = target.split(".")[2:] + ([name] if target == module else [])
+            if any(part.startswith("_") for part in below):
+                found.append((importer, module, name))
+    return sorted(found)
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """One cycle per strongly connected component of more than one module (Tarjan)."""
     index, low, stack, on_stack, found = {}, {}, [], set(), []
@@ -112,8 +169,37 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_cycle(lazy):
     graph = _graph(lazy=lazy)
     assert "spdl_torch.io" in graph["spdl_torch"]  # the graph is read: the package imports its io module
-    cycles = _cycles(graph)
-    assert [c for c in cycles if not (lazy and c in KNOWN_LAZY_CYCLES)] == []
+    assert _cycles(graph) == []
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "with-lazy-imports"])
+def test_no_import_cycle_in_the_benchmarks(lazy):
+    graph = _graph(BENCHMARKS, lazy=lazy)
+    assert "benchmarks.workloads" in graph["benchmarks.peers"]  # the graph is read
+    assert _cycles(graph) == []
+
+
+def test_no_part_imports_another_ones_private_modules():
+    found = _private_imports()
+    assert [f for f in found if f not in PRIVATE_IMPORTS_ALLOWED] == []
+    assert sorted(PRIVATE_IMPORTS_ALLOWED) == [f for f in found if f in PRIVATE_IMPORTS_ALLOWED]  # none stale
+
+
+def test_private_import_finder_on_a_small_package(tmp_path):
+    pkg = tmp_path / "pkg"
+    for sub in ("a", "b"):
+        (pkg / sub).mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_shared.py").write_text("x = 1\n")
+    (pkg / "a" / "__init__.py").write_text("from ._impl import y\n")
+    (pkg / "a" / "_impl.py").write_text("y = 1\n_z = 2\n")
+    (pkg / "b" / "__init__.py").write_text("from .. import _shared\n")
+    (pkg / "b" / "_own.py").write_text("")
+    (pkg / "b" / "_use.py").write_text("from .._shared import x\nfrom ..a import y\nfrom . import _own\n"
+                                       "def f():\n    from ..a._impl import _z\n    from ..a import _impl\n"
+                                       "    import pkg.a._impl\n")
+    assert _private_imports(pkg) == [("pkg.b._use", "pkg.a", "_impl"), ("pkg.b._use", "pkg.a", "_impl"),
+                                     ("pkg.b._use", "pkg.a._impl", "_z")]
 
 
 def test_cycle_finder_finds_a_cycle():

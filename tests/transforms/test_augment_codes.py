@@ -24,6 +24,7 @@ import spdl_torch
 from spdl_torch.transforms import _augment_codes as codes
 
 from tests._utils import images
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -292,7 +293,7 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_erase_value_is_exact(dtype, channels_last):
     files = [images.png_tensor(images.photo(30, 34, seed=i)) for i in range(3)]
-    norm = {} if dtype == torch.uint8 else dict(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])
+    norm = {} if dtype == torch.uint8 else dict(mean=list(IMAGENET_MEAN), std=list(IMAGENET_STD))
     kw = dict(height=30, width=34, geometry="resize", dtype=dtype, dimension_order="NHWC" if channels_last else "NCHW",
               **norm)
     nchw = (lambda b: b.permute(0, 3, 1, 2)) if channels_last else (lambda b: b)

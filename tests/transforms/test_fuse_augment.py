@@ -12,13 +12,15 @@ from torchvision.transforms.v2 import functional as F
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
-from spdl_torch.transforms import analyse, fuse, sample_augmentation, sample_seeds
+from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._augment_program import native_augment
 
 from tests._utils import images
 from tests._utils.augment import native  # noqa: F401 (fixture)
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 BILINEAR = v2.InterpolationMode.BILINEAR
 
 
@@ -122,7 +124,7 @@ def test_colour_and_geometry_augmentations_fuse(native):
     built = plan.augment.build(seeds)
     for k, seed in enumerate(seeds.tolist()):
         ops = plan.sample_augmentation(seed)
-        assert ops == sample_augmentation(plan, seed)
+        assert ops == plan.sample_augmentation(seed)
         rows = [op.row() for op in ops if op.op != "erase"]
         assert torch.equal(built["augment"][k, :len(rows)], torch.tensor(rows).view(-1, 8))
         assert not built["augment"][k, len(rows):].any()
@@ -136,7 +138,7 @@ def test_bad_arguments_fail_when_the_dataset_is_built(tmp_path):
 
 
 def test_erasing_keeps_the_normalisation_in_the_op(native):
-    from spdl_torch.cuda._finish import split_plan
+    from spdl_torch.dataloader._finish import split_plan
 
     plan = fuse(train_preset(v2, "tensor", "ta_wide"))
     assert split_plan(plan) == (plan, None)

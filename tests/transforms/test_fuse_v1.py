@@ -14,11 +14,13 @@ import torchvision.transforms.functional as F1
 from PIL import Image
 
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
-from spdl_torch.transforms import fuse, input_kind, sample_seeds
+from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms._fuse import input_kind
 from tests._utils import corpus
 from tests._utils.images import train_box
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 MIN_PSNR = 38.0
 BILINEAR, BICUBIC = T.InterpolationMode.BILINEAR, T.InterpolationMode.BICUBIC
 

@@ -17,12 +17,15 @@ from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F2
 
 import spdl_torch
-from spdl_torch.io import decode_image, read_file, sample_geometry
-from spdl_torch.transforms import analyse, fuse
+from spdl_torch.io import decode_image, read_file
+from spdl_torch.transforms._sample_geometry import sample_geometry
+from spdl_torch.transforms import fuse
+from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import corpus
+from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 NEAREST, NEAREST_EXACT = v2.InterpolationMode.NEAREST, v2.InterpolationMode.NEAREST_EXACT
 MIN_PSNR = 38.0
 
@@ -238,10 +241,12 @@ def test_nearest_v2(paths, mode):
 def test_nearest_train_and_v1(paths):
     seeds = seeds_for(paths)
     t = v2.RandomResizedCrop(28, scale=(0.3, 1.0), interpolation=NEAREST)
-    batch = fuse(t)([read_file(p) for p in paths], seeds)
+    plan = fuse(t)
+    batch = plan([read_file(p) for p in paths], seeds)
     for out, p, s in zip(batch, paths, seeds.tolist()):
         img = decode_image(p)
-        g = sample_geometry(s, img.shape[1], img.shape[2], out_size=(28, 28), scale=(0.3, 1.0))
+        g = plan.sample_geometry(s, img.shape[1], img.shape[2])  # the plan's own arguments
+        assert g == sample_geometry(s, img.shape[1], img.shape[2], out_size=(28, 28), scale=(0.3, 1.0))
         exp = F2.resized_crop(img, g.top, g.left, g.height, g.width, [28, 28], interpolation=NEAREST)
         assert psnr(out, exp) >= MIN_PSNR, p
     t = T.Compose([T.Resize(40, interpolation=T.InterpolationMode.NEAREST), T.CenterCrop(32), T.PILToTensor()])

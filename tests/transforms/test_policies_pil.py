@@ -20,7 +20,8 @@ from torchvision.transforms.v2 import functional as F2
 
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import _augment_program as P
-from spdl_torch.transforms import analyse, fuse, sample_seeds
+from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._policies import match_augment
 
 from tests._utils import corpus, images

@@ -10,7 +10,8 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 
 from spdl_torch.datasets import FileListDataset, collate
-from spdl_torch.transforms import analyse, fuse
+from spdl_torch.transforms import fuse
+from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
 from tests._utils.augment import native  # noqa: F401 (fixture)
@@ -109,7 +110,7 @@ def test_timm_random_draws_match_ours():
     from timm.data.random_erasing import RandomErasing
     from timm.data.transforms import RandomResizedCropAndInterpolation
 
-    from spdl_torch.io import sample_geometry
+    from spdl_torch.transforms._sample_geometry import sample_geometry
     from spdl_torch.transforms import _augment_program as P
     from spdl_torch.transforms import sample_seeds
     from spdl_torch.transforms._timm import translate
@@ -147,7 +148,7 @@ def test_timm_random_draws_match_ours():
 def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
     import torchvision.transforms as T1
 
-    from spdl_torch.errors import DecodeError
+    from spdl_torch import DecodeError
     from spdl_torch.io import decode_images
     from spdl_torch.transforms import sample_seeds
     from spdl_torch.transforms._augment_program import interpolation_choice

@@ -15,7 +15,8 @@ from PIL import Image
 
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import _augment_program as P
-from spdl_torch.transforms import analyse, sample_seeds
+from spdl_torch.transforms import sample_seeds
+from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._pil_rows import rotate_matrix
 from spdl_torch.transforms._timm_policies import _Op, timm_sampler
 

@@ -58,7 +58,8 @@ class TarShardDataset(IterableDataset):
             shard, not one per sample).
         seed: seed of the order and of the random augmentations (per sample: ``(seed, epoch, index)``); every
             rank must use the same one.
-        rank, world_size: this process' rank (default: :func:`spdl_torch.distributed.rank_and_world_size`).
+        rank, world_size: this process' rank (default: the default process group's, else ``RANK`` /
+            ``WORLD_SIZE``, else ``(0, 1)``).
         drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
         decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
@@ -138,7 +139,7 @@ class TarShardDataset(IterableDataset):
                  read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
                  storage_options: Mapping[str, Any] | None = None, max_pixels: int | None = None,
                  warn_unfused: bool = True, require_fused: bool = False) -> None:
-        from ...distributed import _resolve
+        from ..._ranks import resolve_rank
         from ...transforms import fuse
 
         if on_error not in ("raise", "skip"):
@@ -152,7 +153,7 @@ class TarShardDataset(IterableDataset):
             raise TypeError(f"TarShardDataset: storage_options should be a dict, got {type(storage_options).__name__}")
         if cache_dir is not None and cache_bytes <= 0:
             raise ValueError(f"TarShardDataset: cache_dir needs cache_bytes > 0, got {cache_bytes=}")
-        self.rank, self.world_size = _resolve(rank, world_size)
+        self.rank, self.world_size = resolve_rank(rank, world_size)
         self.transform, self.target_transform = transform, target_transform
         self.batch_size, self.shuffle, self.shuffle_buffer = batch_size, bool(shuffle), shuffle_buffer
         self.seed, self.epoch, self.drop_last = int(seed), 0, bool(drop_last)
@@ -180,13 +181,12 @@ class TarShardDataset(IterableDataset):
         """Whether native ops produce the samples: the image transform fully fused (or none) and every member
         decoder one of spdl_torch's (the small default label/text decoders, or its audio / video batch
         decoders). :class:`spdl_torch.DataLoader` then loads on threads, else in worker processes."""
-        from ...dataloader._mode import plan_is_native
         from ._members import DEFAULT_DECODERS
 
         defaults = list(DEFAULT_DECODERS.values())
         ours = all(any(d is f for f in defaults) or type(d).__module__.startswith("spdl_torch.")
                    for d in self.decoders.values())
-        return ours and (self.transform is None or plan_is_native(self.plan))
+        return ours and (self.transform is None or (self.plan is not None and self.plan.native))
 
     # -- the plan --------------------------------------------------------------------------------
     @property

@@ -20,9 +20,8 @@ from typing import Any
 
 import torch
 
-from ..._renamed import renamed_kwargs
 from ..._seeds import sample_seeds
-from ...errors import DecodeError
+from ..._errors import DecodeError
 from .._collate import register_fused_batch
 from ._tar import Sample
 
@@ -244,7 +243,7 @@ def _fused(ds: Any, chunk: list, epoch: int, on_error: Callable[[BaseException],
 
 def _single(ds: Any, c: tuple, on_error: Callable[[BaseException], None]) -> Any:
     from ...io import decode_image
-    from ...transforms._plan import _to_pil
+    from ..._pil import to_pil
 
     try:
         image = decode_image(c[4], max_pixels=ds._max_pixels())
@@ -252,7 +251,7 @@ def _single(ds: Any, c: tuple, on_error: Callable[[BaseException], None]) -> Any
         on_error(_member_error(c[2], c[3].key, c[5][1], e.reason or str(e)))
         return SKIPPED
     if ds._pil_input:
-        image = _to_pil(image)
+        image = to_pil(image)
     return ds.transform(image)
 
 
@@ -282,9 +281,9 @@ class AudioBatchDecoder(BatchDecoder):
     :func:`spdl_torch.io.decode_audio_batch` call per batch, exactly as :class:`spdl_torch.datasets.AudioDataset`
     decodes files (the ffmpeg CLI's samples).
 
-    Each value is a :class:`spdl_torch.datasets.Waveform` ``(waveform Tensor[C, n], length n)``: float32
+    Each value is a :class:`spdl_torch.datasets.Waveform` ``(data Tensor[C, n], lengths n)``: float32
     (nominally in [-1, 1]; lossy codecs can exceed it, as the CLI's samples do) or int16, C = ``num_channels``,
-    at ``sample_rate`` Hz; collated (``default_collate``) into ``Waveform(waveform Tensor[B, C, N], length int64
+    at ``sample_rate`` Hz; collated (``default_collate``) into ``Waveform(data Tensor[B, C, N], lengths int64
     Tensor[B])``, zero-padded.
 
     Args:
@@ -302,13 +301,13 @@ class AudioBatchDecoder(BatchDecoder):
 
     def __init__(self, *, sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, dtype: torch.dtype = torch.float32) -> None:
-        from ..audio import AudioDataset
+        from .._audio import AudioDataset
 
         self._decoder = AudioDataset([], sample_rate=sample_rate, num_channels=num_channels, duration=duration,
                                      random_crop=random_crop, seed=0, dtype=dtype)
 
     def decode_batch(self, datas: list[torch.Tensor], seeds: torch.Tensor) -> list[Any]:
-        from ..audio import Waveform
+        from .._audio import Waveform
 
         return [Waveform(w, w.shape[-1]) for w in self._decoder._decode(datas, seeds)]
 
@@ -323,30 +322,28 @@ class VideoClipBatchDecoder(BatchDecoder):
     as :class:`spdl_torch.datasets.VideoClipDataset` decodes files (its arguments, fused transform prefix and
     per-clip remainder).
 
-    Each value is a Tensor[N, T, 3, H, W] (``dimension_order="NCTHW"``: [N, 3, T, H, W]) of ``clips_per_video`` clips of
-    ``clip_len`` frames; with a fully fused transform they are the rows of one batch tensor, which
+    Each value is a Tensor[N, T, 3, H, W] (``dimension_order="NCTHW"``: [N, 3, T, H, W]) of ``num_clips`` clips of
+    ``num_frames_per_clip`` frames; with a fully fused transform they are the rows of one batch tensor, which
     :func:`spdl_torch.datasets.collate` returns without a copy. Random clip starts and geometry are drawn from
     the sample's seed. Without a transform whose first step fuses, each video is decoded at its own size.
 
     Args:
-        clip_len, stride, clips_per_video, transform, sampling, frame_interval, dimension_order, seek_mode,
-        num_ffmpeg_threads, max_pixels, max_frames, warn_unfused: as :class:`spdl_torch.datasets.VideoClipDataset`
-        (``layout=``, ``threads=``: deprecated names).
+        num_frames_per_clip, num_indices_between_frames, num_clips, transform, sampling, seconds_between_frames,
+        dimension_order, seek_mode, num_ffmpeg_threads, max_pixels, max_frames, warn_unfused: as
+        :class:`spdl_torch.datasets.VideoClipDataset`.
     """
 
-    @renamed_kwargs(layout="dimension_order", threads="num_ffmpeg_threads")
-    def __init__(self, clip_len: int = 16, stride: int = 1, clips_per_video: int = 1,
-                 transform: Callable | None = None, *, sampling: str | None = None, frame_interval: float = 0.0,
+    def __init__(self, num_frames_per_clip: int = 16, num_indices_between_frames: int = 1, num_clips: int = 1,
+                 transform: Callable | None = None, *, sampling: str | None = None, seconds_between_frames: float = 0.0,
                  dimension_order: str = "NTCHW", seek_mode: str = "exact", num_ffmpeg_threads: int = 1,
-                 max_pixels: int | None = None,
-                 max_frames: int | None = None, warn_unfused: bool = True) -> None:
-        from ..video import VideoClipDataset
+                 max_pixels: int | None = None, max_frames: int | None = None, warn_unfused: bool = True) -> None:
+        from .._video import VideoClipDataset
 
-        self._decoder = VideoClipDataset([], clip_len=clip_len, stride=stride, clips_per_video=clips_per_video,
-                                         transform=transform, sampling=sampling, frame_interval=frame_interval,
-                                         dimension_order=dimension_order, seed=0, seek_mode=seek_mode,
-                                         num_ffmpeg_threads=num_ffmpeg_threads,
-                                         max_pixels=max_pixels, max_frames=max_frames, warn_unfused=warn_unfused)
+        self._decoder = VideoClipDataset(
+            [], num_frames_per_clip=num_frames_per_clip, num_indices_between_frames=num_indices_between_frames,
+            num_clips=num_clips, transform=transform, sampling=sampling, seconds_between_frames=seconds_between_frames,
+            dimension_order=dimension_order, seed=0, seek_mode=seek_mode, num_ffmpeg_threads=num_ffmpeg_threads,
+            max_pixels=max_pixels, max_frames=max_frames, warn_unfused=warn_unfused)
 
     @property
     def plan(self) -> Any:
@@ -357,9 +354,9 @@ class VideoClipBatchDecoder(BatchDecoder):
         return self._decoder._decode_clips(datas, seeds)
 
     def __repr__(self) -> str:
-        from ..video import _describe_plan
+        from .._video import _describe_plan
 
         d = self._decoder
         fused = _describe_plan(d.plan)
-        return (f"VideoClipBatchDecoder(clip_len={d.clip_len}, stride={d.stride}, "
-                f"clips_per_video={d.clips_per_video}, sampling={d.sampling!r}, {fused})")
+        return (f"VideoClipBatchDecoder(num_clips={d.num_clips}, num_frames_per_clip={d.num_frames_per_clip}, "
+                f"num_indices_between_frames={d.num_indices_between_frames}, sampling={d.sampling!r}, {fused})")

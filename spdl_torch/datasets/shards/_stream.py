@@ -21,7 +21,7 @@ from concurrent.futures import Future
 from typing import Any, BinaryIO
 
 from ... import _exit
-from ...errors import DecodeError
+from ..._errors import DecodeError
 from ._index import checked_read, load_index, read_bounded_local, table_limit
 from ._order import Layout, positions, take
 from ._object_store import is_object_url, require_obstore

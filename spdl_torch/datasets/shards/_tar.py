@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 import torch
 
-from ...errors import DecodeError
+from ..._errors import DecodeError
 
 __all__ = ["Sample", "ShardCursor", "count_samples", "is_url", "local_opener", "more_samples_error", "source_name",
            "split_name"]

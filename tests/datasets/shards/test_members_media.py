@@ -16,9 +16,9 @@ from torchvision.transforms import v2
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import AudioDataset, VideoClipDataset, Waveform, collate, write_shards
-from spdl_torch.datasets.shards import (DEFAULT_DECODERS, AudioBatchDecoder, BatchDecoder, TarShardDataset,
-                                       VideoClipBatchDecoder)
-from spdl_torch.errors import DecodeError
+from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
+from spdl_torch.datasets import TarShardDataset
+from spdl_torch import DecodeError
 
 from tests._utils import audio as A
 from tests._utils import video as vm
@@ -75,7 +75,7 @@ def test_audio_members_equal_the_cli_in_one_call_per_batch(media):
         i = s["__index__"]
         ref = A.cli_samples(audio[i], sample_rate=16000, num_channels=1)
         w = s["flac"]
-        assert isinstance(w, Waveform) and w.length == ref.shape[1] and torch.equal(w.waveform, ref)
+        assert isinstance(w, Waveform) and w.lengths == ref.shape[1] and torch.equal(w.data, ref)
         assert s["cls"] == i % 3
 
 
@@ -87,12 +87,12 @@ def test_loader_batches_pad_waveforms_with_lengths(media, num_workers):
     seen = []
     for batch in spdl_torch.DataLoader(ds, batch_size=3, num_workers=num_workers):
         w = batch["flac"]
-        assert isinstance(w, Waveform) and w.waveform.shape[:2] == (len(batch["__key__"]), 1)
-        assert w.waveform.shape[2] == int(w.length.max())
+        assert isinstance(w, Waveform) and w.data.shape[:2] == (len(batch["__key__"]), 1)
+        assert w.data.shape[2] == int(w.lengths.max())
         for k, i in enumerate(batch["__index__"].tolist()):
             ref = A.cli_samples(audio[i], sample_rate=16000, num_channels=1)
-            assert w.length[k] == ref.shape[1] and torch.equal(w.waveform[k, :, : ref.shape[1]], ref)
-            assert not w.waveform[k, :, ref.shape[1]:].any()  # zero padding
+            assert w.lengths[k] == ref.shape[1] and torch.equal(w.data[k, :, : ref.shape[1]], ref)
+            assert not w.data[k, :, ref.shape[1]:].any()  # zero padding
             assert batch["cls"][k] == i % 3
             seen.append(i)
     assert sorted(seen) == list(range(len(audio)))
@@ -107,7 +107,7 @@ def test_torch_dataloader_collates_waveforms(media):
     for b in batches:
         for k, i in enumerate(b["__index__"].tolist()):
             ref = A.cli_samples(audio[i], sample_rate=8000, num_channels=2)
-            assert torch.equal(b["flac"].waveform[k, :, : b["flac"].length[k]], ref)
+            assert torch.equal(b["flac"].data[k, :, : b["flac"].lengths[k]], ref)
         assert b["cls"].dtype == torch.uint8  # not in decoders: the raw member bytes (one digit each)
 
 
@@ -122,9 +122,9 @@ def test_random_crops_follow_seed_epoch_and_index(media):
         ref.set_epoch(epoch)
         for s in ds:
             i = s["__index__"]
-            want = ref[i].waveform
-            assert s["flac"].length == want.shape[1] == min(4000, round(AUDIO[i][2] * 16000))
-            assert torch.equal(s["flac"].waveform, want)
+            want = ref[i][0].data
+            assert s["flac"].lengths == want.shape[1] == min(4000, round(AUDIO[i][2] * 16000))
+            assert torch.equal(s["flac"].data, want)
             crops[epoch, i] = want
     assert any(not torch.equal(crops[0, i], crops[1, i]) for i in range(len(audio)))  # new crops each epoch
     loader = spdl_torch.DataLoader(ds, batch_size=2, num_workers=2)  # another split and other batch boundaries
@@ -133,7 +133,7 @@ def test_random_crops_follow_seed_epoch_and_index(media):
         for b in loader:
             w = b["flac"]
             for k, i in enumerate(b["__index__"].tolist()):
-                by_threads[i] = w.waveform[k, :, : w.length[k]]
+                by_threads[i] = w.data[k, :, : w.lengths[k]]
         assert sorted(by_threads) == list(range(len(audio)))
         assert all(torch.equal(by_threads[i], crops[epoch, i]) for i in by_threads)
 
@@ -141,12 +141,12 @@ def test_random_crops_follow_seed_epoch_and_index(media):
 def test_video_members_equal_video_clip_dataset(media):
     _, videos, _, index = media
     t = v2.Compose([v2.Resize(32, antialias=True), v2.CenterCrop(28)])
-    dec = VideoClipBatchDecoder(clip_len=4, stride=2, clips_per_video=2, transform=t)
+    dec = VideoClipBatchDecoder(num_frames_per_clip=4, num_indices_between_frames=2, num_clips=2, transform=t)
     assert dec.plan is not None and dec.plan.rest is None
     ds = TarShardDataset(index, decoders={"mp4": dec, "flac": AudioBatchDecoder(sample_rate=8000),
                                             "cls": DEFAULT_DECODERS["cls"]},
                          batch_size=4, shuffle=False)
-    ref = VideoClipDataset(videos, clip_len=4, stride=2, clips_per_video=2, transform=t)
+    ref = VideoClipDataset(videos, num_frames_per_clip=4, num_indices_between_frames=2, num_clips=2, transform=t)
     patch, sizes = _counting("decode_video_clips")
     with patch:
         samples = list(ds)
@@ -156,22 +156,22 @@ def test_video_members_equal_video_clip_dataset(media):
     for s in samples:
         i = s["__index__"]
         assert s["mp4"].shape == (2, 4, 3, 28, 28) and torch.equal(s["mp4"], ref[i][0])
-        assert torch.equal(s["flac"].waveform, A.cli_samples(audio[i], sample_rate=8000, num_channels=1))
+        assert torch.equal(s["flac"].data, A.cli_samples(audio[i], sample_rate=8000, num_channels=1))
         assert s["cls"] == i
 
 
 def test_fused_video_members_collate_without_a_copy(media):
     _, videos, _, index = media
     t = v2.Compose([v2.Resize(32, antialias=True), v2.CenterCrop(28)])
-    ds = TarShardDataset(index, decoders={"mp4": VideoClipBatchDecoder(clip_len=2, transform=t),
+    ds = TarShardDataset(index, decoders={"mp4": VideoClipBatchDecoder(num_frames_per_clip=2, transform=t),
                                           "flac": AudioBatchDecoder(), "cls": DEFAULT_DECODERS["cls"]},
                          batch_size=3, shuffle=False)
     items = list(ds)[:3]
     batch = collate(items)
     assert batch["mp4"].shape == (3, 1, 2, 3, 28, 28) and batch["mp4"].data_ptr() == items[0]["mp4"].data_ptr()
     assert batch["cls"].tolist() == [0, 1, 2] and batch["__key__"] == ["v/000", "v/001", "v/002"]
-    assert batch["flac"].waveform.data_ptr() == items[0]["flac"].waveform.data_ptr()  # one audio batch, too
-    ref = VideoClipDataset(videos, clip_len=2, transform=t)
+    assert batch["flac"].data.data_ptr() == items[0]["flac"].data.data_ptr()  # one audio batch, too
+    ref = VideoClipDataset(videos, num_frames_per_clip=2, transform=t)
     seen = []
     for b in spdl_torch.DataLoader(ds, batch_size=3, num_workers=2):
         for k, i in enumerate(b["cls"].tolist()):
@@ -183,9 +183,9 @@ def test_fused_video_members_collate_without_a_copy(media):
 def test_random_video_clips_follow_the_sample_seeds(media):
     _, videos, _, index = media
     t = v2.Compose([v2.RandomResizedCrop(24, antialias=True), v2.RandomHorizontalFlip()])
-    dec = VideoClipBatchDecoder(clip_len=3, clips_per_video=2, transform=t)
+    dec = VideoClipBatchDecoder(num_frames_per_clip=3, num_clips=2, transform=t)
     ds = TarShardDataset(index, decoders={"mp4": dec}, batch_size=4, seed=11)
-    ref = VideoClipDataset(videos, clip_len=3, clips_per_video=2, transform=t, seed=11)
+    ref = VideoClipDataset(videos, num_frames_per_clip=3, num_clips=2, transform=t, seed=11)
     for epoch in (0, 2):
         ds.set_epoch(epoch)
         ref.set_epoch(epoch)
@@ -196,9 +196,9 @@ def test_random_video_clips_follow_the_sample_seeds(media):
 
 def test_unfused_video_members_keep_their_own_size(media):
     _, videos, _, index = media
-    ds = TarShardDataset(index, decoders={"mp4": VideoClipBatchDecoder(clip_len=2, stride=3)}, batch_size=4,
+    ds = TarShardDataset(index, decoders={"mp4": VideoClipBatchDecoder(num_frames_per_clip=2, num_indices_between_frames=3)}, batch_size=4,
                          shuffle=False)
-    ref = VideoClipDataset(videos, clip_len=2, stride=3)
+    ref = VideoClipDataset(videos, num_frames_per_clip=2, num_indices_between_frames=3)
     for s in ds:
         i = s["__index__"]
         assert torch.equal(s["mp4"], ref[i][0])
@@ -229,7 +229,7 @@ def test_a_bad_audio_member_is_skipped_and_the_rest_delivered_once(media, bad_in
         samples = list(ds)
     assert [s["__key__"] for s in samples] == [f"a/{i:03d}" for i in range(len(audio))]
     for s, path in zip(samples, audio):
-        assert torch.equal(s["flac"].waveform, A.cli_samples(path, sample_rate=16000, num_channels=1))
+        assert torch.equal(s["flac"].data, A.cli_samples(path, sample_rate=16000, num_channels=1))
     assert len(ds.skipped) == 1 and "a/bad" in ds.skipped[0]
 
 
@@ -237,12 +237,12 @@ def test_waveform_collate_pads_and_keeps_one_batch_without_a_copy(media):
     audio = media[0]
     a, b = torch.ones(2, 5), torch.full((2, 3), 2.0)
     out = default_collate([{"w": Waveform(a, 5)}, {"w": Waveform(b, 3)}])["w"]
-    assert isinstance(out, Waveform) and out.length.tolist() == [5, 3]
-    assert torch.equal(out.waveform, torch.stack([a, torch.cat([b, torch.zeros(2, 2)], 1)]))
+    assert isinstance(out, Waveform) and out.lengths.tolist() == [5, 3]
+    assert torch.equal(out.data, torch.stack([a, torch.cat([b, torch.zeros(2, 2)], 1)]))
     values = AudioBatchDecoder(sample_rate=16000).decode_batch(
         [torch.frombuffer(bytearray(p.read_bytes()), dtype=torch.uint8) for p in audio[:3]], torch.zeros(3, dtype=torch.int64))
     out = default_collate(values)
-    assert out.waveform.data_ptr() == values[0].waveform.data_ptr() and out.waveform.shape[0] == 3
+    assert out.data.data_ptr() == values[0].data.data_ptr() and out.data.shape[0] == 3
 
 
 @pytest.fixture(scope="module")
@@ -259,14 +259,14 @@ def test_a_bad_video_member_is_named_and_skipped_without_a_fused_transform(media
     (no sample index), so neither policy could name or skip the member."""
     videos = media[1]
     t = None if transform is None else v2.Compose([v2.Grayscale(3), v2.Resize(16, antialias=True)])
-    dec = VideoClipBatchDecoder(clip_len=2, transform=t, warn_unfused=False)
+    dec = VideoClipBatchDecoder(num_frames_per_clip=2, transform=t, warn_unfused=False)
     with pytest.raises(DecodeError, match=r"sample 'v/bad', member 'v/bad\.mp4'"):
         list(TarShardDataset(bad_video_index, decoders={"mp4": dec}, batch_size=4, shuffle=False))
     ds = TarShardDataset(bad_video_index, decoders={"mp4": dec}, batch_size=4, shuffle=False, on_error="skip")
     with pytest.warns(RuntimeWarning, match="v/bad.mp4"):
         got = list(ds)
     assert [s["__key__"] for s in got] == [f"v/{i:03d}" for i in range(4)] and len(ds.skipped) == 1
-    ref = VideoClipDataset(videos[:4], clip_len=2, transform=t, warn_unfused=False)
+    ref = VideoClipDataset(videos[:4], num_frames_per_clip=2, transform=t, warn_unfused=False)
     assert all(torch.equal(s["mp4"], ref[i][0]) for i, s in enumerate(got))
 
 
@@ -303,7 +303,7 @@ def test_batch_decoders_check_their_arguments_when_made():
     for kw in (dict(duration=0), dict(sample_rate=0), dict(dtype=torch.float64), dict(num_channels=0)):
         with pytest.raises(ValueError, match="AudioDataset: expected"):
             AudioBatchDecoder(**kw)
-    for kw in (dict(clip_len=0), dict(stride=0), dict(seek_mode="bogus"), dict(frame_interval=-1.0)):
+    for kw in (dict(num_frames_per_clip=0), dict(num_indices_between_frames=0), dict(seek_mode="bogus"), dict(seconds_between_frames=-1.0)):
         with pytest.raises(ValueError, match="VideoClipDataset: expected"):
             VideoClipBatchDecoder(**kw)
 

@@ -12,7 +12,7 @@ import spdl_torch
 from spdl_torch.datasets import TarShardDataset
 from spdl_torch.datasets.shards import RetryPolicy
 from spdl_torch.datasets.shards._table import StreamTableCursor
-from spdl_torch.errors import DecodeError
+from spdl_torch import DecodeError
 
 from tests._utils.range_server import RangeServer
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import spdl_torch
-from spdl_torch import cuda
+from spdl_torch import build_info, cuda
+from spdl_torch._build_info import nvjpeg_build
 
 pytestmark = pytest.mark.slow
 
@@ -66,11 +67,11 @@ def test_bad_cuda_value_is_a_build_error(tmp_path):
 
 
 def test_build_info_matches_the_linked_libraries():
-    info = cuda.build_info()
+    info = build_info()
     assert info["variant"] in ("cuda", "cpu") and info["nvjpeg"] in ("0", "1")
     needed = subprocess.run(["readelf", "-d", spdl_torch._library.library_path], capture_output=True, text=True,
                             check=True).stdout
-    assert ("libnvjpeg.so" in needed) == cuda.nvjpeg_build()
+    assert ("libnvjpeg.so" in needed) == nvjpeg_build()
 
 
 def test_the_library_is_the_variant_setup_py_chooses_here(tmp_path):
@@ -78,7 +79,7 @@ def test_the_library_is_the_variant_setup_py_chooses_here(tmp_path):
     r = _configure(tmp_path)
     assert r.returncode == 0, r.stderr
     chosen = "cuda" if "variant        CUDA" in r.stdout else "cpu"
-    assert cuda.build_info()["variant"] == chosen, r.stdout
+    assert build_info()["variant"] == chosen, r.stdout
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: the no-GPU errors do not apply")
@@ -87,13 +88,13 @@ class TestWithoutAGpu:
         import numpy as np
 
         path = image_file("a.jpg", np.zeros((8, 8, 3), np.uint8))
-        cause = "no CUDA device is available" if cuda.nvjpeg_build() else "built without"
+        cause = "no CUDA device is available" if nvjpeg_build() else "built without"
         with pytest.raises(RuntimeError, match=r"decode_images\(device='cuda'\): .*" + cause):
             spdl_torch.io.decode_images([str(path)], height=4, width=4, device="cuda")
 
     def test_the_op_itself_names_the_cause(self):
         data = [torch.zeros(4, dtype=torch.uint8)]
-        match = "does not exist" if cuda.nvjpeg_build() else "built without"
+        match = "does not exist" if nvjpeg_build() else "built without"
         with pytest.raises(RuntimeError, match=match):
             torch.ops.spdl_torch.decode_images_cuda(data, device_index=0, height=4, width=4)
 

@@ -1,7 +1,6 @@
 """The geometry of ``decode_images``: its options (random crop padding, ``max_size``, flips, grey output,
-nearest filters) through opcheck, their defaults changing nothing, their ``ValueError`` messages, and
-``sample_geometry`` (spdl_torch/io/_geometry.py): its errors and ``geometry="train"`` drawing what the
-``random_resized_crop_params`` op draws."""
+nearest filters) through opcheck, their defaults changing nothing, their ``ValueError`` messages, and the op
+``sample_geometry`` (spdl_torch/transforms/_sample_geometry.py): its errors."""
 
 import pytest
 import torch
@@ -21,7 +20,7 @@ _GEOMETRY_CASES = [
          vflip_prob=0.5, hflip_prob=0.5),
     dict(height=16, width=16, geometry="eval", resize_shorter=20, max_size=24, color="gray", num_output_channels=1,
          dtype=torch.float32, mean=[0.5], std=[0.25]),
-    dict(height=12, width=30, geometry="resize", interpolation="nearest", color="gray_pil", channels_last=True),
+    dict(height=12, width=30, geometry="resize", interpolation="nearest", color="gray_pil", dimension_order="NHWC"),
     dict(height=14, width=14, geometry="train", interpolation="nearest_exact", vflip_prob=1.0, strict=False),
 ]
 
@@ -34,7 +33,9 @@ def test_opcheck_decode_images_geometry(kwargs):
         kwargs["seeds"] = torch.tensor([3, 4], dtype=torch.int64)
     torch.library.opcheck(torch.ops.spdl_torch.decode_images.default, (data,), kwargs)
     batch, _ = torch.ops.spdl_torch.decode_images(data, **kwargs)
-    assert batch.shape == (2, kwargs.get("num_output_channels", 3), kwargs["height"], kwargs["width"])
+    c, h, w = kwargs.get("num_output_channels", 3), kwargs["height"], kwargs["width"]
+    assert batch.shape == ((2, h, w, c) if kwargs.get("dimension_order") == "NHWC" else (2, c, h, w))
+    assert batch.is_contiguous()
 
 
 def test_default_geometry_options_change_nothing():
@@ -66,16 +67,6 @@ def test_geometry_option_errors(kwargs, match):
         spdl_torch.io.decode_images(data, height=8, width=8, seeds=[1], **kwargs)
 
 
-def test_sample_geometry_errors_and_train_equivalence():
+def test_sample_geometry_errors():
     with pytest.raises(ValueError, match="RandomCrop: the crop 50x50 is larger than the image"):
-        spdl_torch.io.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")
-    # geometry="train" draws what the random_resized_crop_params op draws (the same generator, the same order),
-    # and the deprecated Python alias returns those draws
-    for s in range(20):
-        g = spdl_torch.io.sample_geometry(s, 80, 60, out_size=(8, 8), hflip_prob=0.5)
-        op = torch.ops.spdl_torch.random_resized_crop_params(s, 80, 60, scale=[0.08, 1.0], ratio=[0.75, 4 / 3],
-                                                             hflip_prob=0.5)
-        assert tuple(g)[:5] == (*op[:4], bool(op[4]))
-        with pytest.warns(DeprecationWarning, match="random_resized_crop_params is deprecated, use "
-                                                    "spdl_torch.io.sample_geometry"):
-            assert spdl_torch.io.random_resized_crop_params(s, 80, 60, hflip_prob=0.5) == tuple(g)[:5]
+        spdl_torch.transforms._sample_geometry.sample_geometry(1, 40, 60, out_size=(50, 50), geometry="random_crop")

@@ -1,10 +1,12 @@
-"""The part of a fused transform that runs on the GPU after the copy: uint8 batches cross PCIe (a quarter of the
-bytes of float32) and ``ToDtype(scale=True)`` + ``Normalize`` (fused ones, and the batched ones after the fused
-prefix) run on the device.
+"""How a loader runs a fused dataset's plan (the loader context's ``run_plan``): the batch allocated pinned, the
+per-sample remainder in worker processes (``worker_mode="hybrid"``), and with ``device="cuda"`` the part of the
+transform that runs on the GPU after the copy: uint8 batches cross PCIe (a quarter of the bytes of float32) and
+``ToDtype(scale=True)`` + ``Normalize`` (fused ones, and the batched ones after the fused prefix) run on the device.
 
 :func:`split_plan` splits a :class:`~spdl_torch.transforms.FusedPlan` into the host plan (uint8, no
-normalisation) and a :class:`DeviceFinish`; the fused datasets mark each batch they decode with its finish
-(:func:`mark_finish`) and the transfer stage (:mod:`spdl_torch.cuda._transfer`) runs it after the copy."""
+normalisation) and a :class:`DeviceFinish`; :func:`run_plan` marks each batch it decodes with its finish
+(:func:`mark_finish`) and the device feed's transfer (:class:`spdl_torch.cuda.DeviceTransfer`, ``after_copy=``
+:func:`pending_finish`) runs it after the copy."""
 
 from __future__ import annotations
 
@@ -15,55 +17,9 @@ from typing import Any
 
 import torch
 
-__all__ = ["DeviceFinish", "mark_finish", "normalize", "pending_finish", "run_plan", "split_plan"]
+from ..cuda import normalize
 
-#: Implementations of the uint8 -> float normalisation on the device: "torch" (torchvision's ops: ``to``,
-#: ``mul_``, ``sub``, ``div_``) or "kernel" (``spdl_torch::normalize_batch``: one pass; the CUDA variant).
-NORMALIZE_IMPLS = ("torch", "kernel")
-
-
-def normalize(batch: torch.Tensor, dtype: torch.dtype, mean: Sequence[float] | None = None,
-              std: Sequence[float] | None = None, *, impl: str = "torch") -> torch.Tensor:
-    """``v2.ToDtype(dtype, scale=True)`` then ``v2.Normalize(mean, std)`` of a uint8 batch, on its device.
-
-    Args:
-        batch: uint8 Tensor[N, C, H, W] (values 0..255), any device for ``impl="torch"``, CUDA for ``"kernel"``.
-        dtype: ``torch.float32`` or ``torch.bfloat16``.
-        mean, std: per-channel values (C of them, or 1), or ``None`` for no normalisation.
-        impl: ``"torch"``: torchvision's own operations in its order (bit for bit ``ToDtype`` + ``Normalize``);
-            ``"kernel"``: one CUDA kernel with the same operations and roundings (``normalize_batch``).
-
-    Returns:
-        Tensor[N, C, H, W] of ``dtype``: ``(x / 255 - mean) / std``, in ``batch``'s memory format.
-
-    Raises:
-        ValueError: ``dtype`` not a float type, ``impl`` unknown, mean without std, a zero std.
-        RuntimeError: ``impl="kernel"`` without the CUDA variant or on a CPU tensor.
-    """
-    if dtype not in (torch.float32, torch.bfloat16):
-        raise ValueError(f"normalize: expected dtype float32 or bfloat16, got {dtype=}")
-    if impl not in NORMALIZE_IMPLS:
-        raise ValueError(f"normalize: expected impl in {NORMALIZE_IMPLS}, got {impl=}")
-    if (mean is None) != (std is None):
-        raise ValueError("normalize: expected both mean and std, or neither")
-    if std is not None and not all(std):
-        raise ValueError("normalize: std evaluated to zero, leading to division by zero")
-    if impl == "kernel":
-        from ._build import check_cuda
-
-        check_cuda("normalize(impl='kernel')", needs_build=True)
-        return torch.ops.spdl_torch.normalize_batch(
-            batch, mean=None if mean is None else [float(m) for m in mean],
-            std=None if std is None else [float(s) for s in std], dtype=dtype,
-            channels_last=batch.dim() == 4 and batch.is_contiguous(memory_format=torch.channels_last)
-            and not batch.is_contiguous())
-    out = batch.to(dtype).mul_(1.0 / 255)  # torchvision's to_dtype_image (int -> float)
-    if mean is None:
-        return out
-    m = torch.as_tensor(mean, dtype=dtype, device=batch.device).view(-1, 1, 1)  # torchvision's normalize_image
-    s = torch.as_tensor(std, dtype=dtype, device=batch.device).view(-1, 1, 1)
-    return out.sub(m).div_(s)
-
+__all__ = ["DeviceFinish", "mark_finish", "pending_finish", "run_plan", "split_plan"]
 
 @dataclasses.dataclass(frozen=True)
 class DeviceFinish:
@@ -136,12 +92,18 @@ def pending_finish(t: torch.Tensor) -> DeviceFinish | None:
 _SPLITS: dict[int, tuple[weakref.ref, tuple[Any, DeviceFinish | None]]] = {}
 
 
-def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | None, *, max_pixels: int | None,
-             pin_memory: bool = False, device: torch.device | None = None) -> Any:
-    """Runs a fused plan for a loader: with ``pin_memory`` the op allocates the batch pinned (when nothing runs
-    after the op on the host); with a CUDA
-    ``device`` the plan's conversion and normalisation are split off (:func:`split_plan`) and the uint8 batch
-    is marked with them for the transfer stage. The same values as ``plan(datas, seeds)`` otherwise."""
+def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | None, *, base_seed: int, epoch: int,
+             indices: Sequence[int], max_pixels: int | None, pin_memory: bool = False,
+             device: torch.device | None = None, remainder: Any = None) -> Any:
+    """Runs a fused plan for a loader (its context's ``run_plan``, with this loader's ``pin_memory``, ``device``
+    and ``remainder`` bound): with a remainder pool and a per-sample remainder, the remainder runs in the pool's
+    processes, seeded per sample from ``(base_seed, epoch, index)``; with ``pin_memory`` the op allocates the
+    batch pinned (when nothing runs after the op on the host); with a CUDA ``device`` the plan's conversion and
+    normalisation are split off (:func:`split_plan`) and the uint8 batch is marked with them for the transfer.
+    The same values as ``plan(datas, seeds)`` otherwise."""
+    if remainder is not None and plan.per_sample is not None:
+        return remainder.run(plan, list(datas), seeds, base_seed=base_seed, epoch=epoch, indices=indices,
+                             max_pixels=max_pixels)
     finish = None
     if device is not None:
         key = id(plan)
@@ -155,9 +117,3 @@ def run_plan(plan: Any, datas: Sequence[torch.Tensor], seeds: torch.Tensor | Non
     if finish is not None and isinstance(images, torch.Tensor):
         mark_finish(images, finish)
     return images
-
-
-@torch.library.register_fake("spdl_torch::normalize_batch")
-def _normalize_batch_fake(batch, *, mean, std, dtype, channels_last=False):
-    memory_format = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(batch.shape, dtype=dtype, device=batch.device, memory_format=memory_format)

@@ -4,16 +4,11 @@ the batch-wide arguments, and the default output cap read at each call."""
 from __future__ import annotations
 
 import math
-import sys
 
 import torch
 
 from ._integers import as_integer
-
-#: Default cap on the output of one call (``max_samples=None``), in samples over all channels and, for
-#: :func:`decode_audio_batch`, over the whole padded batch: 1 Gi samples, 4 GiB of float32. Raise it by
-#: setting ``spdl_torch.io.MAX_AUDIO_SAMPLES`` (read at each call) or by passing ``max_samples``.
-MAX_AUDIO_SAMPLES = 1 << 30
+from ._limits import default
 
 # The native limits: the largest sample rate (core kMaxAudioSampleRate) and int64.
 MAX_SAMPLE_RATE = 1 << 20
@@ -31,7 +26,7 @@ def window_samples(duration: float, sample_rate: int) -> int:
 def default_max_samples() -> int:
     """The limit of ``max_samples=None``: ``spdl_torch.io.MAX_AUDIO_SAMPLES`` as the user set it, read at each
     call."""
-    return getattr(sys.modules[__package__], "MAX_AUDIO_SAMPLES", MAX_AUDIO_SAMPLES)
+    return default("MAX_AUDIO_SAMPLES")
 
 
 def _int_arg(op: str, name: str, value, lo: int, hi: int, what: str = ""):

@@ -40,7 +40,8 @@ class ImageFolder(FusedBatchMixin, Dataset):
         transform (callable, optional): applied to the loaded image: a ``torchvision.transforms.v2``
             transform (or any callable) of a ``uint8`` ``[3, H, W]`` tensor, or a classic
             ``torchvision.transforms`` (v1) recipe, which gets a ``PIL.Image`` in RGB mode, as from
-            torchvision's ImageFolder (:func:`spdl_torch.transforms.input_kind` tells which).
+            torchvision's ImageFolder (v1 when the pipeline starts with a v1 transform or holds v1's
+            ``ToTensor`` / ``PILToTensor``; ``repr(ds)`` says which input the unfused part gets).
         target_transform (callable, optional): applied to the class index.
         loader (callable, optional): ``loader(path) -> image``. Default: :func:`default_loader`, which
             returns a ``torch.uint8`` tensor of shape ``[3, H, W]`` in RGB channel order (grayscale,
@@ -62,7 +63,7 @@ class ImageFolder(FusedBatchMixin, Dataset):
             (set it to change the default, like Pillow's ``Image.MAX_IMAGE_PIXELS``); 0 or less: no limit.
             Applies to the default loader only.
         max_bytes (int, optional, keyword): read no file larger than this many bytes (``OSError`` with
-            errno ``EFBIG``, before reading); ``None``: :data:`spdl_torch.datasets.MAX_IMAGE_BYTES` at each
+            errno ``EFBIG``, before reading); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` at each
             fetch (default 0: no limit). Applies to the default loader only.
         warn_unfused (bool, keyword): warn (``UserWarning``, once, at construction) when the transform is
             not fully fused, naming the first transform that is not and what it costs. Default ``True``.

@@ -1,39 +1,60 @@
 """``AudioDataset``: audio files decoded, mixed, resampled and cropped by one native call per batch, and
-``audio_collate``, which pads the waveforms into one ``[B, C, N]`` tensor with their lengths."""
+``Waveform``, the audio item of the datasets, which collates into one padded ``[B, C, N]`` tensor with its lengths."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import weakref
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
-from torch.utils.data import Dataset, default_collate
+import torch.utils._pytree as pytree
+from torch.utils.data import Dataset
 from torch.utils.data._utils.collate import default_collate_fn_map
 
-from .._errors import name_sample
-from ..io._integers import as_integer
-from ..errors import DecodeError
+from .._audio_args import check_batch_args
+from .._context import loader_context
+from .._errors import DecodeError, name_sample
+from .._integers import as_integer
 
-__all__ = ["AudioDataset", "AudioSample", "Waveform", "audio_collate"]
+__all__ = ["AudioDataset", "Waveform"]
 
 # Batch tensors made by AudioDataset.__getitems__, keyed by id(): their rows collate without a copy.
 _AUDIO_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
 
 
-class AudioSample(NamedTuple):
-    """One sample of :class:`AudioDataset`: ``waveform`` Tensor[C, n] (float32, nominally in [-1, 1]: lossy
-    codecs can exceed it, as the ffmpeg CLI's samples do; or int16; its real samples only, n <= N) and its
-    ``label``. :func:`audio_collate` (also the default collate of :class:`spdl_torch.DataLoader`) pads a list
-    of them into ``[samples [B, C, N], lengths [B], labels]``."""
+@dataclasses.dataclass(frozen=True)
+class Waveform:
+    """Decoded audio as the datasets give it: a sample of :class:`AudioDataset` is ``(Waveform, label)``, a
+    decoded audio member of a :class:`~spdl_torch.datasets.TarShardDataset` dict sample
+    (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`) is a ``Waveform``. Its fields are
+    :class:`spdl_torch.io.AudioBatch`'s.
 
-    waveform: torch.Tensor
-    label: Any
+    Attributes:
+        data: Tensor[C, n] for one waveform (its real samples only), Tensor[B, C, N] for a collated batch
+            (waveform i in ``data[i, :, :lengths[i]]``, zero padding after it); float32, nominally in [-1, 1]
+            (lossy codecs can exceed it, as the ffmpeg CLI's samples do), or int16.
+        lengths: the real samples: an int (``data.shape[-1]``) for one waveform, an int64 Tensor[B] for a
+            collated batch.
 
-    @staticmethod
-    def __spdl_collate__(batch: list) -> list:
-        return audio_collate(batch)
+    ``torch.utils.data.default_collate`` (so also :func:`spdl_torch.datasets.collate` and both DataLoaders'
+    default collate, at any depth of a tuple, list or dict sample) pads a list of them into one collated
+    ``Waveform``, N the longest n: this module registers it in torch's ``default_collate_fn_map``. The rows of
+    one decode batch collate to that batch without a copy. ``pin_memory()`` pins both fields, and the type is
+    a pytree node (``torch.utils._pytree``), so a loader's ``pin_memory=True`` and ``device="cuda"`` move it.
+    """
+
+    data: torch.Tensor
+    lengths: Any
+
+    def pin_memory(self) -> Waveform:
+        lengths = self.lengths.pin_memory() if isinstance(self.lengths, torch.Tensor) else self.lengths
+        return Waveform(self.data.pin_memory(), lengths)
+
+
+pytree.register_dataclass(Waveform)
 
 
 def _batch_base(waves: list[torch.Tensor]) -> torch.Tensor | None:
@@ -49,8 +70,8 @@ def _batch_base(waves: list[torch.Tensor]) -> torch.Tensor | None:
 
 
 def _pad(waves: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(samples Tensor[B, C, max n_i], lengths int64 Tensor[B])`` of waveforms Tensor[C, n_i]: zero padding
-    after each; the registered batch itself when they are its rows."""
+    """``(data Tensor[B, C, max n_i], lengths int64 Tensor[B])`` of waveforms Tensor[C, n_i]: zero padding after
+    each; the registered batch itself when they are its rows."""
     lengths = torch.tensor([w.shape[-1] for w in waves], dtype=torch.int64)
     base = _batch_base(waves) if waves else None
     if base is not None:
@@ -65,37 +86,9 @@ def _pad(waves: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     return out, lengths
 
 
-def audio_collate(batch: list) -> list:
-    """Pads ``(waveform Tensor[C, n_i], label)`` samples into ``[samples, lengths, labels]``: samples
-    Tensor[B, C, max n_i] (zero padding after each waveform; with ``AudioDataset`` batches of a fixed
-    ``duration``, N = round(duration * sample_rate)), lengths int64 Tensor[B] = n_i, labels collated by
-    ``default_collate``. Waveforms that are the rows of one ``AudioDataset`` batch are returned as that batch
-    tensor itself (no copy).
-
-    Raises:
-        ValueError: the waveforms differ in channels or dtype.
-    """
-    samples, lengths = _pad([s[0] for s in batch])
-    return [samples, lengths, default_collate([s[1] for s in batch])]
-
-
-class Waveform(NamedTuple):
-    """A decoded audio member of a dict sample (:class:`spdl_torch.datasets.shards.AudioBatchDecoder`):
-    ``waveform`` Tensor[C, n] (float32, nominally in [-1, 1]: lossy codecs can exceed it, as the ffmpeg CLI's
-    samples do; or int16; its real samples only) and ``length`` n.
-
-    ``torch.utils.data.default_collate`` (so also :func:`spdl_torch.datasets.collate` and both DataLoaders'
-    default collate, at any depth of a dict or list sample) pads a list of them into ``Waveform(waveform
-    Tensor[B, C, N], length int64 Tensor[B])``, N the longest n, zero padding after each: this module registers
-    it in torch's ``default_collate_fn_map``. Rows of one decode batch collate to that batch without a copy.
-    """
-
-    waveform: torch.Tensor
-    length: int
-
-
 def _collate_waveforms(batch: list, *, collate_fn_map: Any = None) -> Waveform:
-    return Waveform(*_pad([w.waveform for w in batch]))
+    """Raises ``ValueError`` when the waveforms differ in channels or dtype."""
+    return Waveform(*_pad([w.data for w in batch]))
 
 
 default_collate_fn_map[Waveform] = _collate_waveforms
@@ -133,19 +126,18 @@ class AudioDataset(Dataset):
             drawn once from torch's global RNG).
         dtype: ``torch.float32`` or ``torch.int16``.
         strict: raise ``DecodeError`` (naming the file) on a bad file, ``FileNotFoundError`` / ``OSError``
-            on one that cannot be opened; ``False``: a zero waveform of length 0.
+            on one that cannot be opened; ``False``: a waveform of length 0.
 
-    Samples are :class:`AudioSample` ``(waveform Tensor[C, n], label)``; collate them with
-    :func:`audio_collate` (the default of ``spdl_torch.DataLoader``; pass ``collate_fn=audio_collate`` to
-    torch's DataLoader) into ``[samples [B, C, N], lengths [B], labels [B]]``.
+    Samples are ``(Waveform, label)`` with a :class:`Waveform` ``(data Tensor[C, n], lengths n)``; torch's
+    ``default_collate`` (the default of both DataLoaders, and :func:`spdl_torch.datasets.collate`) turns a list
+    of them into ``[Waveform(data [B, C, N], lengths [B]), labels [B]]``, N = round(duration * sample_rate)
+    with a fixed ``duration``.
     """
 
     def __init__(self, paths: Sequence[str | os.PathLike], labels: Sequence[Any] | None = None, *,
                  sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
                  strict: bool = True) -> None:
-        from ..io._audio import check_batch_args
-
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
             raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
@@ -170,8 +162,6 @@ class AudioDataset(Dataset):
         return i if self.labels is None else self.labels[i]
 
     def _seed_and_epoch(self) -> tuple[int, int]:
-        from ..dataloader import loader_context
-
         ctx = loader_context()
         if ctx is not None:
             return (self.seed if self._seed_given else ctx.base_seed), ctx.epoch
@@ -191,10 +181,10 @@ class AudioDataset(Dataset):
         """Always true: one native call decodes a batch (:class:`spdl_torch.DataLoader` loads on threads)."""
         return True
 
-    def __getitem__(self, index: int) -> AudioSample:
+    def __getitem__(self, index: int) -> tuple[Waveform, Any]:
         return self.__getitems__([index])[0]
 
-    def __getitems__(self, indices: Sequence[int]) -> list[AudioSample]:
+    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Waveform, Any]]:
         from .._seeds import sample_seeds
 
         indices = [_index(i) for i in indices]
@@ -206,7 +196,7 @@ class AudioDataset(Dataset):
             waves = self._decode(paths, seeds)
         except DecodeError as e:
             raise name_sample(e, paths) from None
-        return [AudioSample(w, self._label(i)) for w, i in zip(waves, indices)]
+        return [(Waveform(w, w.shape[-1]), self._label(i)) for w, i in zip(waves, indices)]
 
     def _decode(self, srcs: Sequence[Any], seeds: torch.Tensor | None) -> list[torch.Tensor]:
         """One :func:`~spdl_torch.io.decode_audio_batch` call over ``srcs`` (paths, or uint8 tensors of the
