@@ -111,4 +111,14 @@ void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_
   }
 }
 
+template <>
+void run_op<Code::AdjustSharpness>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_sharpness(img, a.real("sharpness_factor"));
+}
+
+template <>
+void run_op<Code::GaussianBlur>(const RgbImage& img, const Args& a, ProgramState&) {
+  gaussian_blur(img, a.integer("kernel_size", 0), a.integer("kernel_size", 1), a.real("sigma", 0), a.real("sigma", 1));
+}
+
 }  // namespace spdl_torch::core::augment

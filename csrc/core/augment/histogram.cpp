@@ -63,4 +63,14 @@ void equalize(const RgbImage& img) {
   apply_luts(img, lut);
 }
 
+template <>
+void run_op<Code::Autocontrast>(const RgbImage& img, const Args&, ProgramState&) {
+  autocontrast(img);
+}
+
+template <>
+void run_op<Code::Equalize>(const RgbImage& img, const Args&, ProgramState&) {
+  equalize(img);
+}
+
 }  // namespace spdl_torch::core::augment

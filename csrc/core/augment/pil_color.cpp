@@ -181,4 +181,19 @@ void pil_autocontrast(const RgbImage& img) {
     q[0] = lut[0][q[0]], q[1] = lut[1][q[1]], q[2] = lut[2][q[2]];
 }
 
+template <>
+void run_op<Code::PilEnhance>(const RgbImage& img, const Args& a, ProgramState&) {
+  pil_enhance(img, Enhancer(a.choice("enhancer")), a.real("factor"));
+}
+
+template <>
+void run_op<Code::PilHue>(const RgbImage& img, const Args& a, ProgramState&) {
+  pil_hue(img, a.integer("shift"));
+}
+
+template <>
+void run_op<Code::PilAutocontrast>(const RgbImage& img, const Args&, ProgramState&) {
+  pil_autocontrast(img);
+}
+
 }  // namespace spdl_torch::core::augment

@@ -25,6 +25,8 @@ class ScratchBuffer {
 
   std::vector<T>& operator*() { return buffer_; }
   std::vector<T>* operator->() { return &buffer_; }
+  const std::vector<T>& operator*() const { return buffer_; }
+  const std::vector<T>* operator->() const { return &buffer_; }
 
  private:
   static std::vector<T>& storage() {
