@@ -16,7 +16,7 @@ import torch
 from .. import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
 
 __all__ = ["AUGMENT_COLUMNS", "ERASE", "ERASE_COLUMNS", "ERASE_OFF", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "OPS",
-           "Arg", "Op", "erase_row", "named_args", "op_args", "op_named", "row",
+           "Arg", "Op", "code", "erase_row", "named_args", "op_args", "op_named", "row",
            "rows_doc"]
 
 
@@ -24,7 +24,7 @@ __all__ = ["AUGMENT_COLUMNS", "ERASE", "ERASE_COLUMNS", "ERASE_OFF", "ERASE_RAND
 class Arg:
     """One named argument of an op: ``count`` columns, each a ``kind`` (``"real"``, ``"integer"``, ``"choice"``)
     value; ``rule`` says which values the library accepts (``low`` / ``high``: ``None`` where unbounded);
-    ``choices``: a choice's names, its value the index; ``none``: the value standing for Python's ``None``;
+    ``low_open`` / ``high_open``: that bound is excluded; ``choices``: a choice's names, its value the index; ``none``: the value standing for Python's ``None``;
     ``default``: the value of an argument left out (``None``: it must be given)."""
 
     name: str
@@ -32,6 +32,8 @@ class Arg:
     count: int
     low: float | None
     high: float | None
+    low_open: bool
+    high_open: bool
     choices: tuple[str, ...]
     none: float | None
     default: float | None
@@ -77,8 +79,8 @@ def _load() -> dict:
 
 
 def _arg(d: dict) -> Arg:
-    return Arg(d["name"], d["kind"], d["count"], d["low"], d["high"], tuple(d["choices"]), d["none"], d["default"],
-               d["doc"], d["rule"])
+    return Arg(d["name"], d["kind"], d["count"], d["low"], d["high"], d["low_open"], d["high_open"],
+               tuple(d["choices"]), d["none"], d["default"], d["doc"], d["rule"])
 
 
 _TABLE = _load()
@@ -127,6 +129,11 @@ def erase_row(**values: object) -> list[float]:
     """An erase row from its arguments by name (``mode``: ``"off"``, ``"value"`` or ``"random"``)."""
     args = _encode(ERASE, values)
     return [*args, *([0.0] * (ERASE_COLUMNS - len(args)))]
+
+
+def code(op: str) -> int:
+    """The code of the op named ``op`` (``KeyError`` for a name the library does not have)."""
+    return OPS[op].code
 
 
 def op_named(code: int) -> Op:

@@ -14,7 +14,6 @@ from spdl_torch.transforms import fuse
 from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
-from tests._utils.augment import native  # noqa: F401 (fixture)
 
 
 def _timm_class(cls_name, **attrs):
@@ -26,7 +25,7 @@ def _timm_class(cls_name, **attrs):
     return obj
 
 
-def test_timm_classes_recognised_by_name(native):
+def test_timm_classes_recognised_by_name():
     import torchvision.transforms as T1
 
     rrc = _timm_class("RandomResizedCropAndInterpolation", size=(64, 48), scale=(0.2, 1.0), ratio=(0.75, 1.33),
@@ -75,7 +74,7 @@ def paths(tmp_path_factory):
             for k in range(4)]
 
 
-def test_timm_create_transform(native, paths):
+def test_timm_create_transform(paths):
     timm_data = pytest.importorskip("timm.data")
     train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25,
                                        interpolation="random")
