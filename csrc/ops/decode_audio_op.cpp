@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_audio / decode_audio_file: one audio stream (or a window of it) -> Tensor[C, N] float32 or int16;
 // audio_metadata / audio_metadata_file: the stream's metadata without decoding. The *_file variants have no
 // tensor input, so they sit under BackendSelect.

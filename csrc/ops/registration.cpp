@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The op schemas: the contract of every spdl_torch op. Kernels live in one file per op.
 #include <torch/library.h>
 

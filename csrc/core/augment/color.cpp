@@ -16,9 +16,7 @@ namespace {
 inline uint8_t clamp_trunc(float v) { return uint8_t(std::min(std::max(v, 0.0f), 255.0f)); }
 
 // r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114) (ATen's add with alpha: a fused multiply-add).
-inline float gray_value(float r, float g, float b) {
-  return fma_exact(b, 0.114f, fma_exact(g, 0.587f, r * 0.2989f));
-}
+inline float gray_value(float r, float g, float b) { return fma_exact(b, 0.114f, fma_exact(g, 0.587f, r * 0.2989f)); }
 
 // One row of interleaved RGB bytes as three planar float rows (rgb: 3 * width floats, r | g | b).
 inline void split_row(const uint8_t* src, int64_t width, float* rgb) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-channel histogram kernels: autocontrast (min/max stretch) and equalize (PIL's LUT rule, as
 // torchvision's tensor kernel). One pass gathers the three channels' statistics, one applies their tables.
 #include <algorithm>

@@ -14,8 +14,8 @@ namespace spdl_torch::core::augment {
 
 // affine.cpp: affine(img, angle, [tx, ty], 1.0, [shear_x, shear_y], interpolation, fill), centre = the
 // image centre, output size = input size. fill < 0: fill=None (grid_sample's zero padding only).
-void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y,
-            bool bilinear, float fill);
+void affine(const RgbImage& img, double angle, double tx, double ty, double shear_x, double shear_y, bool bilinear,
+            float fill);
 
 // pil_affine.cpp (Pillow's rule, not torchvision's): img.transform(img.size, Image.AFFINE, m, resample,
 // fillcolor=fill) of a Pillow RGB image; m = the 6 AFFINE coefficients (a, b, c, d, e, f), resample the index of

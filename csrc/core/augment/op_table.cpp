@@ -38,9 +38,10 @@ std::string args_json(const Arg* args, int num_args) {
     for (int c = 0; c < a.num_choices(); ++c) choices += (c ? ", " : "") + quoted(a.choices[c]);
     out += std::string(k ? ", " : "") + "{\"name\": " + quoted(a.name) + ", \"kind\": \"" + kinds[int(a.kind)] +
            "\", \"count\": " + std::to_string(a.count) + ", \"low\": " + bound(a.low) + ", \"high\": " + bound(a.high) +
-           ", \"low_open\": " + (a.low_open ? "true" : "false") + ", \"high_open\": " + (a.high_open ? "true" : "false") +
-           ", \"finite\": " + (a.infinite ? "false" : "true") + ", \"odd\": " + (a.odd ? "true" : "false") +
-           ", \"choices\": " + choices + "], \"none\": " + (a.has_none ? number(a.none_value) : "null") +
+           ", \"low_open\": " + (a.low_open ? "true" : "false") +
+           ", \"high_open\": " + (a.high_open ? "true" : "false") + ", \"finite\": " + (a.infinite ? "false" : "true") +
+           ", \"odd\": " + (a.odd ? "true" : "false") + ", \"choices\": " + choices +
+           "], \"none\": " + (a.has_none ? number(a.none_value) : "null") +
            ", \"default\": " + (a.has_default ? number(a.default_value) : "null") + ", \"doc\": " + quoted(a.doc) +
            ", \"rule\": " + quoted(arg_rule(a).c_str()) + "}";
   }
@@ -89,8 +90,8 @@ std::string arg_rule(const Arg& a) {
 }
 
 std::string op_table_json() {
-  std::string out = "{\"columns\": " + std::to_string(kColumns) + ", \"erase_columns\": " +
-                    std::to_string(kEraseColumns) + ", \"ops\": [";
+  std::string out = "{\"columns\": " + std::to_string(kColumns) +
+                    ", \"erase_columns\": " + std::to_string(kEraseColumns) + ", \"ops\": [";
   for (int i = 0; i < kNumOps; ++i) {
     const OpSpec& op = kOps[i];
     out += std::string(i ? ", " : "") + "{\"code\": " + std::to_string(op.code) + ", \"name\": " + quoted(op.name) +

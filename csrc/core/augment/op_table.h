@@ -45,16 +45,34 @@ struct Arg {
   const char* choices[kMaxChoices] = {};
   const char* doc = "";
 
-  constexpr Arg times(int n) const { return with([n](Arg& a) { a.count = n; }); }
-  constexpr Arg at_least(double v) const { return with([v](Arg& a) { a.low = v; }); }
-  constexpr Arg above(double v) const { return with([v](Arg& a) { a.low = v, a.low_open = true; }); }
-  constexpr Arg at_most(double v) const { return with([v](Arg& a) { a.high = v; }); }
-  constexpr Arg below(double v) const { return with([v](Arg& a) { a.high = v, a.high_open = true; }); }
+  constexpr Arg times(int n) const {
+    return with([n](Arg& a) { a.count = n; });
+  }
+  constexpr Arg at_least(double v) const {
+    return with([v](Arg& a) { a.low = v; });
+  }
+  constexpr Arg above(double v) const {
+    return with([v](Arg& a) { a.low = v, a.low_open = true; });
+  }
+  constexpr Arg at_most(double v) const {
+    return with([v](Arg& a) { a.high = v; });
+  }
+  constexpr Arg below(double v) const {
+    return with([v](Arg& a) { a.high = v, a.high_open = true; });
+  }
   constexpr Arg within(double lo, double hi) const { return at_least(lo).at_most(hi); }
-  constexpr Arg not_nan() const { return with([](Arg& a) { a.infinite = true; }); }
-  constexpr Arg odd_only() const { return with([](Arg& a) { a.odd = true; }); }
-  constexpr Arg or_none(double v) const { return with([v](Arg& a) { a.has_none = true, a.none_value = v; }); }
-  constexpr Arg defaults_to(double v) const { return with([v](Arg& a) { a.has_default = true, a.default_value = v; }); }
+  constexpr Arg not_nan() const {
+    return with([](Arg& a) { a.infinite = true; });
+  }
+  constexpr Arg odd_only() const {
+    return with([](Arg& a) { a.odd = true; });
+  }
+  constexpr Arg or_none(double v) const {
+    return with([v](Arg& a) { a.has_none = true, a.none_value = v; });
+  }
+  constexpr Arg defaults_to(double v) const {
+    return with([v](Arg& a) { a.has_default = true, a.default_value = v; });
+  }
   constexpr int num_choices() const {
     int n = 0;
     while (n < kMaxChoices && choices[n] != nullptr) ++n;
@@ -115,77 +133,77 @@ struct OpSpec {
 // arithmetic, rounding and truncation; the kernels name their exceptions), the others follow Pillow (what
 // torchvision's transforms and timm's ops do to a PIL image) or mix AugMix's chains (17..19: mix_begin, then each
 // chain's rows and its mix_add, then mix_end; a mix inside a mix, or a mix row out of that order, is refused).
-#define SPDL_TORCH_AUGMENT_OPS(OP)                                                                                   \
-  OP(0, Identity, "identity", "Leaves the image as it is (code 0 rows pad a shorter program).")                      \
-  OP(1, Affine, "affine",                                                                                            \
-     "torchvision's affine(img, angle, translate, scale=1.0, shear, interpolation, fill) about the image centre "    \
-     "(rotate(img, a) with expand=False is affine(angle=-a)).",                                                      \
-     real("angle", "degrees, clockwise"), real("translate", "pixels (x, y)").times(2),                               \
-     real("shear", "degrees (x, y)").above(-90).below(90).times(2),                                                  \
-     choice("interpolation", {"nearest", "bilinear"}, "torchvision's InterpolationMode").defaults_to(0),             \
-     real("fill",                                                                                                    \
-          "the grey level of the pixels from outside the image; None: torchvision's fill=None (zero padding "        \
-          "without the fill mask's blend)")                                                                          \
-         .within(0, 255)                                                                                             \
-         .or_none(kNoFill)                                                                                           \
-         .defaults_to(kNoFill))                                                                                      \
-  OP(2, AdjustBrightness, "adjust_brightness", "torchvision's adjust_brightness.",                                   \
-     real("brightness_factor", "0: black, 1: the image").at_least(0))                                                \
-  OP(3, AdjustContrast, "adjust_contrast", "torchvision's adjust_contrast.",                                         \
-     real("contrast_factor", "0: the mean grey, 1: the image").at_least(0))                                          \
-  OP(4, AdjustSaturation, "adjust_saturation", "torchvision's adjust_saturation.",                                   \
-     real("saturation_factor", "0: grey, 1: the image").at_least(0))                                                 \
-  OP(5, AdjustHue, "adjust_hue", "torchvision's adjust_hue.",                                                        \
-     real("hue_factor", "the turn of the hue, in turns").within(-0.5, 0.5))                                          \
-  OP(6, AdjustSharpness, "adjust_sharpness", "torchvision's adjust_sharpness.",                                      \
-     real("sharpness_factor", "0: smoothed, 1: the image").at_least(0))                                              \
-  OP(7, Posterize, "posterize", "torchvision's posterize.", integer("bits", 0, 8, "the high bits kept"))            \
-  OP(8, Solarize, "solarize", "torchvision's solarize: a value >= threshold is inverted.",                           \
-     real("threshold", "on 0..255").at_most(255))                                                                    \
-  OP(9, Autocontrast, "autocontrast", "torchvision's autocontrast (per channel).")                                   \
-  OP(10, Equalize, "equalize", "torchvision's equalize (per channel).")                                              \
-  OP(11, Invert, "invert", "torchvision's invert.")                                                                  \
-  OP(12, RgbToGrayscale, "rgb_to_grayscale", "torchvision's rgb_to_grayscale(num_output_channels=3).")               \
-  OP(13, GaussianBlur, "gaussian_blur",                                                                              \
-     "torchvision's gaussian_blur (reflect padding, folded again where it reaches past a small image, where "        \
-     "torch's reflect padding raises).",                                                                             \
-     integer("kernel_size", 1, 1001, "pixels (x, y)").odd_only().times(2),                                           \
-     real("sigma", "pixels (x, y)").above(0).times(2))                                                               \
-  OP(14, Fill, "fill",                                                                                               \
-     "Sets the fill colour of the sample's following pil_affine rows (black at the start of each program, "          \
-     "Pillow's default).",                                                                                           \
-     integer("color", 0, 255, "R, G, B").times(3))                                                                   \
-  OP(15, PilAffine, "pil_affine",                                                                                    \
-     "Pillow's img.transform(img.size, Image.AFFINE, data, resample, fillcolor=the fill colour): output pixel "      \
-     "(x, y) samples the input at (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5.",                  \
-     real("data",                                                                                                    \
-          "Pillow's AFFINE data (a, b, c, d, e, f), each plus the parts of the pil_affine_low rows before it "       \
-          "(in double)")                                                                                             \
-         .times(6),                                                                                                  \
-     choice("resample", {"NEAREST", "BILINEAR", "BICUBIC"}, "Pillow's filter"))                                     \
-  OP(16, SolarizeAdd, "solarize_add", "timm's solarize_add: a value v below threshold becomes min(255, v + add).",   \
-     integer("add", 0, 255, "added to the values below the threshold"),                                              \
-     real("threshold", "on 0..255 (256: every value)").within(0, 256))                                               \
-  OP(17, MixBegin, "mix_begin",                                                                                      \
-     "Begins AugMix's mix: the image becomes the chains' source, the float32 sum = weight * image.",                 \
-     real("weight", "the original image's weight").at_least(0))                                                      \
-  OP(18, MixAdd, "mix_add", "Ends a chain: sum += weight * image (float32), then the image is the source again.",    \
-     real("weight", "the chain's weight").at_least(0))                                                               \
-  OP(19, MixEnd, "mix_end",                                                                                          \
-     "Ends the mix: mixed = trunc(clamp(sum, 0, 255)), the image = Pillow's Image.blend(source, mixed, alpha).",     \
-     real("alpha", "1: the mix itself (torchvision's AugMix); below 1: timm's AugMixAugment blend")                  \
-         .within(0, 1)                                                                                               \
-         .defaults_to(1))                                                                                            \
-  OP(20, PilAffineLow, "pil_affine_low",                                                                             \
-     "Adds parts of the AFFINE data of the sample's next pil_affine row, in double (cleared there): Pillow's "       \
-     "double coefficients travel exactly as float32 parts hi (the pil_affine row) + mid + lo (a row each).",         \
-     real("data", "parts of (a, b, c, d, e, f)").times(6))                                                           \
-  OP(21, PilEnhance, "pil_enhance", "Pillow's ImageEnhance.<enhancer>(img).enhance(factor).",                        \
-     choice("enhancer", {"Brightness", "Color", "Contrast", "Sharpness"}, "ImageEnhance's class"),                   \
-     real("factor", "0: the enhancer's degenerate image, 1: the image").at_least(0))                                \
-  OP(22, PilHue, "pil_hue",                                                                                          \
-     "torchvision's adjust_hue of a PIL image: convert(\"HSV\"), H += shift modulo 256, convert(\"RGB\").",         \
-     integer("shift", 0, 255, "int(hue_factor * 255) modulo 256"))                                                   \
+#define SPDL_TORCH_AUGMENT_OPS(OP)                                                                                 \
+  OP(0, Identity, "identity", "Leaves the image as it is (code 0 rows pad a shorter program).")                    \
+  OP(1, Affine, "affine",                                                                                          \
+     "torchvision's affine(img, angle, translate, scale=1.0, shear, interpolation, fill) about the image centre "  \
+     "(rotate(img, a) with expand=False is affine(angle=-a)).",                                                    \
+     real("angle", "degrees, clockwise"), real("translate", "pixels (x, y)").times(2),                             \
+     real("shear", "degrees (x, y)").above(-90).below(90).times(2),                                                \
+     choice("interpolation", {"nearest", "bilinear"}, "torchvision's InterpolationMode").defaults_to(0),           \
+     real("fill",                                                                                                  \
+          "the grey level of the pixels from outside the image; None: torchvision's fill=None (zero padding "      \
+          "without the fill mask's blend)")                                                                        \
+         .within(0, 255)                                                                                           \
+         .or_none(kNoFill)                                                                                         \
+         .defaults_to(kNoFill))                                                                                    \
+  OP(2, AdjustBrightness, "adjust_brightness", "torchvision's adjust_brightness.",                                 \
+     real("brightness_factor", "0: black, 1: the image").at_least(0))                                              \
+  OP(3, AdjustContrast, "adjust_contrast", "torchvision's adjust_contrast.",                                       \
+     real("contrast_factor", "0: the mean grey, 1: the image").at_least(0))                                        \
+  OP(4, AdjustSaturation, "adjust_saturation", "torchvision's adjust_saturation.",                                 \
+     real("saturation_factor", "0: grey, 1: the image").at_least(0))                                               \
+  OP(5, AdjustHue, "adjust_hue", "torchvision's adjust_hue.",                                                      \
+     real("hue_factor", "the turn of the hue, in turns").within(-0.5, 0.5))                                        \
+  OP(6, AdjustSharpness, "adjust_sharpness", "torchvision's adjust_sharpness.",                                    \
+     real("sharpness_factor", "0: smoothed, 1: the image").at_least(0))                                            \
+  OP(7, Posterize, "posterize", "torchvision's posterize.", integer("bits", 0, 8, "the high bits kept"))           \
+  OP(8, Solarize, "solarize", "torchvision's solarize: a value >= threshold is inverted.",                         \
+     real("threshold", "on 0..255").at_most(255))                                                                  \
+  OP(9, Autocontrast, "autocontrast", "torchvision's autocontrast (per channel).")                                 \
+  OP(10, Equalize, "equalize", "torchvision's equalize (per channel).")                                            \
+  OP(11, Invert, "invert", "torchvision's invert.")                                                                \
+  OP(12, RgbToGrayscale, "rgb_to_grayscale", "torchvision's rgb_to_grayscale(num_output_channels=3).")             \
+  OP(13, GaussianBlur, "gaussian_blur",                                                                            \
+     "torchvision's gaussian_blur (reflect padding, folded again where it reaches past a small image, where "      \
+     "torch's reflect padding raises).",                                                                           \
+     integer("kernel_size", 1, 1001, "pixels (x, y)").odd_only().times(2),                                         \
+     real("sigma", "pixels (x, y)").above(0).times(2))                                                             \
+  OP(14, Fill, "fill",                                                                                             \
+     "Sets the fill colour of the sample's following pil_affine rows (black at the start of each program, "        \
+     "Pillow's default).",                                                                                         \
+     integer("color", 0, 255, "R, G, B").times(3))                                                                 \
+  OP(15, PilAffine, "pil_affine",                                                                                  \
+     "Pillow's img.transform(img.size, Image.AFFINE, data, resample, fillcolor=the fill colour): output pixel "    \
+     "(x, y) samples the input at (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5.",                \
+     real("data",                                                                                                  \
+          "Pillow's AFFINE data (a, b, c, d, e, f), each plus the parts of the pil_affine_low rows before it "     \
+          "(in double)")                                                                                           \
+         .times(6),                                                                                                \
+     choice("resample", {"NEAREST", "BILINEAR", "BICUBIC"}, "Pillow's filter"))                                    \
+  OP(16, SolarizeAdd, "solarize_add", "timm's solarize_add: a value v below threshold becomes min(255, v + add).", \
+     integer("add", 0, 255, "added to the values below the threshold"),                                            \
+     real("threshold", "on 0..255 (256: every value)").within(0, 256))                                             \
+  OP(17, MixBegin, "mix_begin",                                                                                    \
+     "Begins AugMix's mix: the image becomes the chains' source, the float32 sum = weight * image.",               \
+     real("weight", "the original image's weight").at_least(0))                                                    \
+  OP(18, MixAdd, "mix_add", "Ends a chain: sum += weight * image (float32), then the image is the source again.",  \
+     real("weight", "the chain's weight").at_least(0))                                                             \
+  OP(19, MixEnd, "mix_end",                                                                                        \
+     "Ends the mix: mixed = trunc(clamp(sum, 0, 255)), the image = Pillow's Image.blend(source, mixed, alpha).",   \
+     real("alpha", "1: the mix itself (torchvision's AugMix); below 1: timm's AugMixAugment blend")                \
+         .within(0, 1)                                                                                             \
+         .defaults_to(1))                                                                                          \
+  OP(20, PilAffineLow, "pil_affine_low",                                                                           \
+     "Adds parts of the AFFINE data of the sample's next pil_affine row, in double (cleared there): Pillow's "     \
+     "double coefficients travel exactly as float32 parts hi (the pil_affine row) + mid + lo (a row each).",       \
+     real("data", "parts of (a, b, c, d, e, f)").times(6))                                                         \
+  OP(21, PilEnhance, "pil_enhance", "Pillow's ImageEnhance.<enhancer>(img).enhance(factor).",                      \
+     choice("enhancer", {"Brightness", "Color", "Contrast", "Sharpness"}, "ImageEnhance's class"),                 \
+     real("factor", "0: the enhancer's degenerate image, 1: the image").at_least(0))                               \
+  OP(22, PilHue, "pil_hue",                                                                                        \
+     "torchvision's adjust_hue of a PIL image: convert(\"HSV\"), H += shift modulo 256, convert(\"RGB\").",        \
+     integer("shift", 0, 255, "int(hue_factor * 255) modulo 256"))                                                 \
   OP(23, PilAutocontrast, "pil_autocontrast", "Pillow's ImageOps.autocontrast(img) (per channel).")
 
 enum class Code : int {

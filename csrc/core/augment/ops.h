@@ -47,7 +47,8 @@ void run_program(const float* rows, int64_t steps, const RgbImage& image);
 // What a value of `arg` must be, as the checks' messages and the docs say it ("a finite number in (-90, 90)").
 std::string arg_rule(const Arg& arg);
 
-// The table (kOps, kEraseArgs) as JSON, read by spdl_torch/transforms/_augment_codes.py through the op spdl_torch::augment_op_table:
+// The table (kOps, kEraseArgs) as JSON, read by spdl_torch/transforms/_augment_codes.py through the op
+// spdl_torch::augment_op_table:
 // {"columns", "erase_columns", "ops": [{"code", "name", "doc", "args"}], "erase": [args]}; each argument
 // {"name", "kind" ("real", "integer" or "choice"), "count", "low", "high" (null: unbounded), "low_open",
 // "high_open", "finite", "odd", "choices", "none" (the value standing for None, or null), "default" (or null),

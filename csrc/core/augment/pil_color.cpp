@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pillow's colour rules, what torchvision's transforms do to a PIL image (not torchvision's tensor kernels):
 //
 // * pil_enhance: ImageEnhance.<Brightness | Color | Contrast | Sharpness>(img).enhance(factor), i.e.

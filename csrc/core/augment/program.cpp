@@ -110,10 +110,8 @@ void run_program(const float* rows, int64_t steps, const RgbImage& img) {
     const float* r = rows + k * kColumns;
     const Code code = Code(int(r[0]));
     switch (code) {
-#define SPDL_TORCH_AUGMENT_DISPATCH(code, Name, ...)                 \
-  case Code::Name:                                                   \
-    run_op<Code::Name>(img, Args(op_spec(Code::Name), r + 1), state); \
-    continue;
+#define SPDL_TORCH_AUGMENT_DISPATCH(code, Name, ...) \
+  case Code::Name: run_op<Code::Name>(img, Args(op_spec(Code::Name), r + 1), state); continue;
       SPDL_TORCH_AUGMENT_OPS(SPDL_TORCH_AUGMENT_DISPATCH)
 #undef SPDL_TORCH_AUGMENT_DISPATCH
     }
