@@ -9,14 +9,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 
 from .. import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
 
 __all__ = ["AUGMENT_COLUMNS", "ERASE", "ERASE_COLUMNS", "ERASE_OFF", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "OPS",
-           "Arg", "Op", "code", "erase_row", "named_args", "op_args", "op_named", "row",
+           "Arg", "Op", "code", "encode", "erase_row", "named_args", "op_args", "op_named", "row",
            "rows_doc"]
 
 
@@ -97,18 +97,29 @@ NO_FILL: float = OPS["affine"].arg("fill").none  # affine's fill=None (torchvisi
 ERASE_OFF, ERASE_VALUE, ERASE_RANDOM = (ERASE.arg("mode").choices.index(m) for m in ("off", "value", "random"))
 
 
-def _encode(op: Op, values: dict[str, object]) -> tuple[float, ...]:
-    unknown = set(values) - {a.name for a in op.args}
-    if unknown:
-        raise TypeError(f"{op.name}: unknown argument(s) {sorted(unknown)} (it takes {[a.name for a in op.args]})")
+_MISSING = object()
+
+
+def encode(op: Op, values: Mapping[str, object]) -> tuple[float, ...]:
+    """The argument columns of ``op`` (an :data:`OPS` entry or :data:`ERASE`) from its arguments by name (as
+    :func:`op_args`)."""
     out: list[float] = []
+    given = 0
     for a in op.args:
-        if a.name in values:
-            out += a.encode(op.name, values[a.name])
-        elif a.default is not None:
+        v = values.get(a.name, _MISSING)
+        if v is _MISSING:
+            if a.default is None:
+                raise TypeError(f"{op.name}: missing argument {a.name!r}")
             out += [float(a.default)] * a.count
+            continue
+        given += 1
+        if a.count == 1 and type(v) in (float, int) and a.kind != "choice":  # the common case, as is
+            out.append(float(v))
         else:
-            raise TypeError(f"{op.name}: missing argument {a.name!r}")
+            out += a.encode(op.name, v)
+    if given != len(values):
+        unknown = sorted(set(values) - {a.name for a in op.args})
+        raise TypeError(f"{op.name}: unknown argument(s) {unknown} (it takes {[a.name for a in op.args]})")
     return tuple(out)
 
 
@@ -116,7 +127,7 @@ def op_args(op: str, /, **values: object) -> tuple[float, ...]:
     """The argument columns of an ``op`` row (after the code) from its arguments by name; arguments with a
     default may be left out. Raises ``KeyError`` for an unknown op, ``TypeError`` for an unknown, missing or
     wrongly sized argument, ``ValueError`` for an unknown choice (the values' ranges are the library's check)."""
-    return _encode(OPS[op], values)
+    return encode(OPS[op], values)
 
 
 def row(op: str, /, **values: object) -> list[float]:
@@ -127,7 +138,7 @@ def row(op: str, /, **values: object) -> list[float]:
 
 def erase_row(**values: object) -> list[float]:
     """An erase row from its arguments by name (``mode``: ``"off"``, ``"value"`` or ``"random"``)."""
-    args = _encode(ERASE, values)
+    args = encode(ERASE, values)
     return [*args, *([0.0] * (ERASE_COLUMNS - len(args)))]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -138,14 +138,13 @@ class AugmentOp:
 
     def __post_init__(self) -> None:
         spec = codes.ERASE if self.op == "erase" else codes.OPS[self.op]
-        if isinstance(self.args, Mapping):
-            columns = codes.erase_row(**self.args)[:_width(spec)] if self.op == "erase" else \
-                codes.op_args(self.op, **self.args)
+        if isinstance(self.args, dict):
+            columns = codes.encode(spec, self.args)
         else:  # the columns themselves (as `args` holds them: dataclasses.replace, a copy)
             columns = tuple(float(v) for v in self.args)
             if len(columns) != _width(spec):
                 raise TypeError(f"{self.op}: expected its {_width(spec)} argument columns, got {len(columns)}")
-        object.__setattr__(self, "args", tuple(columns))
+        object.__setattr__(self, "args", columns)
 
     @property
     def arguments(self) -> dict[str, float | tuple[float, ...]]:
