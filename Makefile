@@ -21,6 +21,9 @@ NVJPEG_PKG  := nvidia-nvjpeg==13.0.4.44
 # Test-only reference: timm, whose transforms (create_transform, RandAugment, AutoAugment, AugMix, RandomErasing)
 # the fused forms are compared with (tests/transforms/test_timm*.py; spdl_torch never imports it).
 TIMM_PKG    := timm==1.0.31
+# Hugging Face datasets (the "hf" extra in pyproject.toml: spdl_torch.datasets.HFImageDataset; its tests build their
+# datasets in tmp_path, offline). Pinned; 5.2.0 installs pyarrow 26 and pandas 3 beside numpy 2.4 and torch 2.14.1.
+HF_PKG      := datasets==5.2.0
 # aiohttp: remote tar shards (spdl_torch.datasets.shards, the "remote" extra in pyproject.toml); obstore: shards in
 # object storage (the "cloud" extra). Test-only: moto's S3 server (tests/_utils/s3_server.py), boto3 pinned
 # where aiobotocore (s3fs, in BENCH_PKGS) accepts its botocore.
@@ -28,7 +31,7 @@ OBJECT_PKGS := obstore==0.12.1 'moto[server]==5.2.5' boto3==1.43.117 botocore==1
 # Development only: the linter, pinned so that `make lint` gives the same answer everywhere.
 DEV_PKGS    := ruff==0.17.5
 PIP_PKGS    := torch==2.14.1 torchvision==0.29.1 pytest numpy pillow tqdm ninja setuptools wheel psutil aiohttp==3.14.5 \
-               $(OBJECT_PKGS) $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(DEV_PKGS)
+               $(OBJECT_PKGS) $(NVJPEG_PKG) $(FRAMEWORK_PKGS) $(TIMM_PKG) $(HF_PKG) $(DEV_PKGS)
 DATA_DIR    ?= data/imagenet_like
 SOURCES     := $(shell find csrc -name '*.cpp' -o -name '*.h' -o -name '*.cu' 2>/dev/null) setup.py
 
@@ -283,6 +286,8 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m benchmarks.bench_worker_modes --root $(DATA_DIR)/train --workers 2 4 --reps 3
 	$(PY) -m benchmarks.bench_object_store --reps 5
 	$(PY) -m benchmarks.bench_shards --root $(DATA_DIR)/train --reps 5 --epochs 3 --modes shards,http,s3
+	HF_DATASETS_OFFLINE=1 $(PY) -m benchmarks.bench_user_datasets --root $(DATA_DIR) --reps 3 --epochs 1
+	$(PY) -m benchmarks.bench_user_datasets --root $(DATA_DIR) --fidelity
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels

@@ -80,3 +80,28 @@ def image_folder(tmp_path):
         return images.write_folder(tmp_path / root, classes, per_class, make, name, seed, **save)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def image_tree(tmp_path_factory):
+    """``(root, paths)``: an ImageFolder tree of 10 smooth JPEGs (classes ``a``, ``b``; 50x70 to 78x58), read only."""
+    root = tmp_path_factory.mktemp("tree")
+    paths = images.write_folder(
+        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
+    )
+    return root, [str(p) for p in paths]
+
+
+@pytest.fixture(scope="session")
+def mixed_folder(tmp_path_factory):
+    """An ImageFolder root with classes ``x``, ``y``, ``z`` of a JPEG and two PNGs of noise each (40-42x50), and a
+    non-image file ``z/skip.txt``; read only."""
+    root = tmp_path_factory.mktemp("opts")
+    rng = np.random.default_rng(4)
+    for c in ("x", "y", "z"):
+        (root / c).mkdir()
+        for k in range(3):
+            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
+            images.write(root / c / f"{k}.{'png' if k else 'jpg'}", arr)
+    (root / "z" / "skip.txt").write_text("x")
+    return root

@@ -37,6 +37,7 @@ class EpochFetch:
         self._infos: dict[int, WorkerInfo] = {}
         self._epoch_started: set[int] = set()
         self.main_dataset = loader.dataset
+        self.converter = getattr(loader, "_converter", None)  # native views of converted datasets, or None
 
     def dataset(self, worker: int | None) -> Any:
         return self.main_dataset if worker is None else self.workers.datasets[worker]

@@ -141,7 +141,8 @@ class DataLoaderIter:
                 self._workers.reseed(self._base_seed)
             workers = self._workers
             if self._hybrid and self._remainder is None:
-                self._remainder = RemainderPool(loader.num_workers, loader.dataset, self._mp_context)
+                self._remainder = RemainderPool(loader.num_workers, loader.dataset, self._mp_context,
+                                                getattr(loader, "_converter", None))
         fetch_cls = IterableFetch if self._is_iterable else MapFetch
         fetch = self._fetch = fetch_cls(loader, workers, epoch, self._base_seed, self._pin, self._remainder)
         if self._is_iterable and resume is not None:

@@ -17,6 +17,7 @@ import torch.utils.data
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import _DatasetKind
 
+from .._native import new_converter
 from ..datasets import collate as _fused_collate
 from ._epoch import dataset_epoch
 from ._iterator import DataLoaderIter
@@ -161,6 +162,16 @@ class DataLoader(TORCH_DATALOADER[T_co]):
             ``ValueError``). ``num_workers=0`` always loads in the calling thread. ``repr(loader)`` and
             :attr:`resolved_worker_mode` (``"main"``, ``"thread"``, ``"hybrid"`` or ``"process"``) say which
             runs where.
+        convert_dataset (bool, keyword-only, beyond torch): ``True`` (default): the datasets users already have
+            load natively, also inside ``Subset`` / ``ConcatDataset``: torchvision's ``DatasetFolder`` /
+            ``ImageFolder`` / ``ImageNet`` with torchvision's PIL loader (not a subclass overriding
+            ``__getitem__``, ``__len__`` or the loader) and a dataset whose class defines ``spdl_source(index)``,
+            when their transform fuses (:mod:`spdl_torch.transforms`): their own ``samples`` (or sources),
+            transform and ``target_transform`` run through the fused batch op, on threads
+            (``worker_mode="auto"``), with the loader's per-sample seeds; the dataset object is not changed and
+            is what ``loader.dataset`` and each worker's ``get_worker_info().dataset`` are (see
+            docs/dataloader.md, "The datasets users already have"). ``repr(loader)`` says which loads natively
+            and what fused, or why not. ``False``: every dataset runs as written.
 
     Raises:
         ValueError: invalid arguments (torch's own checks and messages), ``device`` names CUDA on a machine
@@ -222,6 +233,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         worker_rng: str = "shared",
         dataset_per_worker: bool = True,
         worker_mode: str = "auto",
+        convert_dataset: bool = True,
     ) -> None:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error should be 'raise' or 'skip', got {on_error!r}")
@@ -236,8 +248,10 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         self.worker_rng = worker_rng
         self.dataset_per_worker = bool(dataset_per_worker)
         self.worker_mode = worker_mode
+        self.convert_dataset = bool(convert_dataset)
+        self._converter = new_converter() if self.convert_dataset else None
         self.resolved_worker_mode = resolve_worker_mode(worker_mode, dataset, num_workers, on_error,
-                                                        self.dataset_per_worker)
+                                                        self.dataset_per_worker, self._converter)
         self.skipped_samples: list[tuple[Any, str]] = []
         self._skipped_lock = threading.Lock()
         # by keyword: frameworks that record the arguments of torch's __init__ to re-create the loader with
@@ -251,7 +265,8 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         )
         _record_own_arguments(self, dict(
             device=device, transfer_depth=transfer_depth, device_transforms=device_transforms, on_error=on_error,
-            worker_rng=worker_rng, dataset_per_worker=dataset_per_worker, worker_mode=worker_mode))
+            worker_rng=worker_rng, dataset_per_worker=dataset_per_worker, worker_mode=worker_mode,
+            convert_dataset=convert_dataset))
         if collate_fn is None and self._auto_collation:
             self.collate_fn = _fused_collate
         if on_error == "skip" and (self._is_iterable or not self._auto_collation):
@@ -293,9 +308,12 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         return self.__dict__.get("resolved_worker_mode") != "process"
 
     def __repr__(self) -> str:
-        return (f"{type(self).__module__.split('.')[0]}.{type(self).__qualname__}(dataset={type(self.dataset).__name__}, "
+        head = (f"{type(self).__module__.split('.')[0]}.{type(self).__qualname__}(dataset={type(self.dataset).__name__}, "
                 f"batch_size={self.batch_size}, num_workers={self.num_workers}, "
-                f"{describe_mode(self.resolved_worker_mode, self.worker_mode, self.num_workers)})")
+                f"{describe_mode(self.resolved_worker_mode, self.worker_mode, self.num_workers)}")
+        converter = self.__dict__.get("_converter")
+        lines = converter.describe(self.dataset, self.resolved_worker_mode) if converter is not None else []
+        return head + "".join(f",\n  {line}" for line in lines) + ")"
 
     def check_worker_number_rationality(self) -> None:
         """torch's warning when ``num_workers`` exceeds the CPUs this process may use (threads running native

@@ -17,7 +17,7 @@ from .._batch_order import hook_scope
 from ._fetch import EpochFetch
 from ._messages import EMPTY, Failure, Request, Result, Stopped, describe_indices
 
-__all__ = ["MapFetch", "getitems", "map_requests"]
+__all__ = ["MapFetch", "getitem", "getitems", "map_requests"]
 
 END = object()
 
@@ -26,26 +26,44 @@ def _plain_int_indices(indices: Any, n: int) -> bool:
     return all(type(i) is int and -n <= i < n for i in indices)
 
 
-def getitems(dataset: Any, indices: list, check_stopped: Any = None) -> list:
+def _passes_through(dataset: Any) -> str | None:
+    """``"subset"`` / ``"concat"`` for a ``Subset`` / ``ConcatDataset`` that runs torch's own indexing (a
+    subclass overriding it is a dataset of its own), else ``None``."""
+    kind = type(dataset)
+    if isinstance(dataset, Subset) and kind.__getitem__ is Subset.__getitem__ and kind.__getitems__ is Subset.__getitems__:
+        return "subset"
+    if (isinstance(dataset, ConcatDataset) and kind.__getitem__ is ConcatDataset.__getitem__
+            and not hasattr(dataset, "__getitems__")):
+        return "concat"
+    return None
+
+
+def _locate(dataset: Any, i: int) -> tuple[int, int]:
+    """(dataset number, index in it) of index ``i`` of a ``ConcatDataset``, as its ``__getitem__`` finds them."""
+    i = i + len(dataset) if i < 0 else i
+    sizes = dataset.cumulative_sizes
+    d = bisect.bisect_right(sizes, i)
+    return d, i - (sizes[d - 1] if d > 0 else 0)
+
+
+def getitems(dataset: Any, indices: list, check_stopped: Any = None, converter: Any = None) -> list:
     """The samples ``indices`` of ``dataset``, as torch's fetcher gets them (``__getitems__`` when the dataset
     has it, else one ``dataset[i]`` each), except that a ``Subset`` or ``ConcatDataset`` (not overriding
     ``__getitem__``) passes batched calls on to the datasets it wraps, in runs of consecutive indices of one
-    dataset. ``check_stopped()`` runs between single-sample calls."""
-    kind = type(dataset)
-    if isinstance(dataset, Subset) and kind.__getitem__ is Subset.__getitem__ and kind.__getitems__ is Subset.__getitems__:
-        return getitems(dataset.dataset, [dataset.indices[i] for i in indices], check_stopped)
-    if (isinstance(dataset, ConcatDataset) and kind.__getitem__ is ConcatDataset.__getitem__
-            and not hasattr(dataset, "__getitems__") and _plain_int_indices(indices, len(dataset))):
-        sizes = dataset.cumulative_sizes
+    dataset, and that a dataset ``converter`` has a native view of (:mod:`spdl_torch.datasets._convert`) is
+    fetched through that view. ``check_stopped()`` runs between single-sample calls."""
+    through = _passes_through(dataset)
+    if through == "subset":
+        return getitems(dataset.dataset, [dataset.indices[i] for i in indices], check_stopped, converter)
+    if through == "concat" and _plain_int_indices(indices, len(dataset)):
         out: list = []
-        located = []
-        for i in indices:
-            i = i + len(dataset) if i < 0 else i
-            d = bisect.bisect_right(sizes, i)
-            located.append((d, i - (sizes[d - 1] if d > 0 else 0)))
+        located = [_locate(dataset, i) for i in indices]
         for d, run in itertools.groupby(located, key=lambda x: x[0]):
-            out.extend(getitems(dataset.datasets[d], [j for _, j in run], check_stopped))
+            out.extend(getitems(dataset.datasets[d], [j for _, j in run], check_stopped, converter))
         return out
+    view = converter.view(dataset) if converter is not None else None
+    if view is not None:
+        return view.__getitems__(indices)
     getitems_fn = getattr(dataset, "__getitems__", None)
     if getitems_fn:
         return getitems_fn(indices)
@@ -55,6 +73,22 @@ def getitems(dataset: Any, indices: list, check_stopped: Any = None) -> list:
             check_stopped()
         out.append(dataset[i])
     return out
+
+
+def getitem(dataset: Any, index: Any, converter: Any = None) -> Any:
+    """``dataset[index]``, except that a dataset ``converter`` has a native view of, also inside a ``Subset`` or
+    ``ConcatDataset``, is fetched through that view (the same pixels as in a batch)."""
+    if converter is not None and type(index) is int:
+        through = _passes_through(dataset)
+        if through == "subset":
+            return getitem(dataset.dataset, dataset.indices[index], converter)
+        if through == "concat" and -len(dataset) <= index < len(dataset):
+            d, j = _locate(dataset, index)
+            return getitem(dataset.datasets[d], j, converter)
+        view = converter.view(dataset)
+        if view is not None:
+            return view[index]
+    return dataset[index]
 
 
 def map_requests(first: Any, sampler_iter: Iterator, seq: int, skip: set[int], num_workers: int,
@@ -122,18 +156,18 @@ class MapFetch(EpochFetch):
         """The collated (and pinned) batch of ``indices``; under ``on_error="skip"`` without the samples that
         raise (:data:`EMPTY` when none is left)."""
         if not self.auto_collation:
-            return self.finish(self.collate_fn(dataset[indices]))
+            return self.finish(self.collate_fn(getitem(dataset, indices, self.converter)))
         if not self.skip_errors:
-            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped)))
+            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped, self.converter)))
         try:
-            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped)))
+            return self.finish(self.collate_fn(getitems(dataset, indices, self.check_stopped, self.converter)))
         except Exception:  # find the failing samples one by one
             pass
         good = []
         for index in indices:
             self.check_stopped()
             try:
-                good.append(dataset[index])
+                good.append(getitem(dataset, index, self.converter))
             except Exception as e:
                 reason = f"{type(e).__name__}: {e}"
                 with self.skipped_lock:

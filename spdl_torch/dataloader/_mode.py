@@ -7,11 +7,12 @@ whose Python code does not share one GIL. The declarations are methods of the da
 ``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the GIL) and
 ``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder that can run elsewhere);
 spdl_torch's fused datasets define both. ``Subset`` and ``ConcatDataset`` / ``ChainDataset`` answer for the
-datasets inside. Why the remainder stays on threads: the GIL-bound remainder on one thread overlaps with the native
-decode on the others. ``python -m benchmarks.bench_worker_modes --root ROOT --workloads partial partial_py`` (a
-partly fused ImageFolder, RandomPerspective or a ~2 ms Python callable per sample, 2 cores) measured threads at
-1.03-1.22x torch's DataLoader items/s, and the remainder in processes (``"hybrid"``, the explicit choice) at
-0.76-0.93x (``benchmarks/results/2026-12-02-worker-modes-f.json``). Two options
+datasets inside, and a dataset that declares neither but that the loader converts (torchvision's folder datasets,
+a class with ``spdl_source``: ``spdl_torch/datasets/_convert.py``) answers through its native view. Why the
+remainder stays on threads: the GIL-bound remainder on one thread overlaps with the native decode on the others.
+``python -m benchmarks.bench_worker_modes --root ROOT --workloads partial partial_py`` (a partly fused
+ImageFolder, RandomPerspective or a ~2 ms Python callable per sample, 2 cores) measured threads at 1.03-1.22x
+torch's DataLoader items/s, and the remainder in processes (``"hybrid"``, the explicit choice) at 0.76-0.93x (``benchmarks/results/2026-12-02-worker-modes-f.json``). Two options
 exist only on threads and make ``"auto"`` choose them: ``on_error="skip"`` and ``dataset_per_worker=False``
 (``"hybrid"`` runs on threads: it keeps both).
 """
@@ -28,9 +29,10 @@ WORKER_MODES = ("auto", "thread", "hybrid", "process")
 
 
 def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_error: str,
-                        dataset_per_worker: bool) -> str:
+                        dataset_per_worker: bool, converter: Any = None) -> str:
     """``"main"`` (``num_workers=0``: loads in the calling thread), ``"thread"``, ``"hybrid"`` (threads, and the
-    datasets' per-sample Python remainder in worker processes) or ``"process"``.
+    datasets' per-sample Python remainder in worker processes) or ``"process"``. ``converter``: the loader's
+    converter of user datasets (``None``: ``convert_dataset=False``).
 
     Raises:
         ValueError: ``worker_mode`` is not one of :data:`WORKER_MODES`, or ``"process"`` with an option that only
@@ -50,7 +52,7 @@ def resolve_worker_mode(worker_mode: str, dataset: Any, num_workers: int, on_err
         return "process"
     if worker_mode in ("thread", "hybrid"):
         return worker_mode
-    if thread_only or declares_native(dataset) or declares_remainder(dataset):
+    if thread_only or declares_native(dataset, converter) or declares_remainder(dataset, converter):
         return "thread"
     return "process"
 

@@ -96,11 +96,13 @@ def _ready() -> None:
     return None
 
 
-def _remainders(dataset: Any) -> dict[int, tuple[Any, str]]:
-    """The per-sample remainders of the fused datasets in ``dataset`` (keyed by ``id`` of their plan)."""
+def _remainders(dataset: Any, converter: Any = None) -> dict[int, tuple[Any, str]]:
+    """The per-sample remainders of the fused datasets in ``dataset`` and of the native views ``converter``
+    makes of its datasets (keyed by ``id`` of their plan)."""
     out = {}
     for d in leaves(dataset) or []:
-        plan = getattr(d, "plan", None)
+        view = converter.view(d) if converter is not None else None
+        plan = getattr(view if view is not None else d, "plan", None)
         if plan is not None and getattr(plan, "per_sample", None) is not None:
             out[id(plan)] = (plan.per_sample, plan.rest_input)
     return out
@@ -114,11 +116,11 @@ class RemainderPool:
     ``forkserver`` context, is pickled with each batch.
     """
 
-    def __init__(self, num_workers: int, dataset: Any, mp_context: Any = None) -> None:
+    def __init__(self, num_workers: int, dataset: Any, mp_context: Any = None, converter: Any = None) -> None:
         ctx = mp_context if mp_context is not None else multiprocessing.get_context()
         self.num_workers = num_workers
         self._forked = ctx.get_start_method() == "fork"
-        registry = _remainders(dataset) if self._forked else {}
+        registry = _remainders(dataset, converter) if self._forked else {}
         self._known = set(registry)
         self._pickled: set[int] = set()
         self._start_method = ctx.get_start_method()

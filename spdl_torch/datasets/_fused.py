@@ -26,7 +26,7 @@ from .._errors import DecodeError, name_sample
 from .._limits import default
 from ._collate import register_fused_batch
 
-__all__ = ["FileListDataset", "FusedBatchMixin"]
+__all__ = ["FileListDataset", "FusedBatchMixin", "analysis_of"]
 
 
 class FusedBatchMixin:
@@ -37,10 +37,19 @@ class FusedBatchMixin:
     transform: Callable | None
     target_transform: Callable | None
 
-    def _init_fused(self, seed: int | None, fusable: bool = True, op: str = "decode_images") -> None:
+    def _init_fused(self, seed: int | None, fusable: bool = True, op: str = "decode_images", input: str | None = None,
+                    analysis: Any = None) -> None:
+        """``op``: as :func:`spdl_torch.transforms.fuse`'s; ``input``: what the transform is given (``"pil"``,
+        ``"tensor"``; ``None``: inferred, as ``fuse`` infers it); ``analysis``: an analysis of ``transform``
+        made already (:func:`analysis_of`'s), else it is analysed here."""
         from ..transforms import fuse
 
-        self.plan = fuse(self.transform, op=op) if fusable else None
+        self._input = input
+        self._analysis = analysis
+        if analysis is not None:
+            self.plan = analysis.plan if fusable else None
+        else:
+            self.plan = fuse(self.transform, op=op, input=input) if fusable else None
         self._fusable = fusable
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
@@ -83,12 +92,12 @@ class FusedBatchMixin:
     ) -> None:
         """After ``_init_fused``: the size limits, the input the transform expects, and the warning (or
         error) about a transform that is not fully fused."""
-        from ..transforms._fuse import analyse
-
         self.max_pixels = _limit("max_pixels", max_pixels)
         self.max_bytes = _limit("max_bytes", max_bytes)
         self.warn_unfused, self.require_fused = bool(warn_unfused), bool(require_fused)
-        analysis = analyse(self.transform)
+        analysis = getattr(self, "_analysis", None)
+        if analysis is None:
+            analysis = analysis_of(self.transform, getattr(self, "_input", None))
         self._pil_input = analysis.input == "pil"
         name = type(self).__name__
         if not fusable:
@@ -198,13 +207,21 @@ class FusedBatchMixin:
             image = self.transform(image)
         return image, self._transformed_target(index)
 
-    def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+    def _sources(self, indices: Sequence[int]) -> tuple[list[Any], list[str], list[Any]]:
+        """``(datas, names, targets)`` of ``indices``: the encoded images (uint8 tensors, read here from
+        ``_path(i)`` under ``max_bytes``), the names errors give them (the paths) and the transformed
+        targets. A dataset whose samples are not files overrides it."""
         from ..io import read_file
-        from ..transforms import sample_seeds
 
         paths = [self._path(i) for i in indices]
         max_bytes = self._max_bytes()
         datas = [read_file(p, max_bytes=max_bytes) for p in paths]
+        return datas, paths, [self._transformed_target(i) for i in indices]
+
+    def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        from ..transforms import sample_seeds
+
+        datas, paths, targets = self._sources(indices)
         base, epoch = self._seed_and_epoch()
         seeds = sample_seeds(base, epoch, indices) if self.plan.random else None
         ctx = loader_context()  # the loader's way: pinned, ToDtype/Normalize on the device, the remainder elsewhere
@@ -223,10 +240,7 @@ class FusedBatchMixin:
             raise type(e)(f"{paths[i]} {getattr(e, 'reason', e)}") from None
         if isinstance(images, torch.Tensor):
             register_fused_batch(images)
-        out = []
-        for k, i in enumerate(indices):
-            out.append((images[k], self._transformed_target(i)))
-        return out
+        return [(images[k], targets[k]) for k in range(len(indices))]
 
     def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
         """Samples ``indices`` as a list of ``(image, target)``. With a fused transform, one native call
@@ -236,6 +250,14 @@ class FusedBatchMixin:
         if self.plan is None or not indices:
             return [self[i] for i in indices]
         return self._fused_items(indices)
+
+
+def analysis_of(transform: Any, input: str | None) -> Any:
+    """What the fuser finds in ``transform`` given ``input`` (``"pil"``, ``"tensor"``, ``None``: inferred): the
+    plan (``None``: nothing fused), the first transform not fused and why, the input it expects."""
+    from ..transforms._fuse import analyse
+
+    return analyse(transform, input)
 
 
 def _limit(name: str, value: int | None) -> int | None:

@@ -109,7 +109,13 @@ tensors such as ``Normalize``, plain callables) gets a uint8 Tensor[3, H, W]. Th
 (antialiased resize, ``ToTensor``'s [0, 1] float32 scale). When nothing fuses, spdl_torch's datasets feed
 the unfused pipeline that same input (a PIL image for v1), so a v1 recipe that runs on torchvision's
 ImageFolder runs unchanged on ours. The plan's ``rest_input`` and a dataset's ``repr`` say which input the
-unfused part gets.
+unfused part gets. ``fuse(transform, input="pil")`` reads a pipeline as given a PIL image whatever its classes
+(what torchvision's ``ImageFolder`` and the Hugging Face ``Image`` feature give a v2 pipeline, whose transforms
+then run Pillow's kernels): Pillow's rules apply where the fuser knows them (a nearest resize,
+``RandomSolarize`` / ``RandomAdjustSharpness`` arguments, ``Grayscale``), v2's conversions of a PIL image are
+no-ops until ``PILToTensor`` / ``ToImage``, and a remainder that starts on the PIL image gets PIL images. A plain
+wrapper object whose ``__call__`` is ``return self.<name>(image)`` (torchvision's reference
+``ClassificationPresetTrain`` / ``Eval``) is read as the pipeline it holds.
 
 The remainder (``FusedPlan.rest``: the first transform that does not fit the table and everything after
 it) runs after the op, split in two (:class:`FusedPlan`): a head of deterministic transforms that give

@@ -10,17 +10,23 @@ torchvision's own methods read), its printed form (``__repr__``, ``__str__``, ``
 library class does not have (torchvision never calls them). Anything else (``forward``, ``__call__``,
 ``transform``, ``make_params``, ``_sample_dirichlet``, a class table such as ``_AUGMENTATION_SPACE``, ...) makes
 the object run as written: :func:`runs_as_written` says why.
+
+A plain wrapper (no library base) whose class defines only its constructor, its printed form and a
+``__call__`` whose code is exactly ``return self.<name>(image)`` (torchvision's reference presets,
+``ClassificationPresetTrain`` / ``ClassificationPresetEval``, are such wrappers around a ``Compose``) runs what
+it holds: :func:`delegated` returns that object, so the fuser reads the pipeline inside.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any
 
 import torch
 from torchvision.transforms import v2
 
-__all__ = ["behaves_as", "library_class", "runs_as_written"]
+__all__ = ["behaves_as", "delegated", "library_class", "runs_as_written"]
 
 _LIBRARIES = ("torchvision", "timm", "torch")
 
@@ -99,3 +105,35 @@ def runs_as_written(t: Any) -> str:
     names = [n for n in replaced if n != "forward hooks"]
     what = " and ".join(filter(None, [f"overrides {', '.join(names)}" if names else "", "has forward hooks" if hooks else ""]))
     return f"{type(t).__name__} {what}: runs as written"
+
+
+# a __call__ that takes *args / **kwargs, or is a generator or coroutine, is not a plain call
+_NOT_PLAIN = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+              | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
+
+
+def _delegating_call(self, image):  # the code a delegating wrapper's __call__ must have (any attribute name)
+    return self.transforms(image)
+
+
+def delegated(t: Any) -> Any | None:
+    """The object a plain wrapper ``t`` calls, or ``None``.
+
+    ``t`` qualifies when its class has no base but ``object``, defines nothing but ``__call__`` and what
+    :data:`_SAFE` allows, that ``__call__`` is a plain function of two positional arguments whose bytecode is
+    that of ``return self.<name>(image)``, and ``<name>`` is an attribute of the object itself (not of its
+    class, not a property): calling ``t(image)`` then runs ``t.<name>(image)`` and nothing else."""
+    cls = type(t)
+    if cls.__mro__[1:] != (object,) or library_class(cls) is not None:
+        return None
+    if any(name not in _SAFE and name != "__call__" for name in vars(cls)):
+        return None
+    call = vars(cls).get("__call__")
+    if not isinstance(call, types.FunctionType) or call.__closure__ or call.__defaults__ or call.__kwdefaults__:
+        return None
+    code, model = call.__code__, _delegating_call.__code__
+    if (code.co_code != model.co_code or code.co_argcount != 2 or code.co_kwonlyargcount or code.co_posonlyargcount
+            or code.co_flags & _NOT_PLAIN or len(code.co_names) != 1):
+        return None
+    inner = getattr(t, "__dict__", {}).get(code.co_names[0], _MISSING)
+    return None if inner is _MISSING or not callable(inner) else inner

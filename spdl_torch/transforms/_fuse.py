@@ -11,7 +11,7 @@ import torchvision.transforms as T1
 from torchvision.transforms import v2
 
 from ._augment_program import AugmentProgram
-from ._classes import behaves_as, library_class, runs_as_written
+from ._classes import behaves_as, delegated, library_class, runs_as_written
 from ._geometry import match_geometry
 from ._plan import FusedPlan
 from ._policies import ERASERS, apply_probability, draw_probability, match_augment, match_erasing
@@ -36,7 +36,12 @@ _BATCH_SAFE = (
 def _flatten(t: Any, as_written: bool = True) -> list[Any]:
     """The transforms of a pipeline, nested ``Compose`` / ``nn.Sequential`` flattened. A container that runs
     code of its own (a subclass overriding ``forward`` / ``__call__``, see :mod:`._classes`) stays one opaque
-    transform; with ``as_written=False`` (what a pipeline expects as input) every subclass is looked into."""
+    transform; with ``as_written=False`` (what a pipeline expects as input) every subclass is looked into. A
+    plain wrapper that only calls a pipeline it holds (:func:`._classes.delegated`, e.g. torchvision's reference
+    presets) is that pipeline."""
+    inner = delegated(t)
+    if inner is not None:
+        return _flatten(inner, as_written)
     kind = behaves_as(t) if as_written else library_class(type(t))
     if kind in _COMPOSES or kind is torch.nn.Sequential:
         subs = t.transforms if kind in _COMPOSES else list(t)
@@ -116,10 +121,19 @@ class _Colour:
         return kw
 
 
-def analyse(transform: Callable | None) -> Analysis:
+def analyse(transform: Callable | None, input: str | None = None) -> Analysis:
     """Matches the longest prefix of ``transform`` (torchvision v1 or v2; ``Compose`` and
-    ``nn.Sequential`` flattened) onto ``decode_images`` arguments; see :mod:`spdl_torch.transforms`."""
-    kind = input_kind(transform)
+    ``nn.Sequential`` flattened) onto ``decode_images`` arguments; see :mod:`spdl_torch.transforms`.
+
+    ``input``: what the pipeline is given, ``"pil"`` (a ``PIL.Image``: v2 transforms then run Pillow's kernels,
+    as torchvision's ``ImageFolder`` makes them do) or ``"tensor"``; ``None``: :func:`input_kind`'s guess.
+
+    Raises:
+        ValueError: ``input`` is not ``None``, ``"pil"`` or ``"tensor"``; an argument torchvision refuses.
+    """
+    if input not in (None, "pil", "tensor"):
+        raise ValueError(f"input should be None, 'pil' or 'tensor', got {input!r}")
+    kind = input_kind(transform) if input is None else input
     if transform is None:
         return Analysis(None, None, "", kind)
     orig = _flatten(transform)
@@ -299,6 +313,8 @@ def _why_not(t: Any, pil: bool, dtype: torch.dtype, flips: dict[str, float], nor
 
 
 def _compose(like: Any, ts: list[Any]) -> Callable:
+    while delegated(like) is not None:
+        like = delegated(like)
     return T1.Compose(ts) if library_class(type(like)) is T1.Compose else v2.Compose(ts)
 
 
@@ -345,7 +361,7 @@ def _clip_plan(transform: Callable, plan: FusedPlan | None) -> FusedPlan | None:
     return None
 
 
-def fuse(transform: Callable | None, *, op: str = "decode_images") -> FusedPlan | None:
+def fuse(transform: Callable | None, *, op: str = "decode_images", input: str | None = None) -> FusedPlan | None:
     """Maps the longest fusable prefix of a torchvision pipeline onto ``op`` (see :mod:`spdl_torch.transforms`);
     ``None`` when no prefix yields a fixed output size (nothing fused).
 
@@ -354,11 +370,18 @@ def fuse(transform: Callable | None, *, op: str = "decode_images") -> FusedPlan 
         op: ``"decode_images"`` (the default: a transform of an image) or ``"decode_video_clips"`` (a v2 transform
             of a clip, uint8 Tensor[T, 3, H, W]: the prefix that op takes, one draw per clip; the rest of the
             transform runs per clip).
+        input: what the pipeline is given: ``None`` (the default: a PIL image for a pipeline that starts with a
+            classic ``torchvision.transforms`` class that needs one, else a uint8 tensor), ``"pil"`` (a
+            ``PIL.Image`` whatever the classes: what torchvision's ``ImageFolder`` and the Hugging Face ``Image``
+            feature give a pipeline, whose v2 transforms then run Pillow's kernels) or ``"tensor"``.
 
     Raises:
-        ValueError: an unknown ``op``; arguments torchvision refuses (naming the transform and the argument).
+        ValueError: an unknown ``op`` or ``input`` (or ``input="pil"`` with ``op="decode_video_clips"``, whose
+            clips are tensors); arguments torchvision refuses (naming the transform and the argument).
     """
     if op not in OPS:
         raise ValueError(f"fuse: expected op {' or '.join(map(repr, OPS))}, got {op=}")
-    plan = analyse(transform).plan
+    if op == "decode_video_clips" and input == "pil":
+        raise ValueError("fuse: op='decode_video_clips' transforms clips (tensors), not PIL images; got input='pil'")
+    plan = analyse(transform, input).plan
     return _clip_plan(transform, plan) if op == "decode_video_clips" else plan

@@ -181,3 +181,12 @@ def make_fake_decode_images(real):
 
     return fake_decode_images
 
+
+def timm_stand_in(cls_name: str, **attrs):
+    """An object whose class has timm's module and the name ``cls_name`` (``timm.data.transforms.<cls_name>``)
+    and the attributes ``attrs``: how the fuser recognises timm's transforms, testable where timm is absent."""
+    cls = type(cls_name, (), {"__call__": lambda self, x: x})
+    cls.__module__ = "timm.data.transforms"
+    obj = cls()
+    obj.__dict__.update(attrs)
+    return obj

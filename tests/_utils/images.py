@@ -9,6 +9,7 @@ Arrays are ``uint8`` ``[H, W, C]`` (``[H, W]`` for one channel), as ``PIL.Image.
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -98,3 +99,40 @@ def photo(h: int, w: int, seed: int = 0) -> torch.Tensor:
 def png_tensor(img: torch.Tensor) -> torch.Tensor:
     """A uint8 ``Tensor[3, H, W]`` as PNG bytes (a 1-D uint8 tensor)."""
     return encode_tensor(np.ascontiguousarray(img.permute(1, 2, 0).numpy()), "PNG")
+
+
+def psnr(a: torch.Tensor, b: torch.Tensor, peak: float = 255.0) -> float:
+    """Peak signal-to-noise ratio of two images of the same shape, in dB (``inf`` when equal)."""
+    mse = (a.double() - b.double()).pow(2).mean().item()
+    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
+
+
+def smooth_jpegs(root: str | os.PathLike, seed: int, *, portrait: bool = False, png: bool = False) -> list[str]:
+    """Six smooth JPEGs (quality 95) of sizes 50x90 to 105x60 in ``root``, every other one turned to portrait with
+    ``portrait``, plus one 61x77 PNG with ``png``: upsampled seeded noise, so resampling references agree closely."""
+    root = Path(root)
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(6):
+        h, w = 50 + 11 * k, 90 - 6 * k
+        if portrait and k % 2:
+            h, w = w, h
+        cells = (h // 8 + 1, w // 8 + 1) if portrait else (h // 8, w // 8)
+        small = rng.integers(0, 256, (*cells, 3), dtype=np.uint8)
+        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(root / f"{k}.jpg", quality=95)
+        out.append(str(root / f"{k}.jpg"))
+    if png:
+        small = rng.integers(0, 256, (9, 7, 3), dtype=np.uint8)
+        Image.fromarray(small).resize((61, 77), Image.BICUBIC).save(root / "png.png")
+        out.append(str(root / "png.png"))
+    return out
+
+
+def pillow_reads(path: str | os.PathLike) -> bool:
+    """Whether Pillow opens and fully decodes the file (what a reference comparison needs)."""
+    try:
+        with Image.open(path) as im:
+            im.load()
+        return True
+    except Exception:
+        return False

@@ -7,7 +7,9 @@ Trains (Lightning: ``Trainer(strategy="ddp", accelerator="cpu", devices=2)``, gl
 ``Accelerator(cpu=True).prepare(loader)``) one epoch over a 16-sample dataset with ``num_workers=2`` and writes
 ``OUT_DIR/rank<r>.json``: the sample indices this rank saw, the names of the threads that loaded them, the ids of
 the processes that loaded them, and the class of the loader the framework iterated. ``spdl-process``: ours with
-``worker_mode="process"`` (torch's worker processes).
+``worker_mode="process"`` (torch's worker processes). ``spdl-folder``: ours over ``torchvision.datasets.ImageFolder``
+of ``OUT_DIR/folder`` (16 solid PNGs, file ``i`` of value ``10 i``: the loader converts it, so it loads natively),
+its ``target_transform`` naming the thread that loaded the sample.
 """
 
 import json
@@ -36,13 +38,33 @@ class Indexed(tud.Dataset):
         return True
 
 
-def make_loader(which):
+def _named(target):
+    return target, f"{threading.current_thread().name}@{os.getpid()}"
+
+
+def make_loader(which, out_dir=None):
     import spdl_torch
 
+    if which == "spdl-folder":
+        import torchvision
+        from torchvision.transforms import v2
+
+        folder = torchvision.datasets.ImageFolder(os.path.join(out_dir, "folder"), target_transform=_named,
+                                                  transform=v2.Compose([v2.Resize((8, 8)), v2.PILToTensor()]))
+        return spdl_torch.DataLoader(folder, batch_size=2, num_workers=2)
     if which == "torch":
         return tud.DataLoader(Indexed(), batch_size=2, num_workers=2)
     kw = {"worker_mode": "process"} if which == "spdl-process" else {}
     return spdl_torch.DataLoader(Indexed(), batch_size=2, num_workers=2, **kw)
+
+
+def unpack(batch):
+    """``(x, indices, thread names)`` of a batch of ``Indexed`` or of the folder (its images' value names the file)."""
+    if len(batch) == 3:
+        return batch
+    images, (_, names) = batch
+    idx = (images[:, 0, 0, 0].float() / 10).round().long()
+    return idx.float().unsqueeze(1), idx, names
 
 
 def _is_spdl(loader):
@@ -72,10 +94,10 @@ def run_lightning(which, out_dir):
             self.seen, self.threads = [], set()
 
         def train_dataloader(self):  # built inside the hook, as users do: Lightning re-creates it with a sampler
-            return make_loader(which)
+            return make_loader(which, out_dir)
 
         def training_step(self, batch, batch_idx):
-            x, idx, names = batch
+            x, idx, names = unpack(batch)
             self.seen += [int(i) for i in idx]
             self.threads.update(names)
             return self.layer(x).sum()
@@ -95,14 +117,15 @@ def run_accelerate(which, out_dir):
     from accelerate import Accelerator
 
     acc = Accelerator(cpu=True)
-    loader = make_loader(which)
+    loader = make_loader(which, out_dir)
     prepared = acc.prepare(loader)
     if which != "torch":  # prepare() rebuilt it over torch's DataLoader: put ours back inside
         import spdl_torch
 
         prepared = spdl_torch.distributed.keep_threads(prepared, like=loader)
     seen, threads = [], set()
-    for x, idx, names in prepared:
+    for batch in prepared:
+        x, idx, names = unpack(batch)
         seen += [int(i) for i in idx]
         threads.update(names)
     write(out_dir, acc.process_index, seen, threads, prepared)

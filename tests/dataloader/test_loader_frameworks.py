@@ -24,7 +24,19 @@ RANK_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 N = 16  # run_framework_rank.N
 
 
+def _write_folder(out_dir):
+    """A torchvision ImageFolder tree: file ``i`` solid of value ``10 i`` (the rank script reads the index back)."""
+    import numpy as np
+    from PIL import Image
+
+    (out_dir / "folder" / "c").mkdir(parents=True)
+    for i in range(N):
+        Image.fromarray(np.full((12, 10, 3), 10 * i, dtype=np.uint8)).save(out_dir / "folder" / "c" / f"{i:02d}.png")
+
+
 def _run_two_ranks(framework, which, out_dir):
+    if which == "spdl-folder":
+        _write_folder(out_dir)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", RANK_SCRIPT,
            framework, which, str(out_dir)]
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
@@ -52,27 +64,27 @@ def _assert_processes(ranks):
     assert all(r["threads"] == ["MainThread"] and r["pid"] not in r["pids"] for r in ranks), ranks
 
 
-@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process"])
+@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process", "spdl-folder"])
 def test_lightning_ddp_two_ranks_see_disjoint_halves(which, tmp_path):
     _framework("lightning")
     ranks = _run_two_ranks("lightning", which, tmp_path)
     _assert_sharded(ranks)
     assert all(r["sampler"] == "DistributedSampler" for r in ranks)
-    if which == "spdl":  # Lightning re-creates the loader with its own class: still ours, on threads
+    if which in ("spdl", "spdl-folder"):  # Lightning re-creates the loader with its own class: still ours, on threads
         assert all(r["is_spdl"] for r in ranks), ranks
         assert all(t.startswith(OUR_THREAD_PREFIX) for r in ranks for t in r["threads"]), ranks
     if which == "spdl-process":
         _assert_processes(ranks)
 
 
-@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process"])
+@pytest.mark.parametrize("which", ["torch", "spdl", "spdl-process", "spdl-folder"])
 def test_accelerate_prepare_two_ranks_shard(which, tmp_path):
     _framework("accelerate")
     ranks = _run_two_ranks("accelerate", which, tmp_path)
     _assert_sharded(ranks)
     # Accelerate re-creates every loader as its own DataLoaderShard over a new torch DataLoader; with ours,
     # spdl_torch.distributed.keep_threads puts a spdl_torch.DataLoader back inside: sharded, and threads
-    if which == "spdl":
+    if which in ("spdl", "spdl-folder"):  # a torchvision ImageFolder: converted in the re-created loader too
         assert all(r["is_spdl"] for r in ranks), ranks
         assert all(t.startswith(OUR_THREAD_PREFIX) for r in ranks for t in r["threads"]), ranks
     if which == "spdl-process":  # keep_threads(like=loader) keeps worker_mode="process"

@@ -2,14 +2,12 @@
 one batch tensor that ``collate`` hands back without a copy; anything else is stacked, as torch's
 ``default_collate`` does."""
 
-import pytest
 import torch
 import torch.utils.data
 from torchvision.transforms import v2
 
 from spdl_torch.datasets import ImageFolder, collate
 
-from tests._utils import images
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
@@ -17,15 +15,6 @@ MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-
-
-@pytest.fixture(scope="module")
-def image_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree")
-    paths = images.write_folder(
-        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
-    )
-    return root, [str(p) for p in paths]
 
 
 def test_getitems_views_and_zero_copy_collate(image_tree):
@@ -37,8 +26,10 @@ def test_getitems_views_and_zero_copy_collate(image_tree):
     assert images.shape == (3, 3, 32, 32)
     assert images.data_ptr() == items[0][0].data_ptr()  # no copy
     assert labels.tolist() == [ds.targets[0], ds.targets[3], ds.targets[7]]
-    stacked, _ = torch.utils.data.default_collate(items)  # also fine, with one copy
-    assert torch.equal(stacked, images)
+    same, _ = torch.utils.data.default_collate(items)  # torch's tensor rule, extended with the first fused batch
+    assert same is images
+    assert torch.utils.data.default_collate(items[:2])[0].data_ptr() != images.data_ptr()  # not all rows: stacked
+    assert torch.equal(torch.utils.data.default_collate(items[:2])[0], images[:2])
     assert torch.equal(ds[3][0], images[1])  # a single fetch gives the same image
 
 

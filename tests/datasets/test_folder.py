@@ -122,17 +122,9 @@ def test_with_thread_dataloader(tree):
         np.testing.assert_allclose(m.numpy(), expected, rtol=1e-5)
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("opts")
-    rng = np.random.default_rng(4)
-    for c in ("x", "y", "z"):
-        (root / c).mkdir()
-        for k in range(3):
-            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
-            Image.fromarray(arr).save(root / c / f"{k}.{'png' if k else 'jpg'}")
-    (root / "z" / "skip.txt").write_text("x")
-    return root
+@pytest.fixture
+def root(mixed_folder):
+    return mixed_folder
 
 
 def test_signature_starts_with_torchvisions():

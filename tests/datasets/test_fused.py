@@ -7,11 +7,9 @@ import errno
 import os
 import warnings
 
-import numpy as np
 import pytest
 import torch
 import torch.utils.data
-from PIL import Image
 from torchvision.transforms import v2
 
 import spdl_torch
@@ -21,7 +19,6 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
 from spdl_torch.io import decode_image
 
-from tests._utils import images
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
@@ -29,17 +26,9 @@ EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, s
 PARTLY_FUSED = v2.Compose([v2.RandomResizedCrop(24), v2.RandomPerspective(p=1.0), v2.ToDtype(torch.float32, scale=True)])
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("opts")
-    rng = np.random.default_rng(4)
-    for c in ("x", "y", "z"):
-        (root / c).mkdir()
-        for k in range(3):
-            arr = rng.integers(0, 256, (40 + k, 50, 3), dtype=np.uint8)
-            Image.fromarray(arr).save(root / c / f"{k}.{'png' if k else 'jpg'}")
-    (root / "z" / "skip.txt").write_text("x")
-    return root
+@pytest.fixture
+def root(mixed_folder):
+    return mixed_folder
 
 
 def _paths(root):
@@ -161,15 +150,6 @@ def test_v1_train_recipe_through_the_loaders(root, loader_cls):
 
 
 TRAIN = v2.Compose([v2.RandomResizedCrop(24), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True)])
-
-
-@pytest.fixture(scope="module")
-def image_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree")
-    paths = images.write_folder(
-        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
-    )
-    return root, [str(p) for p in paths]
 
 
 def test_random_transforms_repeatable_with_seed_and_epoch(image_tree):

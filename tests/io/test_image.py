@@ -13,15 +13,7 @@ from spdl_torch.io import decode_image
 
 from tests._utils import images
 from tests._utils.corpus import files, params, short_name
-
-
-def _pillow_reads(path) -> bool:
-    try:
-        with Image.open(path) as im:
-            im.load()
-        return True
-    except Exception:
-        return False
+from tests._utils.images import pillow_reads
 
 
 # Lossless formats (and lossy WebP, skipped below) of the corpus, split by whether Pillow can read them.
@@ -32,7 +24,7 @@ _STILLS = (
     + files("gif_suite", ".gif")
     + files("webp_tiff_bmp_gif", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp")
 )
-LOSSLESS = [p for p in _STILLS if _pillow_reads(p)]
+LOSSLESS = [p for p in _STILLS if pillow_reads(p)]
 PILLOW_REJECTS = [p for p in _STILLS if p not in LOSSLESS]
 # Expected differences from Pillow, each with its cause. Strict xfail: a change in behaviour shows up.
 KNOWN_DEVIATIONS = {

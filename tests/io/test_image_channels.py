@@ -12,18 +12,10 @@ from spdl_torch.io import ImageReadMode, decode_image
 
 from tests._utils import images
 from tests._utils.corpus import files, params, short_name
+from tests._utils.images import pillow_reads
 
 
-def _pillow_reads(path) -> bool:
-    try:
-        with Image.open(path) as im:
-            im.load()
-        return True
-    except Exception:
-        return False
-
-
-GIFS = [p for p in files("gif_suite", ".gif") + files("webp_tiff_bmp_gif", ".gif") if _pillow_reads(p)]
+GIFS = [p for p in files("gif_suite", ".gif") + files("webp_tiff_bmp_gif", ".gif") if pillow_reads(p)]
 # Where the first frame lies (partly) outside the logical screen: FFmpeg crops it to the screen or rejects
 # it, Pillow grows the image to hold it.
 GIF_DEVIATIONS = {
@@ -123,7 +115,7 @@ def test_lossy_webp_unchanged_has_the_files_channels(channels):
     assert decode_image(data, mode="UNCHANGED").shape == (len(im.getbands()), 12, 16)
 
 
-WEBPS = [p for p in files("webp_tiff_bmp_gif", ".webp") if _pillow_reads(p)]
+WEBPS = [p for p in files("webp_tiff_bmp_gif", ".webp") if pillow_reads(p)]
 
 
 @pytest.mark.parametrize("path", params(WEBPS))
@@ -149,7 +141,7 @@ def _pillow_la(path) -> np.ndarray:
     return np.asarray(im.convert("LA"))
 
 
-PNGS = [p for p in files("pngsuite", ".png") + files("png_other", ".png") if _pillow_reads(p)]
+PNGS = [p for p in files("pngsuite", ".png") + files("png_other", ".png") if pillow_reads(p)]
 PNG_DEVIATIONS = {  # the same files as in test_decode_image.KNOWN_DEVIATIONS: damaged data we refuse
     "xcsn0g01.png": "wrong IDAT checksum, which we verify (Pillow does not)",
     "invalid-noend.png": "no IEND chunk: refused as truncated",

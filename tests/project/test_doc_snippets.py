@@ -23,6 +23,7 @@ HOME = {
     ("shards.md", 1): "docs_shards_media.py",
     ("shards.md", 2): "docs_shards_s3.py",
     ("deploy.md", 1): "docs_deploy_export.py",
+    ("dataloader.md", 3): "docs_dataloader_hf.py",
 }
 # (page, block) -> lines the example leaves out: they name a host the snippet only illustrates.
 DROP = {
@@ -31,6 +32,7 @@ DROP = {
 }
 # example -> why the fast tier does not run it (None: it runs), or what it needs.
 NEEDS_FFMPEG = {"docs_video.py", "docs_audio.py", "docs_shards_media.py"}
+NEEDS_MODULE = {"docs_dataloader_hf.py": "datasets"}  # an optional dependency (the "hf" extra)
 SLOW = {"docs_deploy_export.py": "torch.export + AOTInductor: about a minute of g++",
         "docs_shards_s3.py": "starts a local S3 server (moto, ~3 s)"}
 
@@ -84,6 +86,8 @@ def test_example_runs(name, world, monkeypatch):
         pytest.skip("needs a CUDA device (the tests marked cuda run these calls on one)")
     if name in NEEDS_FFMPEG and not _inputs.FFMPEG:
         pytest.skip("the ffmpeg CLI makes this example's inputs (apt-get install ffmpeg)")
+    if name in NEEDS_MODULE:
+        pytest.importorskip(NEEDS_MODULE[name])
     monkeypatch.chdir(world)
     monkeypatch.setattr(sys, "argv", [name, "--in", str(world)])
     runpy.run_path(str(EXAMPLES / name), run_name="__main__")  # the example asserts what its snippets promise

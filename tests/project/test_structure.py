@@ -30,8 +30,9 @@ TEST_FOLDER_FILES = ("__init__.py", "conftest.py")
 SANITY_MAX_LINES = 700
 # Imports of another part's private module (or name), each with its reason.
 PRIVATE_IMPORTS_ALLOWED = {
-    # the datasets' repr and warnings say why a transform is not fused and which input its unfused part gets:
-    # transforms' analysis, which the public fuse() (None when nothing fuses) does not carry
+    # the datasets' repr and warnings (the loader's converter of user datasets too, through _fused.analysis_of) say
+    # why a transform is not fused and which input its unfused part gets: transforms' analysis, which the public
+    # fuse() (None when nothing fuses) does not carry
     ("spdl_torch.datasets._fused", "spdl_torch.transforms._fuse", "analyse"): "why a transform is not fused",
     # keep_threads builds a DataLoader inside a function; spdl_torch.DataLoader would close a cycle with the package
     ("spdl_torch.distributed", "spdl_torch.dataloader._loader", "DataLoader"): "the loader keep_threads builds",

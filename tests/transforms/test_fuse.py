@@ -2,7 +2,6 @@
 ``decode_images`` arguments, the other geometries and what stays in the remainder, and Grayscale / RGB (v2 on
 tensors, v1 on PIL images, a PIL remainder after a fused grey conversion) against torchvision's pixels."""
 
-import math
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ import torchvision.transforms as T
 from PIL import Image
 from torchvision.transforms import v2
 
+from tests._utils.images import psnr, smooth_jpegs
 from spdl_torch.io import decode_image, read_file
 from spdl_torch.transforms import fuse
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
@@ -60,27 +60,10 @@ def test_fuse_other_geometries_and_refusals():
 MIN_PSNR = 38.0
 
 
-def psnr(a, b, peak=255.0):
-    mse = (a.double() - b.double()).pow(2).mean().item()
-    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
-
-
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
     """Six smooth JPEGs of different sizes and aspect ratios (both orientations) and one PNG."""
-    root = tmp_path_factory.mktemp("geometry")
-    rng = np.random.default_rng(16)
-    out = []
-    for k in range(6):
-        h, w = (50 + 11 * k, 90 - 6 * k) if k % 2 == 0 else (90 - 6 * k, 50 + 11 * k)
-        small = rng.integers(0, 256, (h // 8 + 1, w // 8 + 1, 3), dtype=np.uint8)
-        path = root / f"{k}.jpg"
-        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path, quality=95)
-        out.append(str(path))
-    small = rng.integers(0, 256, (9, 7, 3), dtype=np.uint8)
-    Image.fromarray(small).resize((61, 77), Image.BICUBIC).save(root / "png.png")
-    out.append(str(root / "png.png"))
-    return out
+    return smooth_jpegs(tmp_path_factory.mktemp("geometry"), 16, portrait=True, png=True)
 
 
 @pytest.mark.parametrize("channels", [1, 3])

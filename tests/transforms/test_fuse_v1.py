@@ -16,6 +16,7 @@ from PIL import Image
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
 from spdl_torch.transforms import fuse, sample_seeds
 from spdl_torch.transforms._fuse import input_kind
+from tests._utils.images import psnr
 from tests._utils import corpus
 from tests._utils.images import train_box
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
@@ -31,11 +32,6 @@ def v1_eval(interp=BILINEAR, size=256, crop=224):
 
 def v1_train(size=224, **kw):
     return T.Compose([T.RandomResizedCrop(size, **kw), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)])
-
-
-def psnr(a, b, peak=255.0):
-    mse = (a.double() - b.double()).pow(2).mean().item()
-    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
 
 
 def psnr_normalized(a, b):

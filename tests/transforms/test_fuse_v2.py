@@ -1,14 +1,13 @@
 """torchvision v2 pipelines fused beyond the basic recipes (conversions, dtypes, nesting, crop sizes); the
 unfused remainder's runs: tests/transforms/test_plan.py."""
 
-import math
 
-import numpy as np
 import pytest
 import torch
 from PIL import Image
 from torchvision.transforms import v2
 
+from tests._utils.images import psnr, smooth_jpegs
 from spdl_torch.io import decode_image, read_file
 from spdl_torch.transforms import fuse
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
@@ -17,23 +16,9 @@ MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 F32 = v2.ToDtype(torch.float32, scale=True)
 
 
-def psnr(a, b, peak=255.0):
-    mse = (a.double() - b.double()).pow(2).mean().item()
-    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
-
-
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
-    root = tmp_path_factory.mktemp("v2")
-    rng = np.random.default_rng(2)
-    out = []
-    for k in range(6):
-        h, w = 50 + 11 * k, 90 - 6 * k
-        small = rng.integers(0, 256, (h // 8, w // 8, 3), dtype=np.uint8)
-        path = root / f"{k}.jpg"
-        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path, quality=95)
-        out.append(str(path))
-    return out
+    return smooth_jpegs(tmp_path_factory.mktemp("v2"), 2)
 
 
 def reference(t, paths):

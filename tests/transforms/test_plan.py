@@ -2,19 +2,16 @@
 was fused from: the fused prefix, and the unfused remainder (deterministic transforms once per batch, in
 chunks; random ones per sample, in torch's global RNG order; results of varying shape per sample)."""
 
-import math
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 from torchvision.transforms import v2
 
 import spdl_torch
 from spdl_torch.io import decode_image
 from spdl_torch.transforms import fuse
 
-from tests._utils import images
+from tests._utils.images import psnr, smooth_jpegs
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
@@ -22,20 +19,6 @@ MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 
 
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
-
-
-def psnr(a, b, peak=255.0):
-    mse = (a.double() - b.double()).pow(2).mean().item()
-    return math.inf if mse == 0 else 10 * math.log10(peak**2 / mse)
-
-
-@pytest.fixture(scope="module")
-def image_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree")
-    paths = images.write_folder(
-        root, ("a", "b"), 5, lambda rng, c, k: images.upsampled_noise(50 + 7 * k, 70 - 3 * k, rng), quality=95
-    )
-    return root, [str(p) for p in paths]
 
 
 def test_plan_matches_torchvision_eval(image_tree):
@@ -60,16 +43,7 @@ F32 = v2.ToDtype(torch.float32, scale=True)
 
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory):
-    root = tmp_path_factory.mktemp("v2")
-    rng = np.random.default_rng(2)
-    out = []
-    for k in range(6):
-        h, w = 50 + 11 * k, 90 - 6 * k
-        small = rng.integers(0, 256, (h // 8, w // 8, 3), dtype=np.uint8)
-        path = root / f"{k}.jpg"
-        Image.fromarray(small).resize((w, h), Image.BICUBIC).save(path, quality=95)
-        out.append(str(path))
-    return out
+    return smooth_jpegs(tmp_path_factory.mktemp("v2"), 2)
 
 
 def reference(t, paths):

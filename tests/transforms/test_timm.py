@@ -14,25 +14,17 @@ from spdl_torch.transforms import fuse
 from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
-
-
-def _timm_class(cls_name, **attrs):
-    """A stand-in with timm's module and class name (the real class where timm is installed)."""
-    cls = type(cls_name, (), {"__call__": lambda self, x: x})
-    cls.__module__ = "timm.data.transforms"
-    obj = cls()
-    obj.__dict__.update(attrs)
-    return obj
+from tests._utils.augment import timm_stand_in
 
 
 def test_timm_classes_recognised_by_name():
     import torchvision.transforms as T1
 
-    rrc = _timm_class("RandomResizedCropAndInterpolation", size=(64, 48), scale=(0.2, 1.0), ratio=(0.75, 1.33),
+    rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(64, 48), scale=(0.2, 1.0), ratio=(0.75, 1.33),
                       interpolation=InterpolationMode.BICUBIC)
-    erase = _timm_class("RandomErasing", probability=0.25, min_area=0.02, max_area=1 / 3,
+    erase = timm_stand_in("RandomErasing", probability=0.25, min_area=0.02, max_area=1 / 3,
                         log_aspect_ratio=(math.log(0.3), math.log(1 / 0.3)), min_count=1, max_count=1, mode="pixel")
-    t = T1.Compose([rrc, T1.RandomHorizontalFlip(), _timm_class("MaybeToTensor"),
+    t = T1.Compose([rrc, T1.RandomHorizontalFlip(), timm_stand_in("MaybeToTensor"),
                     T1.Normalize(torch.tensor([0.5] * 3), torch.tensor([0.25] * 3)), erase])
     a = analyse(t)
     assert a.input == "pil" and a.plan.rest is None, a
@@ -43,16 +35,16 @@ def test_timm_classes_recognised_by_name():
     (op,) = [op for s in range(200) for op in a.plan.sample_augmentation(s)][:1]
     assert op.op == "erase" and op.args[0] == 2  # mode="pixel": normal values per pixel
 
-    random_interp = _timm_class("RandomResizedCropAndInterpolation", size=(64, 64), scale=(0.08, 1.0),
+    random_interp = timm_stand_in("RandomResizedCropAndInterpolation", size=(64, 64), scale=(0.08, 1.0),
                                 ratio=(0.75, 1.33), interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
-    a = analyse(T1.Compose([random_interp, _timm_class("MaybeToTensor")]))
+    a = analyse(T1.Compose([random_interp, timm_stand_in("MaybeToTensor")]))
     assert a.plan.rest is None and a.plan.op_kwargs["interpolation"] == ("bilinear", "bicubic") and a.plan.random
-    blur = _timm_class("AugmentOp", name="GaussianBlur", prob=0.5, magnitude=9, hparams={}, kwargs={})
-    rand = _timm_class("RandAugment", ops=[blur], num_layers=2, choice_weights=None)
-    a = analyse(T1.Compose([rrc, rand, _timm_class("ToNumpy")]))
+    blur = timm_stand_in("AugmentOp", name="GaussianBlur", prob=0.5, magnitude=9, hparams={}, kwargs={})
+    rand = timm_stand_in("RandAugment", ops=[blur], num_layers=2, choice_weights=None)
+    a = analyse(T1.Compose([rrc, rand, timm_stand_in("ToNumpy")]))
     assert a.unfused is rand and "GaussianBlur" in a.reason
     erase.mode, erase.max_count = "rand", 3  # one normal value per channel and box, up to 3 boxes
-    a = analyse(T1.Compose([rrc, _timm_class("MaybeToTensor"), erase]))
+    a = analyse(T1.Compose([rrc, timm_stand_in("MaybeToTensor"), erase]))
     assert a.plan.rest is None and a.plan.augment.eraser.max_rows == 3, a
     ops = [op for s in range(400) for op in a.plan.sample_augmentation(s)]
     assert {op.args[0] for op in ops} == {1} and {len([o for o in a.plan.sample_augmentation(s)])
@@ -62,9 +54,9 @@ def test_timm_classes_recognised_by_name():
                                ("min_count", 4, r"min_count/max_count=\(4, 3\)"),
                                ("min_count", 1.0, r"min_count/max_count=\(1.0, 3\)"),
                                ("max_area", -0.1, "min_area/max_area"), ("min_area", math.inf, "min_area/max_area")]:
-        bad = _timm_class("RandomErasing", **{**erase.__dict__, attr: value})
+        bad = timm_stand_in("RandomErasing", **{**erase.__dict__, attr: value})
         with pytest.raises(ValueError, match=match):
-            analyse(T1.Compose([rrc, _timm_class("MaybeToTensor"), bad]))
+            analyse(T1.Compose([rrc, timm_stand_in("MaybeToTensor"), bad]))
 
 
 @pytest.fixture(scope="module")
@@ -152,9 +144,9 @@ def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
     from spdl_torch.transforms import sample_seeds
     from spdl_torch.transforms._augment_program import interpolation_choice
 
-    rrc = _timm_class("RandomResizedCropAndInterpolation", size=(40, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
+    rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(40, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
                       interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
-    plan = fuse(T1.Compose([rrc, _timm_class("MaybeToTensor")]))
+    plan = fuse(T1.Compose([rrc, timm_stand_in("MaybeToTensor")]))
     srcs = paths * 4
     seeds = sample_seeds(3, 0, range(len(srcs)))
     got = plan(srcs, seeds)

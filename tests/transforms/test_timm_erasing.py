@@ -12,15 +12,7 @@ from torchvision.transforms import InterpolationMode
 from spdl_torch.transforms import fuse
 
 from tests._utils import images
-
-
-def _timm_class(cls_name, **attrs):
-    """A stand-in with timm's module and class name (the real class where timm is installed)."""
-    cls = type(cls_name, (), {"__call__": lambda self, x: x})
-    cls.__module__ = "timm.data.transforms"
-    obj = cls()
-    obj.__dict__.update(attrs)
-    return obj
+from tests._utils.augment import timm_stand_in
 
 
 @pytest.fixture(scope="module")
@@ -134,14 +126,14 @@ def test_timm_erasing_is_written_by_the_op(paths):
 
     from spdl_torch.transforms import sample_seeds
 
-    rrc = _timm_class("RandomResizedCropAndInterpolation", size=(48, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
+    rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(48, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
                       interpolation=InterpolationMode.BILINEAR)
-    head = [rrc, _timm_class("MaybeToTensor"), T1.Normalize(torch.tensor([0.5] * 3), torch.tensor([0.25] * 3))]
+    head = [rrc, timm_stand_in("MaybeToTensor"), T1.Normalize(torch.tensor([0.5] * 3), torch.tensor([0.25] * 3))]
     srcs = paths * 6
     seeds = sample_seeds(11, 0, range(len(srcs)))
     plain = fuse(T1.Compose(head))(srcs, seeds)
     for mode in ("const", "rand", "pixel"):
-        erase = _timm_class("RandomErasing", probability=0.8, min_area=0.02, max_area=0.4,
+        erase = timm_stand_in("RandomErasing", probability=0.8, min_area=0.02, max_area=0.4,
                             log_aspect_ratio=(math.log(0.3), math.log(1 / 0.3)), min_count=1, max_count=3, mode=mode)
         plan = fuse(T1.Compose(head + [erase]))
         got = plan(srcs, seeds)
