@@ -109,6 +109,7 @@ def encode(op: Op, values: Mapping[str, object]) -> tuple[float, ...]:
         v = values.get(a.name, _MISSING)
         if v is _MISSING:
             if a.default is None:
+                _check_known(op, values)
                 raise TypeError(f"{op.name}: missing argument {a.name!r}")
             out += [float(a.default)] * a.count
             continue
@@ -118,9 +119,14 @@ def encode(op: Op, values: Mapping[str, object]) -> tuple[float, ...]:
         else:
             out += a.encode(op.name, v)
     if given != len(values):
-        unknown = sorted(set(values) - {a.name for a in op.args})
-        raise TypeError(f"{op.name}: unknown argument(s) {unknown} (it takes {[a.name for a in op.args]})")
+        _check_known(op, values)
     return tuple(out)
+
+
+def _check_known(op: Op, values: Mapping[str, object]) -> None:
+    unknown = sorted(set(values) - {a.name for a in op.args})
+    if unknown:
+        raise TypeError(f"{op.name}: unknown argument(s) {unknown} (it takes {[a.name for a in op.args]})")
 
 
 def op_args(op: str, /, **values: object) -> tuple[float, ...]:

@@ -46,45 +46,55 @@ struct Arg {
   const char* doc = "";
 
   constexpr Arg times(int n) const {
-    return with([n](Arg& a) { a.count = n; });
+    Arg a = *this;
+    a.count = n;
+    return a;
   }
   constexpr Arg at_least(double v) const {
-    return with([v](Arg& a) { a.low = v; });
+    Arg a = *this;
+    a.low = v;
+    return a;
   }
   constexpr Arg above(double v) const {
-    return with([v](Arg& a) { a.low = v, a.low_open = true; });
+    Arg a = at_least(v);
+    a.low_open = true;
+    return a;
   }
   constexpr Arg at_most(double v) const {
-    return with([v](Arg& a) { a.high = v; });
+    Arg a = *this;
+    a.high = v;
+    return a;
   }
   constexpr Arg below(double v) const {
-    return with([v](Arg& a) { a.high = v, a.high_open = true; });
+    Arg a = at_most(v);
+    a.high_open = true;
+    return a;
   }
   constexpr Arg within(double lo, double hi) const { return at_least(lo).at_most(hi); }
   constexpr Arg not_nan() const {
-    return with([](Arg& a) { a.infinite = true; });
+    Arg a = *this;
+    a.infinite = true;
+    return a;
   }
   constexpr Arg odd_only() const {
-    return with([](Arg& a) { a.odd = true; });
+    Arg a = *this;
+    a.odd = true;
+    return a;
   }
   constexpr Arg or_none(double v) const {
-    return with([v](Arg& a) { a.has_none = true, a.none_value = v; });
+    Arg a = *this;
+    a.has_none = true, a.none_value = v;
+    return a;
   }
   constexpr Arg defaults_to(double v) const {
-    return with([v](Arg& a) { a.has_default = true, a.default_value = v; });
+    Arg a = *this;
+    a.has_default = true, a.default_value = v;
+    return a;
   }
   constexpr int num_choices() const {
     int n = 0;
     while (n < kMaxChoices && choices[n] != nullptr) ++n;
     return n;
-  }
-
- private:
-  template <typename Edit>
-  constexpr Arg with(Edit edit) const {
-    Arg a = *this;
-    edit(a);
-    return a;
   }
 };
 
