@@ -153,7 +153,7 @@ clean:
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := build/fuzz
 SAN_DIR      := build/sanitize
-FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode audio_decode
+FUZZ_TARGETS := decode_image decode_batch jpeg_markers tiff_ifd image_chunks video_decode audio_decode wav_reader
 # Every core source and header, at any depth (csrc/core/**): a new core file needs no edit here.
 CORE_SRCS    := $(sort $(shell find csrc/core -name '*.cpp'))
 CORE_HDRS    := $(sort $(shell find csrc/core -name '*.h'))
@@ -288,6 +288,7 @@ bench: build $(STAMPS)/bench-deps
 	$(PY) -m benchmarks.bench_shards --root $(DATA_DIR)/train --reps 5 --epochs 3 --modes shards,http,s3
 	HF_DATASETS_OFFLINE=1 $(PY) -m benchmarks.bench_user_datasets --root $(DATA_DIR) --reps 3 --epochs 1
 	$(PY) -m benchmarks.bench_user_datasets --root $(DATA_DIR) --fidelity
+	$(PY) -m benchmarks.bench_audio --reps 3
 
 # ---- The GPU check: one script for a GPU machine; see benchmarks/gpu_check.sh ----------------------------
 #   make gpu-check-prepare - the bundle a GPU machine without network needs: photos, libjpeg-turbo, wheels

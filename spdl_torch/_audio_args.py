@@ -16,6 +16,10 @@ _INT64_MAX = 2**63 - 1
 
 _DTYPES = (torch.float32, torch.int16)
 
+#: The default ``seek_mode`` of :func:`decode_audio`, :func:`decode_audio_batch` and ``AudioDataset``.
+DEFAULT_SEEK_MODE = "approximate"
+SEEK_MODES = ("exact", "approximate")
+
 
 def window_samples(duration: float, sample_rate: int) -> int:
     """Samples in a window of ``duration`` seconds at ``sample_rate`` Hz: ``floor(duration * rate + 0.5)``
@@ -58,6 +62,13 @@ def _check_common(op: str, sample_rate, num_channels, dtype, max_samples) -> tup
         raise ValueError(f"{op}: expected dtype torch.float32 or torch.int16, got {dtype=}")
     max_samples = _int_arg(op, "max_samples", max_samples, 1, _INT64_MAX)
     return sample_rate, num_channels, max_samples
+
+
+def seek_mode_arg(op: str, seek_mode) -> str:
+    """``seek_mode`` checked: ``"exact"`` or ``"approximate"``; ValueError otherwise."""
+    if not isinstance(seek_mode, str) or seek_mode not in SEEK_MODES:
+        raise ValueError(f"{op}: expected seek_mode 'exact' or 'approximate', got {seek_mode=!r}")
+    return seek_mode
 
 
 def _seeds(op: str, seeds, n: int) -> torch.Tensor:

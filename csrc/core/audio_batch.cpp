@@ -75,6 +75,7 @@ AudioOptions item_options(const AudioBatchOptions& o) {
   a.type = o.type;
   a.strict = o.strict;
   a.max_samples = o.max_samples;
+  a.seek_mode = o.seek_mode;
   return a;
 }
 

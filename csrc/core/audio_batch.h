@@ -22,6 +22,7 @@ struct AudioBatchOptions {
   double duration = -1;   // > 0: windows of round(duration * sample_rate) samples; else whole files
   bool random_crop = false;  // with duration: each window's start drawn from its sample's seed
   bool strict = true;
+  AudioSeekMode seek_mode = AudioSeekMode::Approximate;  // as AudioOptions::seek_mode
   // The whole batch's output: B x channels x N samples (padding included), B the number of items.
   int64_t max_samples = kDefaultMaxAudioSamples;
 

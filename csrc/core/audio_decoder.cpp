@@ -10,7 +10,7 @@
 namespace spdl_torch::core {
 
 AudioMetadata read_audio_metadata(const MediaSource& source) {
-  const detail::AudioInput input(source);
+  const detail::AudioInput input(source, false);
   return input.metadata();
 }
 
@@ -64,7 +64,7 @@ namespace {
 // Samples per channel to allocate up front: the window's stated length, capped at 1 Mi samples.
 int64_t initial_capacity(const detail::AudioInput& input, const AudioOptions& options) {
   constexpr int64_t kCap = int64_t(1) << 20;
-  const int rate = options.sample_rate > 0 ? options.sample_rate : input.codec->sample_rate;
+  const int rate = options.sample_rate > 0 ? options.sample_rate : input.stated_rate();
   if (rate <= 0) return 4096;
   int64_t stated = input.stated_samples(rate);
   if (options.stop >= 0) {

@@ -15,6 +15,12 @@ int64_t audio_sample_index(double seconds, int rate) {
   return static_cast<int64_t>(std::floor(seconds * double(rate) + 0.5));
 }
 
+AudioSeekMode parse_audio_seek_mode(const std::string& name) {
+  if (name == "exact") return AudioSeekMode::Exact;
+  if (name == "approximate") return AudioSeekMode::Approximate;
+  throw InvalidArgument("expected seek_mode 'exact' or 'approximate', got '" + name + "'");
+}
+
 void AudioOptions::validate() const {
   if (sample_rate < 0 || sample_rate > kMaxAudioSampleRate) {
     throw InvalidArgument("expected sample_rate in [1, " + std::to_string(kMaxAudioSampleRate) +

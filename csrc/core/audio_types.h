@@ -49,6 +49,13 @@ class AudioOutputLimit : public DecodeError {
 // The output sample index of a time t at rate r: floor(t * r + 0.5) (round half up).
 int64_t audio_sample_index(double seconds, int rate);
 
+// How a window far from the start is reached. Exact: its samples are the whole decode's, bit for bit (Opus,
+// whose decoder state after a seek never becomes the whole decode's exactly, decodes from the start).
+// Approximate: Opus seeks too, with RFC 7845's 80 ms pre-roll (its samples then differ from the whole
+// decode's by at most the bound docs/audio.md states); every other input is exact in both modes.
+enum class AudioSeekMode { Exact, Approximate };
+AudioSeekMode parse_audio_seek_mode(const std::string& name);  // "exact", "approximate"; InvalidArgument otherwise
+
 struct AudioOptions {
   int sample_rate = 0;    // output rate in Hz; 0: the source's
   int num_channels = 0;   // output channels (the ffmpeg CLI's -ac rule); 0: the source's
@@ -57,6 +64,7 @@ struct AudioOptions {
   SampleType type = SampleType::Float32;
   bool strict = true;     // a packet the decoder rejects (or a truncated PCM/FLAC stream) raises DecodeError
   int64_t max_samples = kDefaultMaxAudioSamples;  // channels x samples of the output; DecodeError beyond
+  AudioSeekMode seek_mode = AudioSeekMode::Approximate;
 
   // InvalidArgument naming the bad value.
   void validate() const;

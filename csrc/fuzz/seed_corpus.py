@@ -113,9 +113,29 @@ def _audio_seeds(root, put) -> None:
                 put(path.read_bytes())
 
 
+def _wav_seeds(root, put) -> None:
+    """wav_reader: the first 64 KiB of corpus WAVs, plus headers with odd chunks, EXTENSIBLE, RF64 and data sizes
+    of 0 / past the end (tests/_utils/audio.py builds them as the tests do)."""
+    from tests._utils import audio as A
+
+    if root is not None and (root / "audio").is_dir():
+        wavs = sorted(p for p in (root / "audio").iterdir() if p.suffix.lower() == ".wav")
+        for p in wavs[:: max(1, len(wavs) // 16)][:16]:
+            put(p.read_bytes()[:MAX_BYTES])
+    pcm = bytes(range(256)) * 8
+    fmt16 = A.wav_fmt(tag=1, channels=2, rate=16000, bits=16)
+    junk = A.riff_chunk(b"junk", b"abc")
+    for data in (A.wav_file(fmt16, pcm), A.wav_file(fmt16, pcm, before=[junk], after=[junk]),
+                 A.wav_file(fmt16, pcm, data_size=0), A.wav_file(fmt16, pcm, data_size=len(pcm) * 4),
+                 A.wav_file(A.wav_fmt(tag=3, channels=1, rate=8000, bits=64), pcm, rf64=True),
+                 A.wav_file(A.wav_fmt(tag=1, channels=6, rate=48000, bits=24, extensible=(24, 0x60F)), pcm[:1800]),
+                 A.wav_file(A.wav_fmt(tag=1, channels=1, rate=8000, bits=8), pcm[:255])):
+        put(data)
+
+
 def main(out: Path) -> None:
     targets = {t: out / t for t in ("decode_image", "decode_batch", "jpeg_markers", "tiff_ifd", "image_chunks",
-                                    "video_decode", "audio_decode")}
+                                    "video_decode", "audio_decode", "wav_reader")}
     for d in targets.values():
         d.mkdir(parents=True, exist_ok=True)
     root = corpus_dir()
@@ -145,6 +165,7 @@ def main(out: Path) -> None:
             stills.append(data[:MAX_BYTES])
     _video_seeds(root, out / "video_decode")
     _audio_seeds(root, lambda data: put("audio_decode", data))
+    _wav_seeds(root, lambda data: put("wav_reader", data))
     # Synthetic seeds, so each target has something to start from without the media corpus.
     put("tiff_ifd", b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0")
     put("jpeg_markers", b"\xff\xd8\xff\xc0\0\x11\x08\0\x10\0\x10\x03\x01\x22\0\x02\x11\x01\x03\x11\x01\xff\xd9")

@@ -24,7 +24,7 @@ using Batch = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 Batch decode_audio_batch(at::TensorList data, const std::vector<std::string>& paths, int64_t sample_rate,
                          int64_t num_channels, double duration, c10::optional<at::ArrayRef<double>> starts,
                          const c10::optional<at::Tensor>& seeds, c10::optional<at::ScalarType> dtype, bool pin_memory,
-                         bool strict, int64_t max_samples) {
+                         bool strict, int64_t max_samples, c10::string_view seek_mode) {
   constexpr const char* op = "decode_audio_batch";
   TORCH_CHECK_VALUE(data.empty() || paths.empty(), op, ": expected either data or paths, got ", data.size(),
                     " tensors and ", paths.size(), " paths");
@@ -42,7 +42,10 @@ Batch decode_audio_batch(at::TensorList data, const std::vector<std::string>& pa
   opt.random_crop = seeds.has_value();
   opt.strict = strict;
   opt.max_samples = max_samples;
-  translate_core_errors(op, [&] { opt.validate(); });
+  translate_core_errors(op, [&] {
+    opt.seek_mode = core::parse_audio_seek_mode(std::string(seek_mode));
+    opt.validate();
+  });
   TORCH_CHECK_VALUE(!(starts.has_value() && seeds.has_value()), op, ": expected starts or seeds, not both");
   TORCH_CHECK_VALUE(!starts.has_value() || duration > 0, op, ": starts needs a duration > 0");
   TORCH_CHECK_VALUE(!starts.has_value() || int64_t(starts->size()) == n, op, ": expected ", n, " starts, got ",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// decode_audio / decode_audio_file: one audio stream (or a window of it) -> Tensor[C, N] float32 or int16;
+// decode_audio / decode_audio_file: one audio stream (or a window of it) -> (Tensor[C, N] float32 or int16, the
+// output rate in Hz as an int64 0-dim tensor);
 // audio_metadata / audio_metadata_file: the stream's metadata without decoding. The *_file variants have no
 // tensor input, so they sit under BackendSelect.
 #include <ATen/ATen.h>
@@ -20,9 +21,11 @@ namespace {
 
 std::string seconds(int64_t samples, int rate) { return core::seconds_text(double(samples) / double(rate)); }
 
-at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
-                  double start_seconds, c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
-                  int64_t max_samples) {
+using Decoded = std::tuple<at::Tensor, at::Tensor>;
+
+Decoded decode(const core::MediaSource& source, const char* op, int64_t sample_rate, int64_t num_channels,
+               double start_seconds, c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype,
+               bool strict, int64_t max_samples, c10::string_view seek_mode) {
   core::AudioOptions opt;
   TORCH_CHECK_VALUE(sample_rate >= 0 && sample_rate <= core::kMaxAudioSampleRate, op,
                     ": expected sample_rate in [1, ", core::kMaxAudioSampleRate, "] or 0, got ", sample_rate);
@@ -37,7 +40,10 @@ at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sampl
   opt.type = audio_sample_type(dtype, op);
   opt.strict = strict;
   opt.max_samples = max_samples;
-  translate_core_errors(op, [&] { opt.validate(); });
+  translate_core_errors(op, [&] {
+    opt.seek_mode = core::parse_audio_seek_mode(std::string(seek_mode));
+    opt.validate();
+  });
   auto decoded = std::make_unique<core::DecodedAudio>(
       translate_core_errors(op, [&] { return core::decode_audio_to_buffer(source, opt); }));
   const core::AudioDecodeResult& r = decoded->result;
@@ -48,28 +54,31 @@ at::Tensor decode(const core::MediaSource& source, const char* op, int64_t sampl
   const int64_t channels = r.num_channels;
   const int64_t n = r.written;
   void* data = decoded->samples.data();
-  if (channels * n == 0) return at::empty({channels, n}, at::TensorOptions().dtype(audio_scalar_type(opt.type)));
+  const at::Tensor rate = at::scalar_tensor(int64_t(r.sample_rate), at::TensorOptions().dtype(at::kLong));
+  if (channels * n == 0) {
+    return {at::empty({channels, n}, at::TensorOptions().dtype(audio_scalar_type(opt.type))), rate};
+  }
   auto* owner = decoded.release();
-  return at::from_blob(
-      data, {channels, n}, [owner](void*) { delete owner; },
-      at::TensorOptions().dtype(audio_scalar_type(opt.type)));
+  return {at::from_blob(
+              data, {channels, n}, [owner](void*) { delete owner; },
+              at::TensorOptions().dtype(audio_scalar_type(opt.type))),
+          rate};
 }
 
-at::Tensor decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start_seconds,
-                        c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
-                        int64_t max_samples) {
+Decoded decode_audio(const at::Tensor& data, int64_t sample_rate, int64_t num_channels, double start_seconds,
+                     c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
+                     int64_t max_samples, c10::string_view seek_mode) {
   check_encoded_bytes(data, "decode_audio");
   const at::Tensor bytes = data.contiguous();
-  return decode(audio_bytes_source(bytes), "decode_audio",
-                sample_rate, num_channels, start_seconds, stop_seconds, dtype, strict, max_samples);
+  return decode(audio_bytes_source(bytes), "decode_audio", sample_rate, num_channels, start_seconds, stop_seconds,
+                dtype, strict, max_samples, seek_mode);
 }
 
-at::Tensor decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels,
-                             double start_seconds, c10::optional<double> stop_seconds,
-                             c10::optional<at::ScalarType> dtype, bool strict,
-                             int64_t max_samples) {
+Decoded decode_audio_file(c10::string_view path, int64_t sample_rate, int64_t num_channels, double start_seconds,
+                          c10::optional<double> stop_seconds, c10::optional<at::ScalarType> dtype, bool strict,
+                          int64_t max_samples, c10::string_view seek_mode) {
   return decode(core::MediaSource::from_path(std::string(path)), "decode_audio_file", sample_rate, num_channels,
-                start_seconds, stop_seconds, dtype, strict, max_samples);
+                start_seconds, stop_seconds, dtype, strict, max_samples, seek_mode);
 }
 
 using Metadata = std::tuple<std::vector<int64_t>, std::vector<std::string>, double>;

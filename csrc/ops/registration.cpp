@@ -46,16 +46,18 @@ TORCH_LIBRARY(spdl_torch, m) {
   // Audio (csrc/ops/decode_audio_op.cpp, decode_audio_batch_op.cpp).
   m.def(
       "decode_audio(Tensor data, *, int sample_rate=0, int num_channels=0, float start_seconds=0.0, float? stop_seconds=None, "
-      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824) -> Tensor");
+      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824, str seek_mode=\"approximate\") "
+      "-> (Tensor, Tensor)");
   m.def(
       "decode_audio_file(str path, *, int sample_rate=0, int num_channels=0, float start_seconds=0.0, float? stop_seconds=None, "
-      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824) -> Tensor");
+      "ScalarType? dtype=None, bool strict=True, int max_samples=1073741824, str seek_mode=\"approximate\") "
+      "-> (Tensor, Tensor)");
   m.def("audio_metadata(Tensor data) -> (int[], str[], float)");
   m.def("audio_metadata_file(str path) -> (int[], str[], float)");
   m.def(
       "decode_audio_batch(Tensor[] data, str[] paths, *, int sample_rate, int num_channels, float duration=-1.0, "
       "float[]? starts=None, Tensor? seeds=None, ScalarType? dtype=None, bool pin_memory=False, bool strict=True, "
-      "int max_samples=1073741824) -> (Tensor, Tensor, Tensor, Tensor)");
+      "int max_samples=1073741824, str seek_mode=\"approximate\") -> (Tensor, Tensor, Tensor, Tensor)");
   // The CUDA side (csrc/cuda/; stubs in the CPU variant: csrc/ops/cuda_stubs.cpp).
   m.def("build_info() -> str[]");
   // The augmentation ops' table (csrc/core/augment/op_table.h) as JSON, read by spdl_torch/transforms/_augment_codes.py.

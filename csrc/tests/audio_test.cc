@@ -5,7 +5,9 @@
 //   audio_test [CORPUS_DIR...]
 // Synthetic checks (bad inputs, option validation), then every 10th file of CORPUS_DIR/audio: path == memory,
 // whole == two windows concatenated (native and 16 kHz mono), the batch decoder's slots == single decodes,
-// and truncated copies decode a prefix or raise DecodeError (never another exception, never a sanitizer report).
+// and truncated copies decode a prefix or raise DecodeError (never another exception, never a sanitizer report);
+// WAV files: the native reader's samples == FFmpeg's; MP3 / Ogg files: the packet index's length == the whole
+// decode's, and the index cache keeps a file's index (not a file changed a moment before).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +19,12 @@
 
 #include "core/audio_batch.h"
 #include "core/audio_decoder.h"
+#include "core/detail/ffmpeg/audio_index.h"
+#include "core/detail/ffmpeg/audio_index_cache.h"
+#include "core/detail/ffmpeg/audio_stream.h"
+#include "core/detail/io/byte_reader.h"
+#include "core/detail/parse/audio_packets.h"
+#include "core/detail/parse/flac_frames.h"
 #include "core/detail/parse/ogg_pages.h"
 #include "core/errors.h"
 #include "core/thread_pool.h"
@@ -183,11 +191,123 @@ static void test_file(const fs::path& path, ThreadPool& pool, int& truncations) 
   }
 }
 
+// The per-packet sample counts the packet index uses, on hand-made headers.
+static void test_packet_parsers() {
+  using namespace spdl_torch::core::detail;
+  const uint8_t mp1[4] = {0xff, 0xfb, 0x90, 0x00}, mp2[4] = {0xff, 0xf3, 0x90, 0x00}, mp25[4] = {0xff, 0xe3, 0, 0};
+  const uint8_t l2[4] = {0xff, 0xfd, 0, 0}, l1[4] = {0xff, 0xff, 0, 0}, bad[4] = {0xff, 0xf9, 0, 0};
+  CHECK(mpeg_audio_frame_samples(mp1, 4) == 1152 && mpeg_audio_frame_samples(mp2, 4) == 576);
+  CHECK(mpeg_audio_frame_samples(mp25, 4) == 576 && mpeg_audio_frame_samples(l2, 4) == 1152);
+  CHECK(mpeg_audio_frame_samples(l1, 4) == 384 && mpeg_audio_frame_samples(bad, 4) == -1);
+  CHECK(mpeg_audio_frame_samples(mp1, 3) == -1);
+  // Opus TOC: config (5 bits), stereo, frame count code (2 bits)
+  const uint8_t silk10[1] = {0 << 3}, silk60x2[1] = {3 << 3 | 1}, celt20x6[2] = {31 << 3 | 3, 6};
+  const uint8_t celt20x7[2] = {31 << 3 | 3, 7}, hybrid20x2[1] = {13 << 3 | 2}, zero[2] = {31 << 3 | 3, 0};
+  CHECK(opus_packet_samples(silk10, 1) == 480 && opus_packet_samples(silk60x2, 1) == 5760);
+  CHECK(opus_packet_samples(celt20x6, 2) == 5760 && opus_packet_samples(celt20x7, 2) == -1);
+  CHECK(opus_packet_samples(hybrid20x2, 1) == 1920 && opus_packet_samples(zero, 2) == -1);
+  CHECK(opus_packet_samples(celt20x6, 1) == -1 && opus_packet_samples(silk10, 0) == -1);
+  VorbisBlocks v;
+  const uint8_t junk[8] = {2, 1, 1, 0, 0, 0, 0, 0};
+  CHECK(!v.init(junk, sizeof(junk)) && v.next(silk10, 1) == -1);
+}
+
+// FLAC: the frame search over the corpus' FLAC files lands on a frame header at or before each target.
+static void test_flac_frames(const fs::path& path, int& located) {
+  using namespace spdl_torch::core::detail;
+  auto bytes = open_file_bytes(path.string());
+  if (!bytes) return;
+  uint8_t head[42];
+  FlacStreamInfo info;
+  if (bytes->read(0, head, 42) != 42 || !parse_flac_streaminfo(head + 8, 34, &info)) return;
+  const int64_t start = flac_audio_offset(*bytes);
+  if (start < 0 || info.total_samples <= 0) return;
+  for (int64_t t : {info.total_samples / 3, info.total_samples / 2, info.total_samples - 1}) {
+    int64_t pos = 0, first = 0;
+    if (!locate_flac_frame(*bytes, info, start, t, &pos, &first)) continue;
+    uint8_t h[32];
+    FlacFrame f;
+    CHECK(parse_flac_frame_header(h, bytes->read(pos, h, sizeof(h)), info, &f));
+    CHECK(f.first_sample == first && first <= t && t - first <= 4 * int64_t(info.max_block));
+    ++located;
+  }
+}
+
+// A whole decode through `input` at `rate` (0: native), as bytes.
+static Bytes decode_through(detail::AudioInput& input, int rate) {
+  AudioOptions opt;
+  opt.sample_rate = rate;
+  opt.num_channels = rate ? 1 : 0;
+  AudioBuffer buffer(SampleType::Float32, 1 << 16);
+  detail::OutputWindow window;
+  const AudioDecodeResult r = detail::decode_audio_stream(input, opt, window, buffer);
+  return buffer.take_compact(r.written);
+}
+
+// WAV: the native reader's samples equal FFmpeg's (its demuxer and PCM decoder), at the native rate and
+// resampled; MP3 / Ogg: the packet index (demuxed, not decoded) counts the whole decode's samples exactly.
+static void test_native_and_indexed(const fs::path& path, int& wavs, int& indexed) {
+  const MediaSource source = MediaSource::from_path(path.string());
+  const std::string ext = path.extension().string();
+  if (ext == ".wav") {
+    try {
+      for (int rate : {0, 16000}) {  // fresh inputs for each decode (an FFmpeg input is read to its end)
+        detail::AudioInput native(source), ffmpeg(source, false);
+        CHECK(decode_through(native, rate) == decode_through(ffmpeg, rate));
+      }
+      ++wavs;
+    } catch (const DecodeError&) {
+    }
+  } else if (ext == ".mp3" || ext == ".ogg" || ext == ".oga" || ext == ".opus") {
+    try {
+      detail::AudioInput input(source, false);
+      const AudioMetadata m = input.metadata();
+      AudioOptions opt;
+      const DecodedAudio whole = decode_audio_to_buffer(source, opt);
+      auto index = detail::build_packet_index(source, {}, m.stream_index, whole.result.sample_rate);
+      if (index->unusable.empty()) {
+        if (index->total() != whole.result.written) {
+          std::fprintf(stderr, "%s: index %lld samples, decode %lld\n", path.c_str(), (long long)index->total(),
+                       (long long)whole.result.written);
+        }
+        CHECK(index->total() == whole.result.written);
+        ++indexed;
+      }
+    } catch (const DecodeError&) {
+    }
+  }
+}
+
+static void test_index_cache(const fs::path& corpus_file) {
+  using namespace spdl_torch::core::detail;
+  const MediaSource source = MediaSource::from_path(corpus_file.string());
+  const AudioMetadata m = read_audio_metadata(source);
+  const int stream = m.stream_index, rate = m.sample_rate;
+  clear_packet_index_cache();
+  auto a = cached_packet_index(source, {}, stream, rate);
+  auto b = cached_packet_index(source, {}, stream, rate);
+  PacketIndexCacheStats s = packet_index_cache_stats();
+  CHECK(s.misses == 1 && s.hits == 1 && s.entries == 1 && a == b && s.bytes >= a->memory_bytes());
+  // A copy written just now: indexed, used, not kept.
+  const fs::path copy = fs::temp_directory_path() / "spdl_torch_audio_test_index.mp3";
+  fs::copy_file(corpus_file, copy, fs::copy_options::overwrite_existing);
+  auto c = cached_packet_index(MediaSource::from_path(copy.string()), {}, stream, rate);
+  s = packet_index_cache_stats();
+  CHECK(s.not_kept == 1 && s.entries == 1 && c->packets() == a->packets());
+  // Bytes: never kept.
+  const Bytes data = read_all(corpus_file);
+  cached_packet_index(MediaSource::from_memory(data.data(), data.size()), {}, stream, rate);
+  CHECK(packet_index_cache_stats().not_kept == 2);
+  fs::remove(copy);
+  clear_packet_index_cache();
+}
+
 int main(int argc, char** argv) {
   test_bad_inputs();
   test_ogg_pages();
+  test_packet_parsers();
   ThreadPool pool(2);
-  int files = 0, truncations = 0;
+  int files = 0, truncations = 0, wavs = 0, indexed = 0, located = 0;
   for (int i = 1; i < argc; ++i) {
     const fs::path dir = fs::path(argv[i]) / "audio";
     if (!fs::is_directory(dir)) continue;
@@ -200,8 +320,20 @@ int main(int argc, char** argv) {
       test_file(paths[k], pool, truncations);
       ++files;
     }
+    for (size_t k = 0; k < paths.size(); k += 5) test_native_and_indexed(paths[k], wavs, indexed);
+    for (const fs::path& p : paths) {
+      if (p.extension() == ".flac") test_flac_frames(p, located);
+    }
+    for (const fs::path& p : paths) {
+      if (p.extension() == ".mp3") {
+        test_index_cache(p);
+        break;
+      }
+    }
   }
-  std::printf("audio_test: %d checks, %d failed; corpus: %d audio files, %d truncations\n", g_checks, g_failures,
-              files, truncations);
+  std::printf(
+      "audio_test: %d checks, %d failed; corpus: %d audio files, %d truncations, %d WAVs native == FFmpeg, "
+      "%d packet indexes == the whole decode, %d FLAC frames located\n",
+      g_checks, g_failures, files, truncations, wavs, indexed, located);
   return g_failures == 0 ? 0 : 1;
 }

@@ -14,7 +14,7 @@ import torch.utils._pytree as pytree
 from torch.utils.data import Dataset
 from torch.utils.data._utils.collate import default_collate_fn_map
 
-from .._audio_args import check_batch_args
+from .._audio_args import check_batch_args, seek_mode_arg
 from .._context import loader_context
 from .._errors import DecodeError, name_sample
 from .._integers import as_integer
@@ -127,6 +127,10 @@ class AudioDataset(Dataset):
         dtype: ``torch.float32`` or ``torch.int16``.
         strict: raise ``DecodeError`` (naming the file) on a bad file, ``FileNotFoundError`` / ``OSError``
             on one that cannot be opened; ``False``: a waveform of length 0.
+        seek_mode: ``"approximate"`` (the default: crops of Ogg Opus and AAC files are reached by seeking,
+            Opus within the bound stated in ``docs/audio.md`` of the whole decode's samples, AAC's
+            noise-substituted bands with other noise) or ``"exact"`` (bit for bit for every format: those
+            decode from their start); see :func:`spdl_torch.io.decode_audio`.
 
     Samples are ``(Waveform, label)`` with a :class:`Waveform` ``(data Tensor[C, n], lengths n)``; torch's
     ``default_collate`` (the default of both DataLoaders, and :func:`spdl_torch.datasets.collate`) turns a list
@@ -137,7 +141,7 @@ class AudioDataset(Dataset):
     def __init__(self, paths: Sequence[str | os.PathLike], labels: Sequence[Any] | None = None, *,
                  sample_rate: int = 16000, num_channels: int = 1, duration: float | None = None,
                  random_crop: bool = False, seed: int | None = None, dtype: torch.dtype = torch.float32,
-                 strict: bool = True) -> None:
+                 strict: bool = True, seek_mode: str = "approximate") -> None:
         self.paths = [os.fspath(p) for p in paths]
         if labels is not None and len(labels) != len(self.paths):
             raise ValueError(f"AudioDataset: expected {len(self.paths)} labels, got {len(labels)}")
@@ -151,6 +155,7 @@ class AudioDataset(Dataset):
         self.sample_rate, self.num_channels = sample_rate, num_channels
         self.duration, self.random_crop = duration, bool(random_crop)
         self.dtype, self.strict = dtype, bool(strict)
+        self.seek_mode = seek_mode_arg("AudioDataset", seek_mode)
         self._seed_given = seed is not None
         self.seed = int(torch.empty((), dtype=torch.int64).random_().item()) if seed is None else int(seed)
         self.epoch = 0
@@ -207,7 +212,7 @@ class AudioDataset(Dataset):
 
         b = decode_audio_batch(srcs, sample_rate=self.sample_rate, num_channels=self.num_channels,
                                duration=self.duration, seeds=seeds if self.random_crop else None, dtype=self.dtype,
-                               strict=self.strict)
+                               strict=self.strict, seek_mode=self.seek_mode)
         _AUDIO_BATCHES[id(b.data)] = b.data
         lengths = b.lengths.tolist()
         return [b.data[k, :, : lengths[k]] for k in range(len(lengths))]

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
-from .._audio_args import _check_common, _seconds, _seeds, check_batch_args, default_max_samples, window_samples
+from .._audio_args import (DEFAULT_SEEK_MODE, _check_common, _seconds, _seeds, check_batch_args, default_max_samples,
+                           seek_mode_arg, window_samples)
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
 from .._limits import MAX_AUDIO_SAMPLES
@@ -30,12 +31,13 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", mo
 def _audio_fake(c, *, num_channels=0, dtype=None):
     ctx = torch.library.get_ctx()
     channels = num_channels if num_channels > 0 else ctx.new_dynamic_size()
-    return torch.empty((channels, ctx.new_dynamic_size()), dtype=torch.float32 if dtype is None else dtype)
+    data = torch.empty((channels, ctx.new_dynamic_size()), dtype=torch.float32 if dtype is None else dtype)
+    return data, torch.empty((), dtype=torch.int64)
 
 
 @torch.library.register_fake("spdl_torch::decode_audio")
 def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
-                       strict=True, max_samples=MAX_AUDIO_SAMPLES):
+                       strict=True, max_samples=MAX_AUDIO_SAMPLES, seek_mode=DEFAULT_SEEK_MODE):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_audio: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_audio: expected 1-D data, got {data.dim()} dimensions")
     return _audio_fake(data, num_channels=num_channels, dtype=dtype)
@@ -43,13 +45,14 @@ def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start_seconds=0.0
 
 @torch.library.register_fake("spdl_torch::decode_audio_file")
 def _decode_audio_file_fake(path, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
-                            strict=True, max_samples=MAX_AUDIO_SAMPLES):
+                            strict=True, max_samples=MAX_AUDIO_SAMPLES, seek_mode=DEFAULT_SEEK_MODE):
     return _audio_fake(None, num_channels=num_channels, dtype=dtype)
 
 
 @torch.library.register_fake("spdl_torch::decode_audio_batch")
 def _decode_audio_batch_fake(data, paths, *, sample_rate, num_channels, duration=-1.0, starts=None, seeds=None,
-                             dtype=None, pin_memory=False, strict=True, max_samples=MAX_AUDIO_SAMPLES):
+                             dtype=None, pin_memory=False, strict=True, max_samples=MAX_AUDIO_SAMPLES,
+                             seek_mode=DEFAULT_SEEK_MODE):
     n = len(data) if len(data) else len(paths)
     length = window_samples(duration, sample_rate) if duration > 0 else torch.library.get_ctx().new_dynamic_size()
     batch = torch.empty((n, num_channels, length), dtype=torch.float32 if dtype is None else dtype)
@@ -116,6 +119,7 @@ def decode_audio(
     dtype: torch.dtype = torch.float32,
     strict: bool = True,
     max_samples: int | None = None,
+    seek_mode: str = DEFAULT_SEEK_MODE,
 ) -> AudioSamples:
     """Decodes the best audio stream (or the window ``[start_seconds, stop_seconds)`` of it) without the GIL.
 
@@ -134,9 +138,11 @@ def decode_audio(
     samples whenever ``start * r`` is whole, and consecutive
     windows ``[a, b)``, ``[b, c)`` concatenate to exactly the samples of ``[a, c)`` (the resampler's state at
     the boundary is the whole decode's). A window that runs past the end is cut at the end; one that starts
-    at or after the end raises ``IndexError``. A late window of PCM WAV or FLAC is reached by seeking, with
-    the same samples; other formats (MP3, Vorbis, Opus: their decoders' state after a seek differs) decode
-    the input before the window too.
+    at or after the end raises ``IndexError``. A late window of WAV, FLAC, MP3, Ogg Vorbis and ALAC in MP4 is
+    reached by seeking and decoding a pre-roll before it, with the same samples bit for bit; with
+    ``seek_mode="approximate"`` so are Ogg Opus (1 s of pre-roll: within 2e-5 of the whole decode's samples,
+    the bound ``docs/audio.md`` states) and AAC-LC in MP4 (bit for bit but for noise-substituted bands, which
+    hold other noise of the same energy); other inputs decode the input before the window.
 
     Args:
         src: a file path (opened by FFmpeg), the encoded bytes, or a 1-D uint8 CPU tensor of them (read in
@@ -151,6 +157,9 @@ def decode_audio(
             states; ``False``: skip the bad packets (as the CLI does) and return what decoded.
         max_samples: refuse outputs over this many samples (all channels); ``None``:
             :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
+        seek_mode: ``"approximate"`` (the default: a window of Ogg Opus or AAC in MP4 is reached by seeking,
+            as above) or ``"exact"`` (bit for bit the whole decode's for every format: Opus and AAC decode from
+            their start, torchcodec's ``seek_mode="exact"``). Every other format is exact in both modes.
 
     Defaults as torchcodec's ``AudioDecoder``: the stream's rate and channels, float32 in [-1, 1]; the result
     carries its rate, as torchcodec's ``AudioSamples`` does.
@@ -165,10 +174,12 @@ def decode_audio(
             (path or ``<bytes>``) and FFmpeg's reason; ``.path`` is the path (``None`` for bytes).
         IndexError: the window starts at or after the end of the stream (the message gives its length).
         FileNotFoundError, PermissionError, OSError: the path cannot be opened.
-        ValueError: an invalid argument (a bool or float where an int belongs, a rate over 2**20 Hz).
+        ValueError: an invalid argument (a bool or float where an int belongs, a rate over 2**20 Hz, an unknown
+            ``seek_mode``).
     """
     sample_rate, num_channels, max_samples = _check_common("decode_audio", sample_rate, num_channels, dtype,
                                                            max_samples)
+    seek_mode = seek_mode_arg("decode_audio", seek_mode)
     start = _seconds("decode_audio", "start_seconds", start_seconds)
     if not math.isfinite(start) or start < 0:
         raise ValueError(f"decode_audio: expected start_seconds >= 0, got {start_seconds=}")
@@ -180,17 +191,18 @@ def decode_audio(
                              f"{stop_seconds=}")
     arg, name, path = _source(src, "decode_audio")
     kwargs = dict(sample_rate=sample_rate or 0, num_channels=num_channels or 0, start_seconds=start, stop_seconds=stop,
-                  dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples())
+                  dtype=dtype, strict=bool(strict), max_samples=max_samples or default_max_samples(),
+                  seek_mode=seek_mode)
     try:
         if path is not None:
-            data = torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
+            data, rate = torch.ops.spdl_torch.decode_audio_file(arg, **kwargs)
         else:
-            data = torch.ops.spdl_torch.decode_audio(arg, **kwargs)
+            data, rate = torch.ops.spdl_torch.decode_audio(arg, **kwargs)
     except IndexError as e:
         raise IndexError(f"{name}: {e}" if name else str(e)) from None
     except RuntimeError as e:
         raise translate(e, name, path=path) from None
-    rate = sample_rate or audio_metadata(arg if path is None else path).sample_rate  # header only
+    rate = int(rate)
     first = window_samples(start, rate)
     return AudioSamples(data, first / rate, data.shape[-1] / rate, int(rate))
 
@@ -207,6 +219,7 @@ def decode_audio_batch(
     pin_memory: bool = False,
     strict: bool = True,
     max_samples: int | None = None,
+    seek_mode: str = DEFAULT_SEEK_MODE,
 ) -> AudioBatch:
     """Decodes B audio inputs into one padded batch in a single native call, without the GIL.
 
@@ -245,6 +258,8 @@ def decode_audio_batch(
             raise the default). Windows are checked before anything is decoded; whole files stop decoding
             once a file passes ``max_samples / B`` samples (all channels), since the batch padded to it
             could not fit.
+        seek_mode: ``"approximate"`` (the default) or ``"exact"``: as :func:`decode_audio` (Ogg Opus and AAC
+            windows by seeking, or bit for bit from a decode from the start).
 
     Returns:
         :class:`AudioBatch` ``(data [B, C, N], lengths [B], offsets [B], ok [B], sample_rate)``.
@@ -256,11 +271,12 @@ def decode_audio_batch(
             it; ``strict=False``: ``ok[i] = False`` like a bad file).
         ValueError: an invalid argument (a bool or float where an int belongs, a float seed), or a batch over
             ``max_samples`` (whatever ``strict`` is; the message gives the size and, for whole files, the
-            file that passed its share).
+            file that passed its share), an unknown ``seek_mode``.
     """
     op = "decode_audio_batch"
     sample_rate, num_channels, duration, max_samples = check_batch_args(op, sample_rate, num_channels, duration,
                                                                         dtype, max_samples)
+    seek_mode = seek_mode_arg(op, seek_mode)
     srcs = list(srcs)
     if not srcs:
         raise ValueError(f"{op}: expected at least one input, got none")
@@ -292,7 +308,7 @@ def decode_audio_batch(
         batch, lengths, offsets, ok = torch.ops.spdl_torch.decode_audio_batch(
             data, paths, sample_rate=sample_rate, num_channels=num_channels,
             duration=duration if duration is not None else -1.0, starts=starts, seeds=seeds, dtype=dtype,
-            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=limit)
+            pin_memory=bool(pin_memory), strict=bool(strict), max_samples=limit, seek_mode=seek_mode)
     except RuntimeError as e:
         raise name_sample(translate(e, None), names) from None
     return AudioBatch(batch, lengths, offsets, ok, sample_rate)

@@ -69,6 +69,22 @@ def test_resample_and_mix_equal_cli(synth, combo):
         assert torch.equal(out, ref), (rate, channels)
 
 
+def test_resampler_reused_for_the_same_configuration_equals_cli(tmp_path):
+    """A thread keeps its resampler contexts for the next decode of the same rates and formats: a context left
+    with buffered input (a window that stopped mid-stream) converts the next file exactly as a new one, as the
+    CLI's fresh process does, for whole files and windows alike."""
+    sine = A.make_audio(tmp_path / "sine.wav", rate=44100, channels=2, codec="pcm_s16le", seconds=0.5)
+    noise = A.make_audio(tmp_path / "noise.wav", rate=44100, channels=2, codec="pcm_s16le", seconds=0.5,
+                         source="noise")
+    refs = {p: A.cli_samples(p, sample_rate=16000, num_channels=1) for p in (sine, noise)}
+    for path, start, stop in [(sine, 0.1, 0.2), (noise, 0.0, None), (sine, 0.0, None), (noise, 0.25, 0.3),
+                              (sine, 0.0, None)]:
+        out = decode_audio(path, sample_rate=16000, num_channels=1, start_seconds=start, stop_seconds=stop).data
+        first = round(start * 16000)
+        last = refs[path].shape[-1] if stop is None else round(stop * 16000)
+        assert torch.equal(out, refs[path][:, first:last]), (path.name, start, stop)
+
+
 @pytest.mark.parametrize("combo", COMBOS[::3])
 def test_int16_equals_cli(synth, combo):
     path = synth(combo)

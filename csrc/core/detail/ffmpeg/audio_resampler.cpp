@@ -10,6 +10,7 @@ extern "C" {
 #include <new>
 #include <string>
 
+#include "core/detail/ffmpeg/swr_pool.h"
 #include "core/errors.h"
 
 namespace spdl_torch::core::detail {
@@ -43,37 +44,31 @@ AudioResampler::AudioResampler(const AVFrame* frame, int out_rate, int out_chann
                       std::to_string(kMaxAudioChannels) + ")");
   }
   if (bytes_per_sample_ <= 0) throw DecodeError("the decoder returned frames without a sample format");
-  if (av_channel_layout_copy(&in_layout_, &frame->ch_layout) < 0) throw std::bad_alloc();
-  AVChannelLayout swr_in{};
-  if (in_layout_.order == AV_CHANNEL_ORDER_UNSPEC) {
-    av_channel_layout_default(&swr_in, channels);
-  } else if (av_channel_layout_copy(&swr_in, &in_layout_) < 0) {
+  if (av_channel_layout_copy(&in_layout_.layout, &frame->ch_layout) < 0) throw std::bad_alloc();
+  if (in_layout_.layout.order == AV_CHANNEL_ORDER_UNSPEC) {
+    av_channel_layout_default(&swr_in_.layout, channels);
+  } else if (av_channel_layout_copy(&swr_in_.layout, &in_layout_.layout) < 0) {
     throw std::bad_alloc();
   }
   if (out_channels > 0) {
-    av_channel_layout_default(&out_layout_, out_channels);
-  } else if (av_channel_layout_copy(&out_layout_, &swr_in) < 0) {
-    av_channel_layout_uninit(&swr_in);
+    av_channel_layout_default(&out_layout_.layout, out_channels);
+  } else if (av_channel_layout_copy(&out_layout_.layout, &swr_in_.layout) < 0) {
     throw std::bad_alloc();
   }
-  const AVSampleFormat out_format = type == SampleType::Float32 ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_S16P;
-  SwrContext* raw = nullptr;
-  int err = swr_alloc_set_opts2(&raw, &out_layout_, out_format, out_rate_, &swr_in, in_format_, in_rate_, 0, nullptr);
-  av_channel_layout_uninit(&swr_in);
-  swr_.reset(raw);
-  if (err < 0) throw_ffmpeg_error("cannot configure the resampler", err);
-  err = swr_init(swr_.get());
-  if (err < 0) throw_ffmpeg_error("cannot initialise the resampler", err);
+  out_format_ = type == SampleType::Float32 ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_S16P;
+  swr_ = acquire_swr(out_layout_.layout, out_format_, out_rate_, swr_in_.layout, in_format_, in_rate_);
 }
 
 AudioResampler::~AudioResampler() {
-  av_channel_layout_uninit(&in_layout_);
-  av_channel_layout_uninit(&out_layout_);
+  try {
+    release_swr(std::move(swr_), out_layout_.layout, out_format_, out_rate_, swr_in_.layout, in_format_, in_rate_);
+  } catch (const std::bad_alloc&) {  // the context is freed instead
+  }
 }
 
 bool AudioResampler::matches(const AVFrame* frame) const {
   return frame->format == in_format_ && frame->sample_rate == in_rate_ &&
-         av_channel_layout_compare(&frame->ch_layout, &in_layout_) == 0;
+         av_channel_layout_compare(&frame->ch_layout, &in_layout_.layout) == 0;
 }
 
 int AudioResampler::convert(const AVFrame* frame, int offset, int in_count, uint8_t* const* out, int capacity) {

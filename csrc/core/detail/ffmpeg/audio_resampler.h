@@ -40,7 +40,7 @@ class AudioResampler {
 
   int in_rate() const { return in_rate_; }
   int out_rate() const { return out_rate_; }
-  int out_channels() const { return out_layout_.nb_channels; }
+  int out_channels() const { return out_layout_.layout.nb_channels; }
   bool resamples() const { return in_rate_ != out_rate_; }
 
  private:
@@ -48,8 +48,10 @@ class AudioResampler {
   AVSampleFormat in_format_;
   int in_rate_;
   int out_rate_;
-  AVChannelLayout in_layout_{};   // as given by the frames (possibly unspecified order)
-  AVChannelLayout out_layout_{};
+  OwnedChannelLayout in_layout_;  // as given by the frames (possibly unspecified order)
+  OwnedChannelLayout swr_in_;     // as libswresample gets it (an unspecified order: the count's default)
+  OwnedChannelLayout out_layout_;
+  AVSampleFormat out_format_ = AV_SAMPLE_FMT_NONE;
   int bytes_per_sample_;
   bool planar_;
 };

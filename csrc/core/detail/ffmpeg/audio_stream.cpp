@@ -7,20 +7,18 @@ extern "C" {
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "core/detail/ffmpeg/audio_resampler.h"
-#include "core/detail/ffmpeg/frame_reader.h"
+#include "core/detail/ffmpeg/wav_frames.h"
 #include "core/errors.h"
 #include "core/seconds_text.h"
 
 namespace spdl_torch::core::detail {
 namespace {
-
-// Decoders whose stated length is exact, so a stream that ends early is truncated (strict: DecodeError).
-bool exact_length_codec(AVCodecID id) { return id == AV_CODEC_ID_FLAC || is_pcm_codec(id); }
 
 std::string samples_seconds(int64_t samples, int rate) { return seconds_text(double(samples) / rate); }
 
@@ -71,6 +69,23 @@ class WindowWriter {
     if (fit < count) full_ = true;
   }
 
+  // Where the next samples of the whole output, from `pos`, may be converted straight into the sink: up to *n of
+  // them (cut to the window's end), when they are the window's next ones and the sink has room; else nullptr
+  // (convert into scratch memory, then put()).
+  uint8_t* const* direct(int64_t pos, int* n) {
+    if (end_ >= 0) *n = int(std::min<int64_t>(*n, end_ - pos));
+    // libswresample may write a few samples past the count it returns (one, with int16 output when resampling):
+    // the sink must have room for them too.
+    constexpr int kSlack = 8;
+    if (*n <= 0 || pos != first_ + written_ || written_ + *n + kSlack > max_per_channel_) return nullptr;
+    if (sink_.reserve(written_, *n + kSlack) < *n + kSlack) return nullptr;
+    pointers_.resize(size_t(channels_));
+    for (int c = 0; c < channels_; ++c) pointers_[size_t(c)] = sink_.channel(c) + size_t(written_) * bps_;
+    return pointers_.data();
+  }
+  // The samples a direct() conversion wrote.
+  void commit(int n) { written_ += n; }
+
   bool done(int64_t pos) const { return full_ || (end_ >= 0 && pos >= end_); }
   int64_t written() const { return written_; }
 
@@ -82,6 +97,7 @@ class WindowWriter {
   int64_t max_per_channel_;
   int64_t written_ = 0;
   bool full_ = false;
+  std::vector<uint8_t*> pointers_;
 };
 
 // Planar scratch output of one convert call.
@@ -92,9 +108,12 @@ class Scratch {
     const size_t need = size_t(std::max(samples, 1)) * bps_;
     if (planes_.size() != size_t(channels) || need > plane_bytes_) {
       plane_bytes_ = std::max(need, plane_bytes_ * 2);
-      planes_.assign(size_t(channels), std::vector<uint8_t>(plane_bytes_));
+      planes_.clear();
       pointers_.resize(size_t(channels));
-      for (int c = 0; c < channels; ++c) pointers_[size_t(c)] = planes_[size_t(c)].data();
+      for (int c = 0; c < channels; ++c) {
+        planes_.emplace_back(new uint8_t[plane_bytes_]);  // no zero fill: only written samples are read
+        pointers_[size_t(c)] = planes_.back().get();
+      }
     }
     return pointers_.data();
   }
@@ -102,7 +121,7 @@ class Scratch {
  private:
   size_t bps_;
   size_t plane_bytes_ = 0;
-  std::vector<std::vector<uint8_t>> planes_;
+  std::vector<std::unique_ptr<uint8_t[]>> planes_;
   std::vector<uint8_t*> pointers_;
 };
 
@@ -150,107 +169,98 @@ int64_t resampled_length(const AVFrame* silence, const AudioOptions& options, in
 
 }  // namespace
 
-AudioInput::AudioInput(const MediaSource& source_) : source(source_), demuxer(source_) {
-  stream = demuxer.find_stream(StreamKind::Audio);
-  codec = open_stream_decoder(demuxer, stream, 1);
+AudioInput::AudioInput(const MediaSource& source, bool native_wav) : source_(source) {
+  if (native_wav) {
+    auto wav = std::make_unique<WavReader>(source);
+    if (wav->format().supported) {
+      wav_ = std::move(wav);
+      return;
+    }
+    // A decode (not the metadata reader) opens the demuxer its first bytes name, without probing, and reads no
+    // packets for the stream information that the headers already give.
+    demux_options_.format = demuxer_from_magic(wav->head(), wav->head_size());
+    demux_options_.headers_only = true;
+  }
+  demuxer_ = std::make_unique<Demuxer>(source, demux_options_);
+  stream_ = demuxer_->find_stream(StreamKind::Audio);
+  codec_ = open_stream_decoder(*demuxer_, stream_, 1);
 }
 
 AudioMetadata AudioInput::metadata() const {
+  if (!demuxer_) return AudioInput(source_, false).metadata();
   AudioMetadata m;
-  const AVStream* st = demuxer.stream(stream);
+  const AVStream* st = demuxer_->stream(stream_);
   const AVCodecParameters* par = st->codecpar;
-  m.stream_index = stream;
+  m.stream_index = stream_;
   m.sample_rate = par->sample_rate;
   m.num_channels = par->ch_layout.nb_channels;
   char layout[128] = {0};
   if (av_channel_layout_describe(&par->ch_layout, layout, sizeof(layout)) > 0) m.channel_layout = layout;
   m.codec = avcodec_get_name(par->codec_id);
-  const char* fmt = av_get_sample_fmt_name(codec->sample_fmt);
+  const char* fmt = av_get_sample_fmt_name(codec_->sample_fmt);
   m.sample_format = fmt != nullptr ? fmt : "";
-  m.format = demuxer.format_name();
+  m.format = demuxer_->format_name();
   if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
     m.duration_seconds = double(st->duration) * av_q2d(st->time_base);
-  } else if (demuxer.format()->duration != AV_NOPTS_VALUE && demuxer.format()->duration > 0) {
-    m.duration_seconds = double(demuxer.format()->duration) / AV_TIME_BASE;
+  } else if (demuxer_->format()->duration != AV_NOPTS_VALUE && demuxer_->format()->duration > 0) {
+    m.duration_seconds = double(demuxer_->format()->duration) / AV_TIME_BASE;
   }
   if (st->duration != AV_NOPTS_VALUE && st->duration > 0 && par->sample_rate > 0) {
     m.num_frames = av_rescale_q(st->duration, st->time_base, AVRational{1, par->sample_rate});
   }
-  m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer.format()->bit_rate;
+  m.bit_rate = par->bit_rate > 0 ? par->bit_rate : demuxer_->format()->bit_rate;
   return m;
 }
 
 int64_t AudioInput::stated_samples(int rate) const {
-  const AVStream* st = demuxer.stream(stream);
+  if (wav_) {
+    // The data chunk's length, cut to what the file holds.
+    const WavFormat& f = wav_->format();
+    return av_rescale(std::min(f.stated_samples(), f.samples()), rate, f.sample_rate);
+  }
+  const AVStream* st = demuxer_->stream(stream_);
   if (st->duration != AV_NOPTS_VALUE && st->duration > 0) {
     return av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
   }
-  const int64_t d = demuxer.format()->duration;
+  const int64_t d = demuxer_->format()->duration;
   if (d != AV_NOPTS_VALUE && d > 0) return av_rescale_q(d, AVRational{1, AV_TIME_BASE}, AVRational{1, rate});
   return -1;
 }
 
-namespace {
+int AudioInput::stated_rate() const { return wav_ ? wav_->format().sample_rate : codec_->sample_rate; }
 
-// Where a window may be reached by seeking instead of decoding from the start, and how much earlier than the
-// window's first input sample the decode must begin (pre-roll) for its samples to equal the whole decode's.
-// Only inputs whose timestamps after a seek are exact positions and whose decoders keep no state across
-// packets qualify: PCM in WAV (positions are byte offsets) and native FLAC (every frame carries its sample
-// number). MP3's positions after a seek are estimates (exact for CBR only), Vorbis-in-Ogg packet timestamps
-// are off by a block near some page boundaries, and Opus never forgets: after a seek its decoder's state
-// (SILK / hybrid frames) stays off the whole decode's by up to 1e-5 even 4 s later, for some starts. Those,
-// and every other input, decode from the start.
-struct SeekPolicy {
-  bool allowed = false;
-  int64_t preroll = 0;  // input samples
-  // Seek to a multiple of the first packet's length, so that packets keep the boundaries of a read from the
-  // start: a WAV's packets are fixed-size reads, and in a WAV whose header overstates its data (streamed
-  // WAVs) a read from elsewhere would end in a short packet, flagged corrupt (strict: DecodeError).
-  bool packet_aligned = false;
-};
+int AudioInput::stated_channels() const { return wav_ ? wav_->format().channels : codec_->ch_layout.nb_channels; }
 
-SeekPolicy seek_policy(const AudioInput& input) {
-  SeekPolicy p;
-  const AVCodecParameters* par = input.demuxer.stream(input.stream)->codecpar;
-  const std::string format = input.demuxer.format_name();
-  if (format == "wav" && is_pcm_codec(par->codec_id)) {
-    p.allowed = p.packet_aligned = true;
-  } else if (format == "flac" && par->codec_id == AV_CODEC_ID_FLAC) {
-    p.allowed = true;
-  }
-  return p;
+std::unique_ptr<AudioFrames> AudioInput::frames(bool strict, AudioSeekMode mode) {
+  if (wav_) return std::make_unique<WavAudioFrames>(*wav_);
+  return std::make_unique<FfmpegAudioFrames>(source_, demux_options_, *demuxer_, stream_, codec_.get(), strict, mode);
 }
 
-// Thrown inside a pass when a seek cannot give the whole decode's samples; the decode restarts from the
-// beginning without seeking.
-struct SeekUnusable {};
+namespace {
 
-// Position of a frame with timestamp `pts` (stream time base), in input samples from the first output sample.
-int64_t frame_position(int64_t pts, int64_t origin, AVRational time_base, int rate) {
-  return av_rescale_q_rnd(pts - origin, time_base, AVRational{1, rate},
-                          AVRounding(AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX));
+DecodeError corrupt_packet(const AudioFrames& frames) {
+  return DecodeError("corrupt packet in the " + frames.format_name() +
+                     " input (the file ends inside a packet: truncated?)" +
+                     (ffmpeg_log().empty() ? "" : " (" + ffmpeg_log() + ")"));
 }
 
 AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, const OutputWindow& window,
                               AudioSink& sink, bool may_seek) {
   AudioDecodeResult result;
-  FrameReader reader(input.demuxer, input.stream, input.codec.get(), options.strict);
+  std::unique_ptr<AudioFrames> frames = input.frames(options.strict, options.seek_mode);
   AVFramePtr frame(av_frame_alloc());
   if (!frame) throw std::bad_alloc();
   Scratch scratch(sample_type_size(options.type));
   std::unique_ptr<AudioResampler> resampler;
   std::unique_ptr<WindowWriter> writer;
-  AVFramePtr silence;  // shaped like the first configuration's frames, when its lead-in skips input
-  const AVStream* st = input.demuxer.stream(input.stream);
-  SeekPolicy policy;  // decided at the first frame, when the window is known to start late
+  AVFramePtr silence;      // shaped like the first configuration's frames, when its lead-in skips input
   int64_t out_pos = 0;     // whole-output index of the resampler's next output sample
   int64_t in_pos = 0;      // input samples of the current resampler's configuration seen so far
   int64_t skip_in = 0;     // input samples of the first configuration not converted (before the window)
   int64_t decoded = 0;     // input samples decoded, all configurations (or the position reached, after a seek)
-  int64_t origin = AV_NOPTS_VALUE;  // the first frame's pts: the position of output sample 0
-  int64_t seek_target = 0;  // the input sample the seek aims at (at or before it, pre-roll included)
   bool seeked = false;
-  bool check_landing = false;  // the next frame is the first after a seek
+  bool converting = false;  // the first configuration's samples are being converted
+  bool past_end = false;
   bool done = false;
 
   auto drain = [&] {
@@ -264,22 +274,17 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
     }
   };
 
-  while (!done && reader.next(frame.get())) {
-    if (options.strict && reader.flagged_packets() > 0) {
-      throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
-                        " input (the file ends inside a packet: truncated?)" +
-                        (ffmpeg_log().empty() ? "" : " (" + ffmpeg_log() + ")"));
-    }
+  int64_t position = -1;
+  while (!done && frames->next(frame.get(), &position)) {
+    if (options.strict && frames->flagged_packets() > 0) throw corrupt_packet(*frames);
     const int nb = frame->nb_samples;
     if (nb <= 0) continue;
-    if (check_landing) {
-      // The seek must land on a timed frame of the same configuration, at least the pre-roll before the
-      // lead-in; anything else decodes from the start instead.
-      check_landing = false;
-      if (frame->pts == AV_NOPTS_VALUE || !resampler->matches(frame.get())) throw SeekUnusable{};
-      const int64_t pos = frame_position(frame->pts, origin, st->time_base, resampler->in_rate());
-      if (pos < 0 || pos > seek_target || (policy.packet_aligned && pos != seek_target)) throw SeekUnusable{};
-      in_pos = decoded = pos;
+    if (position >= 0) {
+      // A frame whose whole-decode position the source knows (after a seek): it must be of the same
+      // configuration, and follow on from the samples converted so far.
+      if (!resampler || !resampler->matches(frame.get())) throw SeekUnusable{};
+      if (converting && position != in_pos) throw SeekUnusable{};
+      in_pos = decoded = position;
     }
     decoded += nb;
     if (!resampler) {
@@ -299,28 +304,30 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
                                               options.max_samples);
       skip_in = resampler_lead_in(resampler->in_rate(), rate, first, &out_pos);
       if (skip_in > 0 && resampler->resamples()) silence = silent_frame(frame.get(), 4096);
-      origin = frame->pts;
-      const int64_t late = nb + resampler->in_rate() / 2;  // nearer than this, decoding beats seeking
-      if (may_seek && origin != AV_NOPTS_VALUE && skip_in > late) policy = seek_policy(input);
-      int64_t target = skip_in - policy.preroll;
-      if (policy.packet_aligned) target -= target % nb;
-      if (policy.allowed && target > late) {
-        seek_target = target;
-        const int64_t ts = origin + av_rescale_q(target, AVRational{1, resampler->in_rate()}, st->time_base);
-        try {
-          input.demuxer.seek(input.stream, ts);
-        } catch (const DecodeError&) {
-          throw SeekUnusable{};  // e.g. past the end of a truncated file: the decode from the start tells
+      if (may_seek && skip_in > nb) {
+        int64_t total = 0;
+        const SeekResult sought = frames->seek(skip_in, nb, &total);
+        if (sought == SeekResult::Seeked) {
+          seeked = true;
+          continue;  // the first frame is before the seek's target
         }
-        reader.restart();
-        seeked = check_landing = true;
-        continue;
+        if (sought == SeekResult::PastEnd) {
+          in_pos = decoded = total;
+          past_end = true;
+          break;
+        }
       }
     } else if (!resampler->matches(frame.get())) {
       if (seeked) throw SeekUnusable{};  // positions after a seek hold for one configuration only
       // The stream changed its format, rate or layout: drain the old configuration, continue with a new one
-      // (as the CLI reconfigures its filter graph). The output rate and channels stay.
-      drain();
+      // (as the CLI reconfigures its filter graph). The output rate and channels stay. An old configuration
+      // that ended before the window's lead-in was never converted: its length at the output rate instead.
+      if (skip_in > 0 && in_pos <= skip_in) {
+        out_pos =
+            resampler->resamples() ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos) : in_pos;
+      } else {
+        drain();
+      }
       resampler = std::make_unique<AudioResampler>(frame.get(), result.sample_rate, result.num_channels,
                                                    options.type);
       in_pos = 0;
@@ -329,32 +336,37 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
     const int64_t frame_start = in_pos;
     in_pos += nb;
     if (in_pos <= skip_in) continue;
+    converting = true;
     const int offset = int(std::max<int64_t>(0, skip_in - frame_start));
     const int count = nb - offset;
     const int cap = resampler->max_output(count);
-    uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
-    const int n = resampler->convert(frame.get(), offset, count, out, cap);
-    writer->put(out_pos, n, out);
-    out_pos += n;
+    int room = cap;
+    if (uint8_t* const* direct = writer->direct(out_pos, &room)) {
+      // Output past the window's end stays buffered in the resampler, never read.
+      const int n = resampler->convert(frame.get(), offset, count, direct, room);
+      writer->commit(n);
+      out_pos += n;
+    } else {
+      uint8_t* const* out = scratch.get(resampler->out_channels(), cap);
+      const int n = resampler->convert(frame.get(), offset, count, out, cap);
+      writer->put(out_pos, n, out);
+      out_pos += n;
+    }
     done = writer->done(out_pos);
   }
-  if (check_landing) throw SeekUnusable{};  // the seek found no frame
-  if (options.strict && reader.flagged_packets() > 0) {
-    throw DecodeError(std::string("corrupt packet in the ") + input.demuxer.format_name() +
-                      " input (the file ends inside a packet: truncated?)");
-  }
+  if (options.strict && frames->flagged_packets() > 0) throw corrupt_packet(*frames);
   if (!resampler) {  // no samples at all: the output keeps the stream's stated shape
-    result.sample_rate = options.sample_rate > 0 ? options.sample_rate : input.codec->sample_rate;
-    result.num_channels = options.num_channels > 0 ? options.num_channels : input.codec->ch_layout.nb_channels;
+    result.sample_rate = options.sample_rate > 0 ? options.sample_rate : input.stated_rate();
+    result.num_channels = options.num_channels > 0 ? options.num_channels : input.stated_channels();
     sink.begin(result.num_channels, result.sample_rate);
     result.first = window.first >= 0 ? window.first : audio_sample_index(window.start, std::max(result.sample_rate, 1));
     result.reached_end = true;
     result.total = 0;
-    result.corrupt_packets = reader.corrupt_packets();
+    result.corrupt_packets = frames->corrupt_packets();
     return result;
   }
   if (!done) {
-    drain();
+    if (!past_end) drain();
     result.reached_end = true;
     result.total = out_pos;
     if (skip_in > 0 && in_pos <= skip_in) {
@@ -362,20 +374,16 @@ AudioDecodeResult decode_pass(AudioInput& input, const AudioOptions& options, co
       result.total = resampler->resamples() ? resampled_length(silence.get(), options, resampler->out_rate(), in_pos)
                                             : in_pos;
     }
-    if (options.strict && exact_length_codec(st->codecpar->codec_id) && st->duration != AV_NOPTS_VALUE &&
-        st->duration > 0 && st->codecpar->sample_rate > 0) {
-      const int rate = st->codecpar->sample_rate;
-      const int64_t stated = av_rescale_q(st->duration, st->time_base, AVRational{1, rate});
-      if (decoded < stated) {
-        throw DecodeError("truncated " + std::string(avcodec_get_name(st->codecpar->codec_id)) +
-                          " stream: the header states " + std::to_string(stated) + " samples (" +
-                          samples_seconds(stated, rate) + "), the data holds " + std::to_string(decoded) + " (" +
-                          samples_seconds(decoded, rate) + ")");
-      }
+    const int64_t stated = frames->exact_length();
+    if (options.strict && stated >= 0 && decoded < stated) {
+      const int rate = input.stated_rate();
+      throw DecodeError("truncated " + frames->codec_name() + " stream: the header states " + std::to_string(stated) +
+                        " samples (" + samples_seconds(stated, rate) + "), the data holds " +
+                        std::to_string(decoded) + " (" + samples_seconds(decoded, rate) + ")");
     }
   }
   result.written = writer->written();
-  result.corrupt_packets = reader.corrupt_packets();
+  result.corrupt_packets = frames->corrupt_packets();
   return result;
 }
 
@@ -386,7 +394,7 @@ AudioDecodeResult decode_audio_stream(AudioInput& input, const AudioOptions& opt
   try {
     return decode_pass(input, options, window, sink, true);
   } catch (const SeekUnusable&) {
-    AudioInput fresh(input.source);  // reopened: exactly the state of a decode from the start
+    AudioInput fresh(input.source());  // reopened: exactly the state of a decode from the start
     return decode_pass(fresh, options, window, sink, false);
   }
 }

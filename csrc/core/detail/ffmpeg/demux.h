@@ -34,11 +34,24 @@ enum class StreamKind { Video, Audio };
 
 const char* stream_kind_name(StreamKind kind);  // "video", "audio"
 
+// How a Demuxer opens its input.
+struct DemuxOptions {
+  // The demuxer to use (av_find_input_format's name), skipping format probing; nullptr: probe.
+  const char* format = nullptr;
+  // Read no packets for the stream information when the headers state what a decoder needs (the stream's rate
+  // and channels, and its length): FLAC, Ogg, MP4. The packets the demuxer returns are the same.
+  bool headers_only = false;
+};
+
+// The demuxer FFmpeg's probe picks for an input starting with `head` (n bytes) where the start is unambiguous
+// ("fLaC": flac, "OggS": ogg, an ISO BMFF "ftyp" box: mov), else nullptr.
+const char* demuxer_from_magic(const uint8_t* head, size_t n);
+
 class Demuxer {
  public:
   // Opens the input and reads its stream information (avformat_find_stream_info). PictureSizeError when
   // the header declares a picture FFmpeg's size check refuses.
-  explicit Demuxer(const MediaSource& source);
+  explicit Demuxer(const MediaSource& source, const DemuxOptions& options = {});
   Demuxer(const Demuxer&) = delete;
   Demuxer& operator=(const Demuxer&) = delete;
 
@@ -57,6 +70,9 @@ class Demuxer {
   // Seeks stream `index` so that reading resumes at a key frame at or before `timestamp` (in the stream's
   // time base). DecodeError when the container cannot seek.
   void seek(int index, int64_t timestamp);
+  // Repositions the input at byte `pos` (a packet position from an earlier read of this input): reading
+  // resumes there, the demuxer resynchronising on its own. DecodeError when the format cannot seek by bytes.
+  void seek_bytes(int index, int64_t pos);
 
  private:
   std::unique_ptr<MemoryIO> io_;  // declared before format_: the format context closes first

@@ -42,6 +42,15 @@ using SwsContextPtr = std::unique_ptr<SwsContext, SwsContextDeleter>;
 using AVFormatInputPtr = std::unique_ptr<AVFormatContext, AVFormatInputDeleter>;
 using SwrContextPtr = std::unique_ptr<SwrContext, SwrContextDeleter>;
 
+// An AVChannelLayout owned: uninitialised (its custom map freed) at the end of its scope.
+struct OwnedChannelLayout {
+  AVChannelLayout layout{};
+  OwnedChannelLayout() = default;
+  ~OwnedChannelLayout() { av_channel_layout_uninit(&layout); }
+  OwnedChannelLayout(const OwnedChannelLayout&) = delete;
+  OwnedChannelLayout& operator=(const OwnedChannelLayout&) = delete;
+};
+
 // Drops a packet's or frame's references at the end of a scope (the object itself stays allocated).
 struct PacketUnref {
   AVPacket* packet;

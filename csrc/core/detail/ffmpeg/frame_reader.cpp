@@ -36,6 +36,7 @@ bool FrameReader::next(AVFrame* frame) {
     }
     if (draining_) return false;
     if (demuxer_->read(index_, packet_.get())) {
+      if (filter_ && !filter_(packet_.get())) continue;
       if (before_send_) before_send_(*packet_);
       if (packet_->flags & AV_PKT_FLAG_CORRUPT) ++flagged_;
       const int sent = avcodec_send_packet(codec_, packet_.get());

@@ -29,6 +29,9 @@ class FrameReader {
   // Called with each packet just before it is sent to the decoder (the video reader sets the codec's
   // skip_frame per packet there). Optional.
   void set_before_send(std::function<void(const AVPacket&)> fn) { before_send_ = std::move(fn); }
+  // Called with each packet read, before it is counted or sent: may rewrite it (timestamps, side data), and
+  // returns false to drop it unsent (the audio seek by packet index). Optional.
+  void set_packet_filter(std::function<bool(AVPacket*)> fn) { filter_ = std::move(fn); }
 
   int64_t corrupt_packets() const { return corrupt_; }
   // Packets the demuxer itself flagged corrupt (AV_PKT_FLAG_CORRUPT: e.g. a WAV's short last packet when the
@@ -49,6 +52,7 @@ class FrameReader {
   int drain_errors_ = 0;
   int64_t corrupt_ = 0;
   std::function<void(const AVPacket&)> before_send_;
+  std::function<bool(AVPacket*)> filter_;
   int64_t flagged_ = 0;
 };
 
