@@ -45,52 +45,23 @@ struct Arg {
   const char* choices[kMaxChoices] = {};
   const char* doc = "";
 
-  constexpr Arg times(int n) const {
+  // This argument with one field changed (the builders below, chained in the table).
+  template <typename T>
+  constexpr Arg with(T Arg::*field, T value) const {
     Arg a = *this;
-    a.count = n;
+    a.*field = value;
     return a;
   }
-  constexpr Arg at_least(double v) const {
-    Arg a = *this;
-    a.low = v;
-    return a;
-  }
-  constexpr Arg above(double v) const {
-    Arg a = at_least(v);
-    a.low_open = true;
-    return a;
-  }
-  constexpr Arg at_most(double v) const {
-    Arg a = *this;
-    a.high = v;
-    return a;
-  }
-  constexpr Arg below(double v) const {
-    Arg a = at_most(v);
-    a.high_open = true;
-    return a;
-  }
+  constexpr Arg times(int n) const { return with(&Arg::count, n); }
+  constexpr Arg at_least(double v) const { return with(&Arg::low, v); }
+  constexpr Arg above(double v) const { return at_least(v).with(&Arg::low_open, true); }
+  constexpr Arg at_most(double v) const { return with(&Arg::high, v); }
+  constexpr Arg below(double v) const { return at_most(v).with(&Arg::high_open, true); }
   constexpr Arg within(double lo, double hi) const { return at_least(lo).at_most(hi); }
-  constexpr Arg not_nan() const {
-    Arg a = *this;
-    a.infinite = true;
-    return a;
-  }
-  constexpr Arg odd_only() const {
-    Arg a = *this;
-    a.odd = true;
-    return a;
-  }
-  constexpr Arg or_none(double v) const {
-    Arg a = *this;
-    a.has_none = true, a.none_value = v;
-    return a;
-  }
-  constexpr Arg defaults_to(double v) const {
-    Arg a = *this;
-    a.has_default = true, a.default_value = v;
-    return a;
-  }
+  constexpr Arg not_nan() const { return with(&Arg::infinite, true); }
+  constexpr Arg odd_only() const { return with(&Arg::odd, true); }
+  constexpr Arg or_none(double v) const { return with(&Arg::has_none, true).with(&Arg::none_value, v); }
+  constexpr Arg defaults_to(double v) const { return with(&Arg::has_default, true).with(&Arg::default_value, v); }
   constexpr int num_choices() const {
     int n = 0;
     while (n < kMaxChoices && choices[n] != nullptr) ++n;
