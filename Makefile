@@ -271,7 +271,8 @@ $(STAMPS)/bench-deps: $(STAMPS)/venv Makefile
 	@touch $@
 
 # The augmentation kernels alone (no decode, no resample), microseconds per image at 176 and 224 px.
-AUGMENT_KERNELS := $(addprefix csrc/core/augment/,affine.cpp pil_affine.cpp pil_color.cpp color.cpp histogram.cpp filter.cpp mix.cpp program.cpp)
+# Every file of csrc/core/augment but the two that need the rest of the core (the resample, the erase's slot).
+AUGMENT_KERNELS := $(filter-out %/resample_program.cpp %/erase.cpp,$(wildcard csrc/core/augment/*.cpp))
 bench-augment-kernels:
 	@mkdir -p build
 	$(CXX) -std=c++20 -O3 -ffp-contract=off -Wall -Wextra -Icsrc -o build/augment_kernels \

@@ -24,25 +24,30 @@ import torch
 import spdl_torch
 from spdl_torch.transforms import _augment_codes as codes
 
-# (name, code, args): the magnitudes the policies draw most often (mid-range), one row each.
+def _affine(angle: float, tx: float, shear_x: float, interpolation: str, fill: float | None) -> list[float]:
+    return codes.row("affine", angle=angle, translate=(tx, 0), shear=(shear_x, 0), interpolation=interpolation,
+                     fill=fill)
+
+
+# (name, row): the magnitudes the policies draw most often (mid-range), one row each, built by argument name.
 OPS = [
-    ("rotate bilinear", codes.AFFINE, [17.0, 0, 0, 0, 0, 1, 0]),
-    ("rotate nearest", codes.AFFINE, [17.0, 0, 0, 0, 0, 0, 0]),
-    ("shear_x nearest", codes.AFFINE, [0.0, 0, 0, 16.7, 0, 0, 128]),
-    ("translate nearest", codes.AFFINE, [0.0, 21.0, 0, 0, 0, 0, -1]),
-    ("brightness", codes.BRIGHTNESS, [1.3]),
-    ("contrast", codes.CONTRAST, [1.3]),
-    ("saturation", codes.SATURATION, [1.3]),
-    ("hue", codes.HUE, [0.1]),
-    ("sharpness", codes.SHARPNESS, [1.3]),
-    ("posterize", codes.POSTERIZE, [5]),
-    ("solarize", codes.SOLARIZE, [128.0]),
-    ("autocontrast", codes.AUTOCONTRAST, []),
-    ("equalize", codes.EQUALIZE, []),
-    ("invert", codes.INVERT, []),
-    ("grayscale", codes.GRAYSCALE, []),
-    ("gaussian_blur k23", codes.GAUSSIAN_BLUR, [23, 23, 2.0, 2.0]),
-    ("gaussian_blur k9", codes.GAUSSIAN_BLUR, [9, 9, 1.0, 1.0]),
+    ("rotate bilinear", _affine(17.0, 0, 0, "bilinear", 0)),
+    ("rotate nearest", _affine(17.0, 0, 0, "nearest", 0)),
+    ("shear_x nearest", _affine(0.0, 0, 16.7, "nearest", 128)),
+    ("translate nearest", _affine(0.0, 21.0, 0, "nearest", None)),
+    ("brightness", codes.row("adjust_brightness", brightness_factor=1.3)),
+    ("contrast", codes.row("adjust_contrast", contrast_factor=1.3)),
+    ("saturation", codes.row("adjust_saturation", saturation_factor=1.3)),
+    ("hue", codes.row("adjust_hue", hue_factor=0.1)),
+    ("sharpness", codes.row("adjust_sharpness", sharpness_factor=1.3)),
+    ("posterize", codes.row("posterize", bits=5)),
+    ("solarize", codes.row("solarize", threshold=128.0)),
+    ("autocontrast", codes.row("autocontrast")),
+    ("equalize", codes.row("equalize")),
+    ("invert", codes.row("invert")),
+    ("grayscale", codes.row("rgb_to_grayscale")),
+    ("gaussian_blur k23", codes.row("gaussian_blur", kernel_size=(23, 23), sigma=(2.0, 2.0))),
+    ("gaussian_blur k9", codes.row("gaussian_blur", kernel_size=(9, 9), sigma=(1.0, 1.0))),
 ]
 
 
@@ -62,12 +67,8 @@ def _photos(n: int, size: int) -> list[torch.Tensor]:
     return out
 
 
-def _program(n: int, code: int, args: list[float]) -> torch.Tensor:
-    t = torch.zeros(n, 1, codes.AUGMENT_COLUMNS)
-    t[:, 0, 0] = code
-    if args:
-        t[:, 0, 1:1 + len(args)] = torch.tensor([float(a) for a in args])
-    return t
+def _program(n: int, row: list[float]) -> torch.Tensor:
+    return torch.tensor(row, dtype=torch.float32).expand(n, 1, codes.AUGMENT_COLUMNS).contiguous()
 
 
 def _time(files, size, augment, repeats: int) -> float:
@@ -98,8 +99,8 @@ def main(argv: list[str] | None = None) -> dict:
         base = _time(files, size, None, args.repeats)
         rows = {"(no program) ms/image": base * 1e3 / args.batch}
         print(f"{size}x{size}: decode + identity resample {base * 1e3 / args.batch:.3f} ms/image")
-        for name, code, op_args in ops:
-            t = _time(files, size, _program(args.batch, code, op_args), args.repeats)
+        for name, row in ops:
+            t = _time(files, size, _program(args.batch, row), args.repeats)
             us = max(t - base, 0.0) * 1e6 / args.batch
             rows[name] = us
             print(f"  {name:<20} {us:9.1f} us/image")

@@ -249,15 +249,16 @@ def fidelity(root: str, images: int = 64) -> dict:
             erase = None
             for op in plan.sample_augmentation(seed):
                 if op.op == "erase":
-                    erase = op.args
+                    erase = op.arguments
                 elif op.name is not None and name.endswith("_v2"):  # v2's magnitudes (Solarize on 0..1) and rules
                     x = policy._apply_image_or_video_transform(x, op.name, float(op.magnitude or 0.0),
                                                                T.InterpolationMode.BILINEAR, policy._fill)
                 elif op.name is not None:
                     x = AA._apply_op(x, op.name, float(op.magnitude or 0.0), T.InterpolationMode.BILINEAR, None)
             x = F.normalize(F.convert_image_dtype(F.pil_to_tensor(x), torch.float), MEAN, STD)
-            if erase is not None and erase[0]:
-                x = F.erase(x, int(erase[1]), int(erase[2]), int(erase[3]), int(erase[4]), torch.tensor(erase[5:8]).view(3, 1, 1))
+            if erase is not None and erase["mode"]:
+                box = (int(erase[k]) for k in ("top", "left", "height", "width"))
+                x = F.erase(x, *box, torch.tensor(erase["value"]).view(3, 1, 1))
             refs.append(x)
         out[name] = float((got - torch.stack(refs)).abs().mean())
         # spdl_torch's own ImageFolder, the same transform and loader seed (so the same draws where the plan is

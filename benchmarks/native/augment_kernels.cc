@@ -21,41 +21,57 @@ struct Op {
   std::vector<float> row;
 };
 
+// Each op's row, built by argument name from the op table (csrc/core/augment/op_table.h).
 std::vector<Op> ops() {
-  auto r = [](Code c, std::vector<float> a) {
-    std::vector<float> v(kColumns, 0.0f);
-    v[0] = float(int(c));
-    std::copy(a.begin(), a.end(), v.begin() + 1);
-    return v;
+  auto affine = [](float angle, float tx, float shear_x, const char* interpolation, float fill) {
+    return Row("affine")
+        .set("angle", angle)
+        .set("translate", {tx, 0})
+        .set("shear", {shear_x, 0})
+        .set("interpolation", interpolation)
+        .set("fill", fill)
+        .values();
+  };
+  auto pil_rotate = [](const char* resample) {
+    return Row("pil_affine")
+        .set("data", {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f})
+        .set("resample", resample)
+        .values();
+  };
+  auto enhance = [](const char* enhancer) {
+    return Row("pil_enhance").set("enhancer", enhancer).set("factor", 1.3f).values();
+  };
+  auto blur = [](float k, float sigma) {
+    return Row("gaussian_blur").set("kernel_size", {k, k}).set("sigma", {sigma, sigma}).values();
   };
   return {
-      {"rotate bilinear", r(Code::Affine, {17, 0, 0, 0, 0, 1, 0})},
-      {"rotate nearest", r(Code::Affine, {17, 0, 0, 0, 0, 0, 0})},
-      {"shear_x nearest", r(Code::Affine, {0, 0, 0, 16.7f, 0, 0, 128})},
-      {"translate nearest", r(Code::Affine, {0, 21, 0, 0, 0, 0, kNoFill})},
-      {"brightness", r(Code::Brightness, {1.3f})},
-      {"contrast", r(Code::Contrast, {1.3f})},
-      {"saturation", r(Code::Saturation, {1.3f})},
-      {"hue", r(Code::Hue, {0.1f})},
-      {"sharpness", r(Code::Sharpness, {1.3f})},
-      {"posterize", r(Code::Posterize, {5})},
-      {"solarize", r(Code::Solarize, {128})},
-      {"autocontrast", r(Code::Autocontrast, {})},
-      {"equalize", r(Code::Equalize, {})},
-      {"invert", r(Code::Invert, {})},
-      {"grayscale", r(Code::Grayscale, {})},
-      {"gaussian_blur k23 s2", r(Code::GaussianBlur, {23, 23, 2, 2})},
-      {"gaussian_blur k9 s1", r(Code::GaussianBlur, {9, 9, 1, 1})},
-      // Pillow's rules (the ops of PIL images): a rotation by 17 degrees about the centre (its low parts
-      // are summed in the program, as run_program does), the enhancers, the HSV hue, autocontrast
-      {"pil rotate bilinear", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 1})},
-      {"pil rotate bicubic", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 2})},
-      {"pil rotate nearest", r(Code::PilAffine, {0.956305f, 0.292372f, -23.5f, -0.292372f, 0.956305f, 30.1f, 0})},
-      {"pil contrast", r(Code::PilEnhance, {2, 1.3f})},
-      {"pil color", r(Code::PilEnhance, {1, 1.3f})},
-      {"pil sharpness", r(Code::PilEnhance, {3, 1.3f})},
-      {"pil hue", r(Code::PilHue, {25})},
-      {"pil autocontrast", r(Code::PilAutocontrast, {})},
+      {"rotate bilinear", affine(17, 0, 0, "bilinear", 0)},
+      {"rotate nearest", affine(17, 0, 0, "nearest", 0)},
+      {"shear_x nearest", affine(0, 0, 16.7f, "nearest", 128)},
+      {"translate nearest", affine(0, 21, 0, "nearest", kNoFill)},
+      {"brightness", Row("adjust_brightness").set("brightness_factor", 1.3f).values()},
+      {"contrast", Row("adjust_contrast").set("contrast_factor", 1.3f).values()},
+      {"saturation", Row("adjust_saturation").set("saturation_factor", 1.3f).values()},
+      {"hue", Row("adjust_hue").set("hue_factor", 0.1f).values()},
+      {"sharpness", Row("adjust_sharpness").set("sharpness_factor", 1.3f).values()},
+      {"posterize", Row("posterize").set("bits", 5).values()},
+      {"solarize", Row("solarize").set("threshold", 128).values()},
+      {"autocontrast", Row("autocontrast").values()},
+      {"equalize", Row("equalize").values()},
+      {"invert", Row("invert").values()},
+      {"grayscale", Row("rgb_to_grayscale").values()},
+      {"gaussian_blur k23 s2", blur(23, 2)},
+      {"gaussian_blur k9 s1", blur(9, 1)},
+      // Pillow's rules (the ops of PIL images): a rotation by 17 degrees about the centre, the enhancers, the HSV
+      // hue, autocontrast
+      {"pil rotate bilinear", pil_rotate("BILINEAR")},
+      {"pil rotate bicubic", pil_rotate("BICUBIC")},
+      {"pil rotate nearest", pil_rotate("NEAREST")},
+      {"pil contrast", enhance("Contrast")},
+      {"pil color", enhance("Color")},
+      {"pil sharpness", enhance("Sharpness")},
+      {"pil hue", Row("pil_hue").set("shift", 25).values()},
+      {"pil autocontrast", Row("pil_autocontrast").values()},
   };
 }
 

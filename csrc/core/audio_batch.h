@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Audio batches: many files (or windows of them) decoded, resampled and mixed to one rate and channel count,
 // each written into its slot of one padded [B, C, N] batch on the shared native pool, largest input first.
 // Plain C++, no torch headers.

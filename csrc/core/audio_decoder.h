@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Audio decoding: metadata without decoding, and a whole stream or a window of it decoded, resampled and
 // mixed into planar float32 / int16 samples equal to the ffmpeg CLI's (`ffmpeg -i F -f f32le` with -ar /
 // -ac: libswresample's defaults). Plain C++, no torch headers.

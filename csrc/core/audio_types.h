@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Audio decode options, stream metadata and the output sink, shared by the audio decoder and its batch
 // decoder. Plain C++, no FFmpeg types.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/batch_decoder.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fused batch transform: decode N encoded images, crop, resize, flip and normalize each straight into
 // its slot of one caller-provided batch buffer, over the shared thread pool.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The options of the fused batch transform (decode_batch) and their validation: the ops fill the struct
 // and call validate(), so every caller (ops, fuzzers, tests) gets the same checks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/batch_turn.h"
 
 #include "core/thread_pool.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batch turns: calls that each run a batch of work on one thread pool (decode_images) take their output
 // memory only when their turn comes, first come first served, so a call waiting behind another holds no
 // memory yet. A call releases its turn as soon as its last item has been claimed (parallel_for's

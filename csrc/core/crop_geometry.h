@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-sample geometry of the batch transforms: the random generator, torchvision's RandomResizedCrop box
 // rule, and the eval rule (shorter side -> S, then centre crop), as maps from output pixels to source pixels.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Exceptions thrown by the core. Plain C++: the torch binding turns them into Python exceptions.
 #pragma once
 

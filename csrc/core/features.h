@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What this build of the core holds. FFmpeg is optional: a build with SPDL_TORCH_NO_FFMPEG (setup.py's
 // SPDL_TORCH_FFMPEG=0) leaves out core/detail/ffmpeg/, video and audio, and decodes JPEG only (libjpeg-turbo).
 #pragma once

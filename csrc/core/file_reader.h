@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading whole files into caller-provided memory, without any Python involvement.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Entry point for decoding one encoded image of any supported format.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/image_types.h"
 
 #include "core/errors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Types shared by the image decoders: colour modes, output shapes and the caller-provided output buffer.
 #pragma once
 

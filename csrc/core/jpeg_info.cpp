@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/jpeg_info.h"
 
 #include "core/detail/jpeg/jpeg_markers.h"

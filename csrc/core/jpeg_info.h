@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What a GPU JPEG decoder needs from a JPEG before decoding it: the stored size, the components and the
 // EXIF orientation, read from the marker segments (no pixel decoding).
 #pragma once

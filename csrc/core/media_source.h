@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where a video or audio stream comes from: a file path, or encoded bytes in the caller's memory (read in
 // place through a custom AVIO context, never copied). Plain C++, no FFmpeg types.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // resample.h's window weights (AxisWeights) and the dispatch between the AVX2 and the generic kernel.
 #include "core/resample.h"
 

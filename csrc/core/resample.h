@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Antialiased separable resampling of an 8-bit HWC image into one slot of a batch, in the slot's dtype and
 // layout, with normalization fused. The filters follow PIL's Resample.c / torchvision's antialiased
 // interpolate: for a downscale by s the filter's support is scaled by s, each output pixel gets a window of

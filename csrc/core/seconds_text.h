@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Seconds as error messages print them: "0.04 s", "2 s", "1e+300 s", "nan s". Plain C++.
 #pragma once
 

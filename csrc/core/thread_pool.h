@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The library's one pool of native threads, shared by all ops, and a parallel_for over it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_video_clips (video_clips.h): plan every video's clips (open, index, sample), then decode the
 // videos largest first, resampling each wanted frame straight into its slots.
 #include "core/video_clips.h"

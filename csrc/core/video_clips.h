@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Training clips: N clips of T frames per video at a stride (by frame index) or at a frame interval (by
 // time), at regular or seeded random positions, each clip with one geometry (crop box, flip) for all its
 // frames, written straight into its slots of a caller-provided batch over the shared thread pool.

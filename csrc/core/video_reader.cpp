@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // VideoReader (video_reader.h): opening, metadata, the exact index, and the seek-and-decode-forward loop.
 #include "core/video_reader.h"
 

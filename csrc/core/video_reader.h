@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // VideoReader: one video stream of a MediaSource, decoded by frame index or timestamp with exact
 // semantics. Frame i is the i-th frame in presentation order; "the frame at t" is the frame displayed at t
 // (pts_i <= t < pts_{i+1}). Requests in any order (backwards, repeated) give the frames a linear decode

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Video decoding's public types: what a file's header says (VideoMetadata), how frames are read
 // (VideoReadOptions, SeekMode), one converted frame handed to the caller (VideoFrame), and the error for a
 // frame request outside the stream (FrameRangeError). Plain C++, no FFmpeg types.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A build without FFmpeg (SPDL_TORCH_NO_FFMPEG): the still-image entry point of core/detail/ffmpeg/ raises
 // a DecodeError naming the missing FFmpeg, so decode_image raises it and decode_batch reports the sample.
 // Empty in a build with FFmpeg, where core/detail/ffmpeg/ffmpeg_image_decoder.cpp defines it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_images_cuda: N encoded JPEGs -> one [N, 3, H, W] batch on a CUDA device. nvJPEG decodes the batch
 // (nvjpeg_decoder.cpp); EXIF orientation, the crop geometry (core::sample_geometry: the CPU path's boxes and
 // seeds), the antialiased resize, the flip and the dtype/normalisation run as ATen ops on the device, on the

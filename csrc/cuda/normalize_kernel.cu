@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include <cuda_bf16.h>
 
 #include "cuda/normalize_kernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The GPU's half of ToDtype(scale=True) + Normalize on a uint8 batch: one pass, no torch headers.
 #pragma once
 

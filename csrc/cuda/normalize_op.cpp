@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // normalize_batch: ToDtype(scale=True) + Normalize of a uint8 CUDA batch in one kernel (normalize_kernel.cu),
 // for batches copied to the GPU as uint8 (a quarter of the bytes over PCIe).
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "cuda/nvjpeg_decoder.h"
 
 #ifdef SPDL_TORCH_WITH_NVJPEG

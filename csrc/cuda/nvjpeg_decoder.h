@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batched JPEG decoding with nvJPEG into caller-provided planar RGB device buffers. One decoder per device,
 // owned handles (nvJPEG library handle and decode states), calls serialised by a mutex.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: core::decode_audio_to_buffer over arbitrary bytes (native rate; 16 kHz mono; a window;
 // int16; a late window, reached by a seek where the format allows), under a bounded output size, and the Ogg
 // page reader that decides whether an Ogg input may be seeked. Built by `make fuzz`; not part of the extension (.cc suffix).

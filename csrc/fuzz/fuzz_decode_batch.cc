@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: core::decode_batch (the fused batch path) on one sample, differential: the partial
 // JPEG decode (only the crop's rows and columns) against the whole-image decode, for eval, train (crop
 // position and flip from the input's hash), resize, random_crop (padding, both flips, grey) and nearest
@@ -7,6 +8,8 @@
 // rows drawn from the input's hash (every op code, AugMix's mix rows, arguments at their range limits;
 // augment/ops.h), which must be the same in both modes and leave a failed slot zero-filled too.
 // Built by `make fuzz`; not part of the extension (.cc suffix).
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -48,11 +51,11 @@ std::vector<uint8_t> run(const SampleInput& in, BatchOptions opt, bool partial, 
 
 constexpr int kSteps = 8;  // program rows
 
-// A program of kSteps rows and two erase rows from the hash: op rows of codes 1..16 and 20..23 with arguments spread
+// A program of kSteps rows and two erase rows from the hash: op rows of every code but the mix rows, arguments spread
 // over (and onto the edges of) their valid ranges (pil_affine matrices from the identity to far outside the image: each
 // of Pillow's nearest engines, the fill; each filter), either three of them or a mix of two chains (mix_begin, one op,
-// mix_add, two ops, mix_add, mix_end in mode 0 or 1), padded with code 0. validate_program / validate_erase accept
-// every program made here.
+// mix_add, two ops, mix_add, mix_end with alpha 1 or below), padded with code 0. validate_program / validate_erase
+// accept every program made here.
 void make_program(uint64_t h, float* rows, float* erase_row) {
   auto next = [&h] {
     h ^= h >> 33;
@@ -61,9 +64,32 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
     return h;
   };
   auto unit = [&] { return float(next() % 1001) / 1000.0f; };  // 0, 0.001, ..., 1
+  // Any argument from its range in the op table (a choice's index, an integer, a number with its open ends
+  // avoided; unbounded ends as +-4): the ops without a case of their own below.
+  auto from_table = [&](float* r) {
+    float* column = r + 1;
+    const augment::OpSpec& op = augment::kOps[int(r[0])];
+    for (int k = 0; k < op.num_args; ++k) {
+      const augment::Arg& a = op.args[k];
+      const double lo = std::isinf(a.low) ? -4 : a.low, hi = std::isinf(a.high) ? lo + 8 : a.high;
+      for (int c = 0; c < a.count; ++c, ++column) {
+        if (a.kind != augment::ArgKind::Real) {
+          int64_t v = int64_t(lo) + int64_t(next() % uint64_t(std::min(hi - lo, 255.0) + 1));
+          if (a.odd && v % 2 == 0) v = v + 1 <= int64_t(hi) ? v + 1 : v - 1;
+          *column = float(v);
+        } else {
+          const double v = lo + double(unit()) * (hi - lo);
+          *column = float((a.low_open && v <= lo) || (a.high_open && v >= hi) ? (lo + hi) / 2 : v);
+        }
+      }
+    }
+  };
   auto op_row = [&](float* r) {
-    const uint64_t pick = next() % 20;  // codes 1..16, then 20..23 (the mix rows are placed below)
-    r[0] = float(pick < 16 ? 1 + pick : 4 + pick);
+    // any op but the mix rows (placed below)
+    uint64_t code = 1 + next() % uint64_t(augment::kMaxCode - 3);
+    if (code >= uint64_t(augment::Code::MixBegin)) code += 3;
+    r[0] = float(code);
+    static_assert(int(augment::Code::MixEnd) == int(augment::Code::MixBegin) + 2, "the mix codes are consecutive");
     switch (augment::Code(int(r[0]))) {
       case augment::Code::Affine:
         r[1] = unit() * 720 - 360;
@@ -74,7 +100,7 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         r[6] = float(next() % 2);
         r[7] = next() % 4 == 0 ? augment::kNoFill : unit() * 255;
         break;
-      case augment::Code::Hue: r[1] = unit() - 0.5f; break;
+      case augment::Code::AdjustHue: r[1] = unit() - 0.5f; break;
       case augment::Code::Posterize: r[1] = float(next() % 9); break;
       case augment::Code::Solarize: r[1] = unit() * 300 - 45; break;
       case augment::Code::GaussianBlur:
@@ -88,7 +114,7 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         break;
       case augment::Code::PilAffine: {
         const float scale = next() % 8 == 0 ? 1e5f : 1.0f;  // sometimes far outside: the fixed-point limit, the fill
-        const uint64_t kind = next() % 4;                    // identity, scale only (b = d = 0), shear, any
+        const uint64_t kind = next() % 4;                   // identity, scale only (b = d = 0), shear, any
         r[1] = r[5] = 1;
         if (kind >= 1) r[1] = (unit() * 4 - 2) * scale, r[5] = (unit() * 4 - 2) * scale;
         if (kind >= 2) r[2] = (unit() - 0.5f) * scale;
@@ -110,7 +136,7 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
         break;
       case augment::Code::PilHue: r[1] = float(next() % 256); break;
       case augment::Code::PilAutocontrast: break;
-      default: r[1] = unit() * 4; break;  // the factors (and ignored arguments)
+      default: from_table(r); break;
     }
   };
   for (int c = 0; c < kSteps * augment::kColumns; ++c) rows[c] = 0;
@@ -124,7 +150,7 @@ void make_program(uint64_t h, float* rows, float* erase_row) {
     op_row(at(3));
     op_row(at(4));
     at(5)[0] = float(augment::Code::MixAdd), at(5)[1] = unit() * 1.5f;
-    at(6)[0] = float(augment::Code::MixEnd), at(6)[1] = float(next() % 2), at(6)[2] = unit();
+    at(6)[0] = float(augment::Code::MixEnd), at(6)[1] = next() % 2 ? 1.0f : unit();  // alpha 1: the mix itself
   }
   augment::validate_program(rows, kSteps, [](int64_t) { return std::string("fuzz"); });
   for (int b = 0; b < 2; ++b) {  // two boxes, written in order

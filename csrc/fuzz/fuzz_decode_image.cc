@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: core::decode_image over every colour mode, with and without EXIF orientation, under a
 // bounded pixel limit. Built by `make fuzz` (clang, -fsanitize=fuzzer,address,undefined); not part of the
 // extension (setup.py compiles csrc/**/*.cpp only, hence the .cc suffix).

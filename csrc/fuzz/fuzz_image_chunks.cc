@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the container metadata readers that run before and after FFmpeg's decode: PNG eXIf and
 // WebP EXIF orientation, the WebP alpha flag, the GIF first-frame reader and its colour restoration.
 // Built by `make fuzz`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the JPEG marker walker (SOFn frame header, EXIF APP1 orientation). Built by `make fuzz`.
 // The input is also wrapped after an SOI marker so the fuzzer need not rediscover 0xFFD8.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the TIFF IFD0 reader used for EXIF blocks and TIFF files. Built by `make fuzz`.
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: arbitrary bytes through the video demuxer + decoder (VideoReader over the bytes in
 // memory): metadata, the exact index, frames by index forwards and backwards, the timestamp spans (the exact
 // one's start is frame 0), lenient and strict. Only

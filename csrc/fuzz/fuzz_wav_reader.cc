@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the native RIFF/WAVE reader (core/detail/wav/wav_reader.h) over arbitrary bytes: its format
 // (the data range must lie inside the input, the sample format agree with the block alignment), reads at
 // arbitrary offsets (never more samples than asked or than the data holds), and decode_audio_to_buffer over the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared by the audio ops: the output dtype's sample type and the window / length checks.
 #pragma once
 

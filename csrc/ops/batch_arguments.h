@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Conversions of batch-op arguments into core option values, shared by decode_images, decode_video_clips and
 // the CUDA decode_images. Torch types only in the binding layer.
 #pragma once

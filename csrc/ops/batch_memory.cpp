@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Batch output memory: one anonymous mapping per batch, recycled through a small capped pool.
 //
 // Why not at::empty (glibc malloc): a batch is allocated on a DataLoader worker thread and freed by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Output memory of non-pinned batches made by decode_images: mmap-backed buffers that go back to the OS
 // when freed, with a small capped pool that recycles recently freed ones (see batch_memory.cpp for why).
 #pragma once

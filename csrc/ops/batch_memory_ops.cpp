@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // set_batch_memory_capacity / batch_memory_stats: the pool that holds decode_images' non-pinned output memory
 // (batch_memory.h). No tensor inputs: kernels under BackendSelect.
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // build_info: what this build of the library holds ("variant=cuda"/"variant=cpu", "nvjpeg=1"/"nvjpeg=0",
 // "ffmpeg=1"/"ffmpeg=0", "decoders=jpeg,png,..."), read by spdl_torch.build_info() to give clear errors for a
 // feature the build lacks. No tensor inputs, so the kernel sits under BackendSelect.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The CPU variant's kernels of the CUDA ops (csrc/cuda/ holds the real ones): each raises an error that says
 // the library was built without CUDA, instead of the dispatcher's "could not run ... with the CUDA backend".
 #include <ATen/ATen.h>

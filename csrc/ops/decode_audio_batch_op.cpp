@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_audio_batch: B audio inputs (bytes or paths) -> one padded [B, C, N] batch plus lengths, offsets and
 // an ok mask, written into the slots by the shared native pool (core/audio_batch.h). Paths may come without
 // any tensor input, so the kernel sits under BackendSelect.

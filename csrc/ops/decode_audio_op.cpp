@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_audio / decode_audio_file: one audio stream (or a window of it) -> (Tensor[C, N] float32 or int16, the
 // output rate in Hz as an int64 0-dim tensor);
 // audio_metadata / audio_metadata_file: the stream's metadata without decoding. The *_file variants have no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_image: one encoded image (1-D uint8 tensor) to a Tensor[C, H, W] (channels-last strides) of the
 // requested dtype (uint8 or uint16). dtype None: uint8, except mode UNCHANGED, which keeps the file's depth
 // (uint16 for a 16-bit file), the rule of spdl_torch.io.decode_image; its fake kernel then asks for dtype=.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_images: N encoded images -> one finished batch (decode, crop, resize, flip, normalize, collate)
 // written by the shared native thread pool, plus a bool mask of the samples that decoded.
 #include <ATen/ATen.h>

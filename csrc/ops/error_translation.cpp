@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ops/error_translation.h"
 
 #include <ATen/core/Tensor.h>

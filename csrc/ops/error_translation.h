@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one place where a core exception becomes a torch error. A native error crosses the op boundary as a
 // RuntimeError whose message starts with a tag, in this grammar (spdl_torch/_errors.py parses it):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A build without FFmpeg (SPDL_TORCH_NO_FFMPEG): the video and audio ops are registered with kernels that
 // raise NotImplementedError naming the missing FFmpeg and how to rebuild, instead of the dispatcher's "could
 // not run ...". Boxed, so they follow whatever the schemas in registration.cpp say. Empty with FFmpeg.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // read_file: a whole file into a uint8 tensor. No tensor inputs, so the kernel sits under BackendSelect.
 #include <ATen/ATen.h>
 #include <torch/library.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The op schemas: the contract of every spdl_torch op. Kernels live in one file per op.
 #include <torch/library.h>
 
@@ -59,6 +60,8 @@ TORCH_LIBRARY(spdl_torch, m) {
       "int max_samples=1073741824, str seek_mode=\"approximate\") -> (Tensor, Tensor, Tensor, Tensor)");
   // The CUDA side (csrc/cuda/; stubs in the CPU variant: csrc/ops/cuda_stubs.cpp).
   m.def("build_info() -> str[]");
+  // The augmentation ops' table (csrc/core/augment/op_table.h) as JSON, read by spdl_torch/transforms/_augment_codes.py.
+  m.def("augment_op_table() -> str");
   m.def(
       "decode_images_cuda(Tensor[] data, *, int device_index, Tensor? seeds=None, bool apply_exif_orientation=True, "
       "int max_pixels=178956970, int height, int width, str geometry=\"eval\", int resize_shorter=0, "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // sample_geometry: the [top, left, crop_height, crop_width, hflip, vflip] that decode_images draws for one
 // sample's seed and (EXIF-oriented) image size (image_height x image_width), for every geometry, with
 // decode_images' names for the rest (height, width: the output size); FusedPlan.sample_geometry calls it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // set_num_threads / get_num_threads: the size of the library's shared native thread pool. No tensor
 // inputs, so the kernels sit under BackendSelect.
 #include <ATen/ATen.h>

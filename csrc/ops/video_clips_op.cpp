@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_video_clips: B videos -> Tensor[B, N, T, 3, H, W] (dimension_order "NTCHW") or [B, N, 3, T, H, W] ("NCTHW")
 // of N clips of T frames each, decoded, resized/cropped per clip and converted straight into their slots
 // on the shared native pool; plus ok (bool[B]) and the frame indices (int64[B, N, T]).

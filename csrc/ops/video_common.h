@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the video ops share: the read options from their arguments, and core errors -> torch errors
 // (translate_core_errors, plus FrameRangeError -> IndexError).
 #pragma once

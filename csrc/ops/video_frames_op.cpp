@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // decode_video_frames: frames of one video by index or timestamp -> uint8 Tensor[N, 3, H, W] (RGB, rows
 // written in place: channels-last strides), their pts (seconds) and a per-frame corrupt mask.
 #include <ATen/ATen.h>

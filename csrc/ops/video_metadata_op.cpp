@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // video_metadata: a video stream's header (no frame decoded) and the span its frames are displayed in (exact:
 // from the frame index) as (ints, floats, key-frame times, strings). ints:
 // stream_index, width, height, rotation, time base (num, den), num_frames_from_header, num_frames_from_content

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the audio core (csrc/core/audio_*, detail/audio_*), run under AddressSanitizer +
 // UndefinedBehaviorSanitizer by `make test-sanitize`. No torch.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The augmentation kernels (csrc/core/augment) alone, under ASan/UBSan (make test-sanitize): every op on
 // odd sizes (1x1, 1xN, Nx1, small odd rectangles) with buffers sized exactly, so a read or write outside
 // the image is an error; exact identities (rotations by 0 / 90 / 180 degrees, translations past the
@@ -42,16 +43,46 @@ std::vector<float> row(int code, std::vector<float> args) {
 
 // Every op with a few arguments, for the size sweep.
 std::vector<std::vector<float>> all_rows() {
-  return {row(1, {30, 2, -1, 10, -5, 0, 128}), row(1, {-45, 0.5f, 0.25f, 0, 20, 1, 7}), row(1, {90, 0, 0, 0, 0, 1, -1}),
-          row(2, {1.7f}), row(3, {0.3f}), row(4, {2.0f}), row(5, {-0.3f}), row(5, {0.5f}), row(6, {0.0f}),
-          row(6, {3.0f}), row(7, {3}), row(7, {0}), row(8, {100}), row(9, {}), row(10, {}), row(11, {}),
-          row(12, {}), row(13, {5, 3, 1.5f, 0.7f}), row(13, {1, 9, 0.3f, 4.0f}), row(14, {255, 0, 7}),
-          row(15, {1, 0.3f, -2, 0, 1, 0, 0}), row(15, {1, 0.3f, -2, 0, 1, 0, 1}), row(15, {1, 0.3f, -2, 0, 1, 0, 2}),
-          row(15, {0.866f, -0.5f, 3, 0.5f, 0.866f, -1, 0}), row(15, {-1, 0, 5, 0, -1, 5, 2}),
-          row(15, {1e6f, 0, 0, 0, 1e6f, 0, 0}), row(15, {-3e38f, 3e38f, 1, 2, -3e38f, 3e38f, 1}),
-          row(15, {2, 0, -1e5f, 0, 2, 1e5f, 2}), row(16, {30, 128}), row(16, {255, 256}),
-          row(20, {1e-8f, -3e-9f, 0.5f, 0, 0, 2e-8f}), row(21, {0, 1.7f}), row(21, {1, 0.0f}), row(21, {2, 3.5f}),
-          row(21, {2, 0.4f}), row(21, {3, 0.4f}), row(21, {3, 2.6f}), row(22, {0}), row(22, {142}), row(22, {255}),
+  return {row(1, {30, 2, -1, 10, -5, 0, 128}),
+          row(1, {-45, 0.5f, 0.25f, 0, 20, 1, 7}),
+          row(1, {90, 0, 0, 0, 0, 1, -1}),
+          row(2, {1.7f}),
+          row(3, {0.3f}),
+          row(4, {2.0f}),
+          row(5, {-0.3f}),
+          row(5, {0.5f}),
+          row(6, {0.0f}),
+          row(6, {3.0f}),
+          row(7, {3}),
+          row(7, {0}),
+          row(8, {100}),
+          row(9, {}),
+          row(10, {}),
+          row(11, {}),
+          row(12, {}),
+          row(13, {5, 3, 1.5f, 0.7f}),
+          row(13, {1, 9, 0.3f, 4.0f}),
+          row(14, {255, 0, 7}),
+          row(15, {1, 0.3f, -2, 0, 1, 0, 0}),
+          row(15, {1, 0.3f, -2, 0, 1, 0, 1}),
+          row(15, {1, 0.3f, -2, 0, 1, 0, 2}),
+          row(15, {0.866f, -0.5f, 3, 0.5f, 0.866f, -1, 0}),
+          row(15, {-1, 0, 5, 0, -1, 5, 2}),
+          row(15, {1e6f, 0, 0, 0, 1e6f, 0, 0}),
+          row(15, {-3e38f, 3e38f, 1, 2, -3e38f, 3e38f, 1}),
+          row(15, {2, 0, -1e5f, 0, 2, 1e5f, 2}),
+          row(16, {30, 128}),
+          row(16, {255, 256}),
+          row(20, {1e-8f, -3e-9f, 0.5f, 0, 0, 2e-8f}),
+          row(21, {0, 1.7f}),
+          row(21, {1, 0.0f}),
+          row(21, {2, 3.5f}),
+          row(21, {2, 0.4f}),
+          row(21, {3, 0.4f}),
+          row(21, {3, 2.6f}),
+          row(22, {0}),
+          row(22, {142}),
+          row(22, {255}),
           row(23, {})};
 }
 
@@ -71,7 +102,9 @@ void test_sizes() {
 void test_identities() {
   const int64_t h = 9, w = 9;
   const std::vector<uint8_t> src = random_image(h, w, 7);
-  auto px = [&](const std::vector<uint8_t>& img, int64_t y, int64_t x, int c) { return img[size_t((y * w + x) * 3 + c)]; };
+  auto px = [&](const std::vector<uint8_t>& img, int64_t y, int64_t x, int c) {
+    return img[size_t((y * w + x) * 3 + c)];
+  };
   for (int interp = 0; interp <= 1; ++interp) {
     std::vector<uint8_t> a = src;
     affine(RgbImage{a.data(), h, w}, 0, 0, 0, 0, 0, interp == 1, -1);
@@ -133,9 +166,10 @@ void test_identities() {
   for (size_t i = 0; i < sol.size(); ++i) solar &= sol[i] == (src[i] >= 128 ? 255 - src[i] : src[i]);
   CHECK(solar);
   std::vector<uint8_t> gray = src;
-  grayscale(RgbImage{gray.data(), h, w});
+  rgb_to_grayscale(RgbImage{gray.data(), h, w});
   bool equal_channels = true;
-  for (int64_t i = 0; i < h * w; ++i) equal_channels &= gray[size_t(3 * i)] == gray[size_t(3 * i + 1)] && gray[size_t(3 * i)] == gray[size_t(3 * i + 2)];
+  for (int64_t i = 0; i < h * w; ++i)
+    equal_channels &= gray[size_t(3 * i)] == gray[size_t(3 * i + 1)] && gray[size_t(3 * i)] == gray[size_t(3 * i + 2)];
   CHECK(equal_channels);
   std::vector<uint8_t> flat(size_t(h * w * 3), 90);
   autocontrast(RgbImage{flat.data(), h, w});
@@ -172,7 +206,7 @@ void test_pil_affine() {
     const int64_t h = s[0], w = s[1];
     const std::vector<uint8_t> src = random_image(h, w, uint32_t(h * 13 + w));
     const double dw = double(w), dh = double(h);
-    const double mats[][6] = {{1, 0, 0, 0, 1, 0},  {1, 0, 2, 0, 1, -1}, {1, 0, -3, 0, 1, 4}, {-1, 0, dw, 0, -1, dh},
+    const double mats[][6] = {{1, 0, 0, 0, 1, 0},   {1, 0, 2, 0, 1, -1},  {1, 0, -3, 0, 1, 4}, {-1, 0, dw, 0, -1, dh},
                               {-1, 0, dw, 0, 1, 0}, {1, 0, 0, 0, -1, dh}, {1, 0, dw, 0, 1, 0}, {1, 0, 0, 0, 1, -dh}};
     for (const auto& m : mats) {
       const std::vector<uint8_t> want = whole_pixel_transform(src, h, w, m, fill);
@@ -191,7 +225,8 @@ void test_pil_affine() {
       bool exact = true;
       for (int64_t y = 0; y < h; ++y)
         for (int64_t x = 0; x < w; ++x)
-          for (int c = 0; c < 3; ++c) exact &= img[size_t((y * w + x) * 3 + c)] == src[size_t(((x)*w + (w - 1 - y)) * 3 + c)];
+          for (int c = 0; c < 3; ++c)
+            exact &= img[size_t((y * w + x) * 3 + c)] == src[size_t(((x)*w + (w - 1 - y)) * 3 + c)];
       CHECK(exact);
     }
   }
@@ -294,46 +329,52 @@ void test_validation() {
     return "";
   };
   CHECK(message(row(24, {})) == "augment[2, 1]: augment code 24 not supported (expected an integer 0..23)");
-  CHECK(message(row(20, {1, 0, 0, 0, 1, INFINITY})).find("finite pil_affine_low arguments, got a5=inf") !=
-        std::string::npos);
-  CHECK(message(row(21, {4, 1})).find("pil_enhance enhancer 0 (Brightness)") != std::string::npos);
-  CHECK(message(row(21, {0.5f, 1})).find("pil_enhance enhancer") != std::string::npos);
-  CHECK(message(row(21, {1, -0.1f})).find("finite pil_enhance factor >= 0") != std::string::npos);
-  CHECK(message(row(21, {3, NAN})).find("finite pil_enhance factor >= 0") != std::string::npos);
-  CHECK(message(row(22, {256})).find("pil_hue shift as an integer 0..255") != std::string::npos);
-  CHECK(message(row(22, {1.5f})).find("pil_hue shift") != std::string::npos);
+  // The message names the op, the argument (its component) and the table's rule (arg_rule).
+  auto says = [&](const std::vector<float>& r, const std::string& what) {
+    const std::string m = message(r);
+    const bool ok = m == "augment[2, 1]: " + what;
+    if (!ok) std::printf("  got: %s\n  want: augment[2, 1]: %s\n", m.c_str(), what.c_str());
+    return ok;
+  };
+  CHECK(says(row(20, {1, 0, 0, 0, 1, INFINITY}), "pil_affine_low data[5]: expected a finite number, got inf"));
+  CHECK(says(row(21, {4, 1}),
+             "pil_enhance enhancer: expected 0 (Brightness), 1 (Color), 2 (Contrast) or 3 (Sharpness), got 4"));
+  CHECK(message(row(21, {0.5f, 1})).find("pil_enhance enhancer: expected 0 (Brightness)") != std::string::npos);
+  CHECK(says(row(21, {1, -0.1f}), "pil_enhance factor: expected a finite number >= 0, got -0.1"));
+  CHECK(says(row(21, {3, NAN}), "pil_enhance factor: expected a finite number >= 0, got nan"));
+  CHECK(says(row(22, {256}), "pil_hue shift: expected an integer in [0, 255], got 256"));
+  CHECK(says(row(22, {1.5f}), "pil_hue shift: expected an integer in [0, 255], got 1.5"));
   CHECK(message(row(22, {255})) == "" && message(row(23, {})) == "" && message(row(20, {0, 0, 0, 0, 0, 0})) == "");
   CHECK(message(row(14, {0, 255, 128})) == "");
-  CHECK(message(row(14, {0, 256, 0})).find("fill colours R, G, B as integers 0..255") != std::string::npos);
-  CHECK(message(row(14, {0.5f, 0, 0})).find("a0=0.5") != std::string::npos);
-  CHECK(message(row(15, {1, 0, 0, 0, 1, 0, 3})).find("pil_affine resample") != std::string::npos);
-  CHECK(message(row(15, {1, 0, NAN, 0, 1, 0, 0})).find("finite pil_affine") != std::string::npos);
-  CHECK(message(row(16, {256, 128})).find("solarize_add addend") != std::string::npos);
-  CHECK(message(row(16, {3, -1})).find("solarize_add threshold") != std::string::npos);
+  CHECK(says(row(14, {0, 256, 0}), "fill color[1]: expected an integer in [0, 255], got 256"));
+  CHECK(says(row(14, {0.5f, 0, 0}), "fill color[0]: expected an integer in [0, 255], got 0.5"));
+  CHECK(says(row(15, {1, 0, 0, 0, 1, 0, 3}),
+             "pil_affine resample: expected 0 (NEAREST), 1 (BILINEAR) or 2 (BICUBIC), got 3"));
+  CHECK(says(row(15, {1, 0, NAN, 0, 1, 0, 0}), "pil_affine data[2]: expected a finite number, got nan"));
+  CHECK(says(row(16, {256, 128}), "solarize_add add: expected an integer in [0, 255], got 256"));
+  CHECK(says(row(16, {3, -1}), "solarize_add threshold: expected a number in [0, 256], got -1"));
   CHECK(message(row(16, {255, 256})) == "");
-  CHECK(message(row(17, {0.25f})) == "" && message(row(18, {0})) == "" && message(row(19, {0})) == "");
-  CHECK(message(row(19, {1, 0.5f})) == "" && message(row(19, {0, 7})) == "");  // a1 is read in mode 1 only
-  CHECK(message(row(17, {-0.1f})).find("mix_begin weight >= 0") != std::string::npos);
-  CHECK(message(row(18, {NAN})).find("finite mix_add weight") != std::string::npos);
-  CHECK(message(row(18, {INFINITY})).find("finite mix_add weight") != std::string::npos);
-  CHECK(message(row(19, {2})).find("mix_end mode 0") != std::string::npos);
-  CHECK(message(row(19, {0.5f})).find("mix_end mode 0") != std::string::npos);
-  CHECK(message(row(19, {1, 1.5f})).find("blend alpha in [0, 1]") != std::string::npos);
-  CHECK(message(row(19, {1, NAN})).find("blend alpha in [0, 1]") != std::string::npos);
+  CHECK(message(row(17, {0.25f})) == "" && message(row(18, {0})) == "" && message(row(19, {1})) == "");
+  CHECK(message(row(19, {0.5f, 7})) == "");  // the columns after the last argument are not read
+  CHECK(says(row(17, {-0.1f}), "mix_begin weight: expected a finite number >= 0, got -0.1"));
+  CHECK(says(row(18, {NAN}), "mix_add weight: expected a finite number >= 0, got nan"));
+  CHECK(says(row(18, {INFINITY}), "mix_add weight: expected a finite number >= 0, got inf"));
+  CHECK(says(row(19, {1.5f}), "mix_end alpha: expected a number in [0, 1], got 1.5"));
+  CHECK(says(row(19, {NAN}), "mix_end alpha: expected a number in [0, 1], got nan"));
   CHECK(message(row(-1, {})).find("augment code -1 not supported") != std::string::npos);
   CHECK(message(row(2, {})) == "");
   CHECK(message(row(0, {NAN, 5})) == "");
-  CHECK(message(row(2, {-0.5f})).find("brightness factor >= 0") != std::string::npos);
-  CHECK(message(row(5, {0.6f})).find("hue factor in [-0.5, 0.5]") != std::string::npos);
-  CHECK(message(row(7, {2.5f})).find("posterize bits") != std::string::npos);
-  CHECK(message(row(7, {9})).find("posterize bits") != std::string::npos);
-  CHECK(message(row(8, {256})).find("solarize threshold") != std::string::npos);
-  CHECK(message(row(1, {0, 0, 0, 90, 0, 0, 0})).find("shear in (-90, 90)") != std::string::npos);
-  CHECK(message(row(1, {0, 0, 0, 0, 0, 2, 0})).find("interpolation") != std::string::npos);
-  CHECK(message(row(1, {0, 0, 0, 0, 0, 0, 256})).find("fill") != std::string::npos);
-  CHECK(message(row(1, {INFINITY, 0, 0, 0, 0, 0, 0})).find("finite") != std::string::npos);
-  CHECK(message(row(13, {4, 3, 1, 1})).find("kernel sizes odd") != std::string::npos);
-  CHECK(message(row(13, {3, 3, 0, 1})).find("sigmas") != std::string::npos);
+  CHECK(says(row(2, {-0.5f}), "adjust_brightness brightness_factor: expected a finite number >= 0, got -0.5"));
+  CHECK(says(row(5, {0.6f}), "adjust_hue hue_factor: expected a number in [-0.5, 0.5], got 0.6"));
+  CHECK(says(row(7, {2.5f}), "posterize bits: expected an integer in [0, 8], got 2.5"));
+  CHECK(says(row(7, {9}), "posterize bits: expected an integer in [0, 8], got 9"));
+  CHECK(says(row(8, {256}), "solarize threshold: expected a finite number <= 255, got 256"));
+  CHECK(says(row(1, {0, 0, 0, 90, 0, 0, 0}), "affine shear[0]: expected a number in (-90, 90), got 90"));
+  CHECK(says(row(1, {0, 0, 0, 0, 0, 2, 0}), "affine interpolation: expected 0 (nearest) or 1 (bilinear), got 2"));
+  CHECK(says(row(1, {0, 0, 0, 0, 0, 0, 256}), "affine fill: expected a number in [0, 255], or -1 for None, got 256"));
+  CHECK(says(row(1, {INFINITY, 0, 0, 0, 0, 0, 0}), "affine angle: expected a finite number, got inf"));
+  CHECK(says(row(13, {4, 3, 1, 1}), "gaussian_blur kernel_size[0]: expected an odd integer in [1, 1001], got 4"));
+  CHECK(says(row(13, {3, 3, 0, 1}), "gaussian_blur sigma[0]: expected a finite number > 0, got 0"));
   auto erase_message = [](std::vector<float> r) -> std::string {
     try {
       validate_erase(r.data(), "erase[0]");
@@ -342,11 +383,41 @@ void test_validation() {
     }
     return "";
   };
-  CHECK(erase_message({3, 0, 0, 1, 1, 0, 0, 0}).find("apply 0 (off)") != std::string::npos);
-  CHECK(erase_message({1, -1, 0, 1, 1, 0, 0, 0}).find("erase top") != std::string::npos);
-  CHECK(erase_message({1, 0, 0.5f, 1, 1, 0, 0, 0}).find("erase left") != std::string::npos);
+  CHECK(erase_message({3, 0, 0, 1, 1, 0, 0, 0}) ==
+        "erase[0]: erase mode: expected 0 (off), 1 (value) or 2 (random), got 3");
+  CHECK(erase_message({1, -1, 0, 1, 1, 0, 0, 0}) ==
+        "erase[0]: erase top: expected an integer in [0, 16777216], got -1");
+  CHECK(erase_message({1, 0, 0.5f, 1, 1, 0, 0, 0}).find("erase left: expected an integer") != std::string::npos);
   CHECK(erase_message({0, -1, -1, -1, -1, NAN, 0, 0}) == "");
-  CHECK(erase_message({1, 0, 0, 1, 1, NAN, 0, 0}).find("NaN") != std::string::npos);
+  CHECK(erase_message({1, 0, 0, 1, 1, NAN, 0, 0}) == "erase[0]: erase value[0]: expected a number (not NaN), got nan");
+  CHECK(erase_message({1, 0, 0, 1, 1, -INFINITY, 0, 0}) == "");
+}
+
+// The op table: rows built by argument name (Row) land in the table's columns; its errors name the op and argument;
+// the JSON Python reads names every op.
+void test_op_table() {
+  const std::vector<float> affine =
+      Row("affine").set("angle", 17).set("translate", {1, 2}).set("shear", {3, 4}).values();
+  CHECK(affine == std::vector<float>({1, 17, 1, 2, 3, 4, 0, kNoFill}));  // interpolation and fill: their defaults
+  CHECK(Row("pil_enhance").set("enhancer", "Sharpness").set("factor", 2).values()[1] == 3);
+  CHECK(Row("mix_end").values()[1] == 1);
+  auto error = [](auto build) -> std::string {
+    try {
+      build();
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error([] { Row("brightness"); }) == "no augment op named 'brightness'");
+  CHECK(error([] { Row("adjust_hue").set("factor", 0.1f); }) == "adjust_hue has no argument 'factor'");
+  CHECK(error([] { Row("affine").set("shear", 1); }) == "affine shear: expected 2 values, got 1");
+  CHECK(error([] { Row("affine").set("angle", 1).values(); }) == "affine: missing argument 'translate'");
+  CHECK(error([] { Row("pil_enhance").set("enhancer", "Blur"); }) == "pil_enhance enhancer: no choice 'Blur'");
+  const std::string json = op_table_json();
+  for (const OpSpec& op : kOps) CHECK(json.find(std::string("\"name\": \"") + op.name + "\"") != std::string::npos);
+  CHECK(json.find("\"rule\": \"a number in (-90, 90)\"") != std::string::npos);
+  CHECK(int(Code::PilAutocontrast) == kMaxCode && op_spec(Code::Affine).columns() == 7);
 }
 
 // The mix rows' nesting: validate_program names the row at fault.
@@ -355,34 +426,38 @@ void test_mix_validation() {
     std::vector<float> flat;
     for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
     try {
-      validate_program(flat.data(), int64_t(rows.size()), [](int64_t k) { return "augment[1, " + std::to_string(k) + "]"; });
+      validate_program(flat.data(), int64_t(rows.size()),
+                       [](int64_t k) { return "augment[1, " + std::to_string(k) + "]"; });
     } catch (const InvalidArgument& e) {
       return e.what();
     }
     return "";
   };
-  const auto begin = row(17, {0.5f}), add = row(18, {0.25f}), end = row(19, {0}), inv = row(11, {}), pad = row(0, {});
+  const auto begin = row(17, {0.5f}), add = row(18, {0.25f}), end = row(19, {1}), inv = row(11, {}), pad = row(0, {});
   CHECK(message({}) == "");
   CHECK(message({begin, inv, add, inv, add, end, pad}) == "");
-  CHECK(message({begin, end}) == "");                              // no chain: w0 * image
+  CHECK(message({begin, end}) == "");                                  // no chain: w0 * image
   CHECK(message({begin, add, end, inv, begin, inv, add, end}) == "");  // two mixes one after the other
   CHECK(message({inv, add, end}) == "augment[1, 1]: mix_add without a mix_begin before it");
   CHECK(message({pad, end}) == "augment[1, 1]: mix_end without a mix_begin before it");
   CHECK(message({begin, add, end, end}) == "augment[1, 3]: mix_end without a mix_begin before it");
-  CHECK(message({begin, inv, begin, add, end}) == "augment[1, 2]: mix_begin inside the mix begun at row 0 (mixes do not nest)");
-  CHECK(message({inv, begin, inv, add}) == "augment[1, 1]: mix_begin without a mix_end (the program ends inside the mix)");
+  CHECK(message({begin, inv, begin, add, end}) ==
+        "augment[1, 2]: mix_begin inside the mix begun at row 0 (mixes do not nest)");
+  CHECK(message({inv, begin, inv, add}) ==
+        "augment[1, 1]: mix_begin without a mix_end (the program ends inside the mix)");
   CHECK(message({begin, row(14, {300}), add, end}) ==
-        "augment[1, 1]: expected fill colours R, G, B as integers 0..255, got a0=300");
-  CHECK(message({begin, row(18, {-1}), end}).find("augment[1, 1]: expected a finite mix_add weight") == 0);
+        "augment[1, 1]: fill color[0]: expected an integer in [0, 255], got 300");
+  CHECK(message({begin, row(18, {-1}), end}).find("augment[1, 1]: mix_add weight: expected a finite number") == 0);
 }
 
 // A mix of 1..4 chains on odd sizes (exactly sized buffers) equals the sum computed here from the chains run
-// alone: float32 products and sums in torchvision's order, clamp, truncation; mode 1: Pillow's blend.
+// alone: float32 products and sums in torchvision's order, clamp, truncation; alpha below 1: Pillow's blend.
 void test_mix() {
   const int64_t sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {2, 3}, {5, 3}, {13, 9}};
-  const std::vector<std::vector<float>> chains[] = {
-      {row(11, {})}, {row(7, {2}), row(2, {1.6f})}, {row(1, {20, 1, -1, 5, 0, 1, -1}), row(9, {}), row(8, {90})},
-      {row(12, {}), row(6, {2.5f})}};
+  const std::vector<std::vector<float>> chains[] = {{row(11, {})},
+                                                    {row(7, {2}), row(2, {1.6f})},
+                                                    {row(1, {20, 1, -1, 5, 0, 1, -1}), row(9, {}), row(8, {90})},
+                                                    {row(12, {}), row(6, {2.5f})}};
   const float weights[] = {0.3f, 0.2f, 0.15f, 0.25f, 0.1f};  // w0, then one per chain (a sum of 1)
   for (const auto& s : sizes) {
     const int64_t h = s[0], w = s[1];
@@ -407,7 +482,7 @@ void test_mix() {
             sum[i] = sum[i] + product;
           }
         }
-        const auto end = row(19, {float(mode), alpha});
+        const auto end = row(19, {mode == 0 ? 1.0f : alpha});  // alpha 1: the mix itself
         rows.insert(rows.end(), end.begin(), end.end());
         const int64_t steps = int64_t(rows.size()) / kColumns;
         validate_program(rows.data(), steps, [](int64_t k) { return std::to_string(k); });
@@ -423,11 +498,11 @@ void test_mix() {
       }
     }
   }
-  // The clamp: weights summing past 1 saturate at 255; a weight of 0 everywhere gives zeros; mode 1 with
-  // alpha 0 gives the source back, alpha 1 the mixed image.
+  // The clamp: weights summing past 1 saturate at 255; a weight of 0 everywhere gives zeros; alpha 0 gives the
+  // source back, alpha 1 the mixed image.
   const std::vector<uint8_t> src = random_image(3, 4, 9);
   std::vector<float> over = row(17, {2.0f});
-  for (const auto& r : {row(11, {}), row(18, {2.0f}), row(19, {0})}) over.insert(over.end(), r.begin(), r.end());
+  for (const auto& r : {row(11, {}), row(18, {2.0f}), row(19, {1})}) over.insert(over.end(), r.begin(), r.end());
   std::vector<uint8_t> sat(src);
   run_program(over.data(), 4, RgbImage{sat.data(), 3, 4});
   bool all255 = true;
@@ -435,7 +510,8 @@ void test_mix() {
   CHECK(all255);
   for (float alpha : {0.0f, 1.0f}) {
     std::vector<float> blend = row(17, {0.0f});
-    for (const auto& r : {row(11, {}), row(18, {1.0f}), row(19, {1, alpha})}) blend.insert(blend.end(), r.begin(), r.end());
+    for (const auto& r : {row(11, {}), row(18, {1.0f}), row(19, {alpha})})
+      blend.insert(blend.end(), r.begin(), r.end());
     std::vector<uint8_t> b(src);
     run_program(blend.data(), 4, RgbImage{b.data(), 3, 4});
     bool ok = true;
@@ -443,7 +519,7 @@ void test_mix() {
     CHECK(ok);
   }
   std::vector<float> zero = row(17, {0.0f});
-  for (const auto& r : {row(18, {0.0f}), row(19, {0})}) zero.insert(zero.end(), r.begin(), r.end());
+  for (const auto& r : {row(18, {0.0f}), row(19, {1})}) zero.insert(zero.end(), r.begin(), r.end());
   std::vector<uint8_t> z(src);
   run_program(zero.data(), 3, RgbImage{z.data(), 3, 4});
   bool zeros = true;
@@ -452,7 +528,8 @@ void test_mix() {
   // A mix_add outside a mix reaching the kernels is an internal error, not a read past a buffer.
   bool threw = false;
   try {
-    mix_add(RgbImage{z.data(), 3, 4}, 1.0f);
+    MixState mix;
+    mix_add(RgbImage{z.data(), 3, 4}, 1.0f, mix);
   } catch (const InternalError&) {
     threw = true;
   }
@@ -523,6 +600,7 @@ int main() {
   test_pil_affine();
   test_pil_rules();
   test_validation();
+  test_op_table();
   test_mix_validation();
   test_mix();
   test_erase();

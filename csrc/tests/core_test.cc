@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the C++ core, run under AddressSanitizer + UndefinedBehaviorSanitizer by `make test-sanitize`.
 // No torch: links csrc/core directly. Not part of the extension (setup.py compiles csrc/**/*.cpp only).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the demux layer shared by video and audio (csrc/core/detail/demux.*, frame_reader.*), run
 // under AddressSanitizer + UndefinedBehaviorSanitizer by `make test-sanitize`. No torch.
 //

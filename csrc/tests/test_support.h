@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every csrc/tests/*_test.cc binary shares: the CHECK counters and macro, and whole-file reads.
 #pragma once
 

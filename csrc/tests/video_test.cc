@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the video reader and clip decoder (csrc/core/video_*.{h,cpp}, detail/video_*), run under
 // AddressSanitizer + UndefinedBehaviorSanitizer by `make test-sanitize`. No torch.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the native RIFF/WAVE reader (csrc/core/detail/wav/), run under AddressSanitizer +
 // UndefinedBehaviorSanitizer by `make test-sanitize`. Headers built byte by byte: the chunk walk (pad bytes,
 // chunks before and after the data, data size 0 / 0xFFFFFFFF / past the end, RF64), the formats read natively

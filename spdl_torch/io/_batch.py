@@ -240,65 +240,95 @@ def decode_images(
             permission, not a regular file) alike.
 
     Augment and erase rows (``augment``, ``erase``):
-        An ``augment`` row is ``[code, a0, a1, a2, a3, a4, a5, a6]``. Codes 1-13 follow
-        ``torchvision.transforms.v2.functional`` on a uint8 image (within 1 level, or >= 40 dB PSNR), 14-16 and
-        20-23 Pillow (what torchvision's transforms and timm's augmentation ops do to a PIL image), 17-19 AugMix's
-        weighted sum of chains:
+        An ``augment`` row is 8 float32 values: the op's code, then its arguments in order (``aK``: the row's
+        column K + 1; an argument of several values takes that many columns; the columns after the last argument
+        are not read). The ops named after ``torchvision.transforms.v2.functional``'s functions equal them on a
+        uint8 image (within 1 level, or >= 40 dB PSNR); ``fill``, ``pil_*`` and ``solarize_add`` follow Pillow
+        (what torchvision's transforms and timm's augmentation ops do to a PIL image); the mix rows compute AugMix's
+        weighted sum of chains. A value outside its argument's rule raises ``ValueError`` naming the row
+        (``augment[i, k]``), the op, the argument and the rule. The library's own table
+        (``torch.ops.spdl_torch.augment_op_table()``) is the source of this one:
 
-        ========================  ====  ==========================================================================
-        op                        code  arguments
-        ========================  ====  ==========================================================================
-        no-op (padding)           0
-        ``affine``                1     a0 angle (degrees), a1 / a2 translate x / y (pixels), a3 / a4 shear x / y
-                                        (degrees, in (-90, 90)), a5 interpolation (0 nearest, 1 bilinear), a6 fill
-                                        (a grey value 0..255, or -1 for ``fill=None``); scale 1, centre = the image
-                                        centre. ``rotate(img, angle)`` (``expand=False``) is ``affine`` with -angle.
-        ``adjust_brightness``     2     a0 factor >= 0
-        ``adjust_contrast``       3     a0 factor >= 0
-        ``adjust_saturation``     4     a0 factor >= 0
-        ``adjust_hue``            5     a0 hue factor in [-0.5, 0.5]
-        ``adjust_sharpness``      6     a0 factor >= 0
-        ``posterize``             7     a0 bits, an integer 0..8
-        ``solarize``              8     a0 threshold (on 0..255, <= 255)
-        ``autocontrast``          9
-        ``equalize``              10
-        ``invert``                11
-        ``rgb_to_grayscale``      12    (3 output channels)
-        ``gaussian_blur``         13    a0 / a1 kernel size x / y (odd), a2 / a3 sigma x / y (> 0)
-        ``fill``                  14    a0, a1, a2: R, G, B (integers 0..255), the fill colour of the sample's
-                                        following ``pil_affine`` rows (0, 0, 0 at the start of each program:
-                                        Pillow's default)
-        ``pil_affine``            15    a0..a5: Pillow's AFFINE data (a, b, c, d, e, f), a6 resample 0 NEAREST,
-                                        1 BILINEAR, 2 BICUBIC: ``img.transform(img.size, Image.AFFINE, data,
-                                        resample, fillcolor=fill)`` (output (x, y) samples the input at
-                                        (a x' + b y' + c, d x' + e y' + f), x' = x + 0.5, y' = y + 0.5)
-        ``solarize_add``          16    a0 add (integer 0..255), a1 threshold (0..256): v < threshold becomes
-                                        min(255, v + add) (timm's ``solarize_add``)
-        ``mix_begin``             17    a0 w0: the image becomes the chains' source, float32 sum = w0 * image
-        ``mix_add``               18    a0 w: sum += w * image, then image = source
-        ``mix_end``               19    a0 mode: 0 image = trunc(clamp(sum, 0, 255)) (torchvision's AugMix); 1
-                                        mixed = the same, image = Pillow's ``Image.blend(source, mixed, a1)``
-                                        (timm's AugMixAugment)
-        ``pil_affine_low``        20    a0..a5: added (in double) to the AFFINE data of the sample's next
-                                        ``pil_affine`` row, then cleared: a double coefficient travels exactly as
-                                        float32 parts hi (the ``pil_affine`` row) + mid + lo (one row each)
-        ``pil_enhance``           21    a0 enhancer 0 Brightness, 1 Color, 2 Contrast, 3 Sharpness; a1 factor >= 0:
-                                        ``ImageEnhance.<enhancer>(img).enhance(a1)``
-        ``pil_hue``               22    a0 shift (integer 0..255): ``convert("HSV")``, H += shift modulo 256,
-                                        ``convert("RGB")`` (torchvision's ``adjust_hue`` of a PIL image: shift =
-                                        ``int(hue_factor * 255)`` modulo 256)
-        ``pil_autocontrast``      23    ``ImageOps.autocontrast(img)``
-        ========================  ====  ==========================================================================
+        =====================  ====  ===================================================================================
+        op                     code  what it does; its arguments
+        =====================  ====  ===================================================================================
+        ``identity``           0     Leaves the image as it is (code 0 rows pad a shorter program).
+        ``affine``             1     torchvision's affine(img, angle, translate, scale=1.0, shear, interpolation, fill)
+                                     about the image centre (rotate(img, a) with expand=False is affine(angle=-a)). a0
+                                     ``angle``: degrees, clockwise (a finite number). a1..a2 ``translate``: pixels (x,
+                                     y) (each a finite number). a3..a4 ``shear``: degrees (x, y) (each a number in (-90,
+                                     90)). a5 ``interpolation``: torchvision's InterpolationMode (0 (nearest) or 1
+                                     (bilinear); default nearest). a6 ``fill``: the grey level of the pixels from
+                                     outside the image; None: torchvision's fill=None (zero padding without the fill
+                                     mask's blend) (a number in [0, 255], or -1 for None; default None).
+        ``adjust_brightness``  2     torchvision's adjust_brightness. a0 ``brightness_factor``: 0: black, 1: the image
+                                     (a finite number >= 0).
+        ``adjust_contrast``    3     torchvision's adjust_contrast. a0 ``contrast_factor``: 0: the mean grey, 1: the
+                                     image (a finite number >= 0).
+        ``adjust_saturation``  4     torchvision's adjust_saturation. a0 ``saturation_factor``: 0: grey, 1: the image (a
+                                     finite number >= 0).
+        ``adjust_hue``         5     torchvision's adjust_hue. a0 ``hue_factor``: the turn of the hue, in turns (a
+                                     number in [-0.5, 0.5]).
+        ``adjust_sharpness``   6     torchvision's adjust_sharpness. a0 ``sharpness_factor``: 0: smoothed, 1: the image
+                                     (a finite number >= 0).
+        ``posterize``          7     torchvision's posterize. a0 ``bits``: the high bits kept (an integer in [0, 8]).
+        ``solarize``           8     torchvision's solarize: a value >= threshold is inverted. a0 ``threshold``: on
+                                     0..255 (a finite number <= 255).
+        ``autocontrast``       9     torchvision's autocontrast (per channel).
+        ``equalize``           10    torchvision's equalize (per channel).
+        ``invert``             11    torchvision's invert.
+        ``rgb_to_grayscale``   12    torchvision's rgb_to_grayscale(num_output_channels=3).
+        ``gaussian_blur``      13    torchvision's gaussian_blur (reflect padding, folded again where it reaches past a
+                                     small image, where torch's reflect padding raises). a0..a1 ``kernel_size``: pixels
+                                     (x, y) (each an odd integer in [1, 1001]). a2..a3 ``sigma``: pixels (x, y) (each a
+                                     finite number > 0).
+        ``fill``               14    Sets the fill colour of the sample's following pil_affine rows (black at the start
+                                     of each program, Pillow's default). a0..a2 ``color``: R, G, B (each an integer in
+                                     [0, 255]).
+        ``pil_affine``         15    Pillow's img.transform(img.size, Image.AFFINE, data, resample, fillcolor=the fill
+                                     colour): output pixel (x, y) samples the input at (a x' + b y' + c, d x' + e y' +
+                                     f), x' = x + 0.5, y' = y + 0.5. a0..a5 ``data``: Pillow's AFFINE data (a, b, c, d,
+                                     e, f), each plus the parts of the pil_affine_low rows before it (in double) (each a
+                                     finite number). a6 ``resample``: Pillow's filter (0 (NEAREST), 1 (BILINEAR) or 2
+                                     (BICUBIC)).
+        ``solarize_add``       16    timm's solarize_add: a value v below threshold becomes min(255, v + add). a0
+                                     ``add``: added to the values below the threshold (an integer in [0, 255]). a1
+                                     ``threshold``: on 0..255 (256: every value) (a number in [0, 256]).
+        ``mix_begin``          17    Begins AugMix's mix: the image becomes the chains' source, the float32 sum = weight
+                                     * image. a0 ``weight``: the original image's weight (a finite number >= 0).
+        ``mix_add``            18    Ends a chain: sum += weight * image (float32), then the image is the source again.
+                                     a0 ``weight``: the chain's weight (a finite number >= 0).
+        ``mix_end``            19    Ends the mix: mixed = trunc(clamp(sum, 0, 255)), the image = Pillow's
+                                     Image.blend(source, mixed, alpha). a0 ``alpha``: 1: the mix itself (torchvision's
+                                     AugMix); below 1: timm's AugMixAugment blend (a number in [0, 1]; default 1).
+        ``pil_affine_low``     20    Adds parts of the AFFINE data of the sample's next pil_affine row, in double
+                                     (cleared there): Pillow's double coefficients travel exactly as float32 parts hi
+                                     (the pil_affine row) + mid + lo (a row each). a0..a5 ``data``: parts of (a, b, c,
+                                     d, e, f) (each a finite number).
+        ``pil_enhance``        21    Pillow's ImageEnhance.<enhancer>(img).enhance(factor). a0 ``enhancer``:
+                                     ImageEnhance's class (0 (Brightness), 1 (Color), 2 (Contrast) or 3 (Sharpness)). a1
+                                     ``factor``: 0: the enhancer's degenerate image, 1: the image (a finite number >=
+                                     0).
+        ``pil_hue``            22    torchvision's adjust_hue of a PIL image: convert("HSV"), H += shift modulo 256,
+                                     convert("RGB"). a0 ``shift``: int(hue_factor * 255) modulo 256 (an integer in [0,
+                                     255]).
+        ``pil_autocontrast``   23    Pillow's ImageOps.autocontrast(img) (per channel).
+        =====================  ====  ===================================================================================
+
+        An ``erase`` row (e0..e7): e0 ``mode``: off: nothing (the padding of a sample's shorter list of boxes; the other
+        columns are not read); value: `value` per channel; random: normal(0, 1) values drawn from the sample's seed
+        (RandomErasing's value="random"; each box of a sample from its own stream) (0 (off), 1 (value) or 2 (random)).
+        e1 ``top``: the box's first row (an integer in [0, 16777216]). e2 ``left``: the box's first column (an integer
+        in [0, 16777216]). e3 ``height``: rows (the box is clipped to the slot, as a slice is) (an integer in [0,
+        16777216]). e4 ``width``: columns (an integer in [0, 16777216]). e5..e7 ``value``: per channel (a 1-channel
+        slot: the first), in the slot's values: float32 as is, bfloat16 rounded to nearest even, uint8 truncated after a
+        clamp to [0, 255] (each a number (not NaN); default 0).
 
         The mix rows nest within a sample's program: ``mix_begin``, then each chain's rows followed by its
         ``mix_add``, then ``mix_end``; a mix row out of that order, a mix inside a mix or a program that ends
-        inside a mix is rejected naming the row.
-
-        An ``erase`` row is ``[apply, top, left, height, width, v0, v1, v2]``, written into the finished slot
-        (after the normalisation, in ``dtype``'s values, as ``torchvision.transforms.v2.functional.erase``; the
-        box is clipped to the slot): apply 0 off, 1 the value ``v0, v1, v2`` per channel (uint8: truncated,
-        clamped to 0..255), 2 normal(0, 1) values drawn from the sample's seed (``RandomErasing(value="random")``;
-        needs ``seeds``; each box of a sample draws from its own stream).
+        inside a mix is rejected naming the row. An ``erase`` row is written into the finished slot (after the
+        normalisation, in ``dtype``'s values, as ``torchvision.transforms.v2.functional.erase``); mode random needs
+        ``seeds``.
 
     Defaults that differ from torchvision: none of the geometry's (the transforms' own defaults);
     ``apply_exif_orientation=True`` applies the EXIF orientation, as Pillow-based loading

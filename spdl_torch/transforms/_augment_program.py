@@ -1,54 +1,34 @@
-"""Augmentation programs: the per-sample rows of ``decode_images(augment=..., erase=...)``.
+"""Augmentation programs: the per-sample rows of ``decode_images(augment=..., erase=...)``, and what draws them.
 
-A fused plan holds a list of samplers (:mod:`._policies`), one per fused torchvision augmentation; for each
-sample they draw, from a stream seeded by the sample's seed only, the ops that sample gets
-(:class:`AugmentOp`), which become one row of 8 float32 values each:
+A fused plan holds a list of :class:`Sampler` (one per fused torchvision or timm augmentation, built by
+:mod:`._policies` and :mod:`._timm_policies`); for each sample they draw, from an :class:`Rng` seeded by the
+sample's seed only, the ops that sample gets (:class:`AugmentOp`), each one row of the op table the library
+declares (:mod:`._augment_codes`; the rows' layout: :func:`spdl_torch.io.decode_images`, "Augment and erase rows"):
 
-* ``augment`` Tensor[N, K, 8]: ``[code, a0 .. a6]`` applied in order to the uint8 RGB crop after the resize
-  and flips, before the dtype conversion (code 0: nothing; K: the most rows any sample can get);
-* ``erase`` Tensor[N, 8] (or Tensor[N, B, 8] for an eraser of up to B boxes, timm's ``max_count``):
-  ``[apply, i, j, h, w, v0, v1, v2]`` on the slot after the normalisation (apply 0: padding).
+* ``augment`` Tensor[N, K, 8]: each sample's rows, applied in order to the uint8 RGB crop after the resize and
+  flips, before the dtype conversion (``identity`` rows pad; K: the most rows any sample can get);
+* ``erase`` Tensor[N, 8] (or Tensor[N, B, 8] for an eraser of up to B boxes, timm's ``max_count``): the erase
+  rows, on the slot after the normalisation (mode ``"off"``: padding).
 
 The affine row follows ``torchvision.transforms.v2.functional.affine``'s conventions about the image centre:
 ``angle`` clockwise in degrees, ``translate`` in pixels (a centre other than the image's is folded into the
-translation, so it may be fractional), ``shear`` in degrees; ``rotate(a)`` is ``affine(angle=-a)``; fill
-``NO_FILL`` (-1) stands for torchvision's ``fill=None``.
+translation, so it may be fractional), ``shear`` in degrees; ``rotate(a)`` is ``affine(angle=-a)``; ``fill=None``
+is torchvision's ``fill=None``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from .._seeds import splitmix64
+from . import _augment_codes as codes
 
-# Op codes of the augment rows: the native op's table (csrc/core/augment/ops.h, mirrored in _augment_codes).
-from ._augment_codes import (
-    AFFINE, AUTOCONTRAST, BRIGHTNESS, CONTRAST, EQUALIZE, FILL, GAUSSIAN_BLUR, GRAYSCALE, HUE, INVERT, MIX_ADD,
-    MIX_BEGIN, MIX_END, NO_FILL, NOOP, PIL_AFFINE, PIL_AFFINE_LOW, PIL_AUTOCONTRAST, PIL_ENHANCE, PIL_HUE, POSTERIZE,
-    SATURATION, SHARPNESS, SOLARIZE, SOLARIZE_ADD,
-)
-from ._augment_codes import AUGMENT_COLUMNS as ROW
-from ._augment_codes import ERASE_OFF as ERASE_NONE
-from ._augment_codes import ERASE_RANDOM, ERASE_VALUE
-
-# The row constants are also this module's names (the policies and the tests' reference read them here).
-__all__ = ["AugmentOp", "AugmentProgram", "ERASE_NONE", "ERASE_RANDOM", "ERASE_VALUE", "NO_FILL", "Rng", "affine_args",
-           "interpolation_choice", "native_augment"]
-
-#: Op name -> code, as reported in :class:`AugmentOp`.
-CODES = {
-    "identity": NOOP, "affine": AFFINE, "brightness": BRIGHTNESS, "contrast": CONTRAST, "saturation": SATURATION, "hue": HUE,
-    "sharpness": SHARPNESS, "posterize": POSTERIZE, "solarize": SOLARIZE, "autocontrast": AUTOCONTRAST,
-    "equalize": EQUALIZE, "invert": INVERT, "grayscale": GRAYSCALE, "gaussian_blur": GAUSSIAN_BLUR,
-    "fill": FILL, "pil_affine": PIL_AFFINE, "solarize_add": SOLARIZE_ADD, "mix_begin": MIX_BEGIN, "mix_add": MIX_ADD,
-    "mix_end": MIX_END, "pil_affine_low": PIL_AFFINE_LOW, "pil_enhance": PIL_ENHANCE, "pil_hue": PIL_HUE,
-    "pil_autocontrast": PIL_AUTOCONTRAST,
-}
+__all__ = ["AugmentOp", "AugmentProgram", "Rng", "Sampler", "affine_args", "interpolation_choice"]
 
 _MASK64 = (1 << 64) - 1
 _SALT = 0x6A09E667F3BCC909  # separates the augmentation stream from the geometry's draws of the same seed
@@ -60,16 +40,6 @@ _INTERP_SALT = 0xBB67AE8584CAA73B  # the per-sample choice of a resampling filte
 def interpolation_choice(seed: int, n: int) -> int:
     """Which of ``n`` resampling filters the sample with this ``seed`` gets (uniform, as ``random.choice``)."""
     return Rng(int(seed) ^ _INTERP_SALT).randint(n)
-
-
-def native_augment() -> bool:
-    """Whether this build's :func:`spdl_torch.io.decode_images` takes ``augment`` / ``erase`` (the fused
-    augmentations need it; without it they run per sample in Python)."""
-    import inspect
-
-    from ..io import decode_images
-
-    return "augment" in inspect.signature(decode_images).parameters
 
 
 class Rng:
@@ -143,17 +113,22 @@ class Rng:
 
 @dataclasses.dataclass(frozen=True)
 class AugmentOp:
-    """One op a sample gets. ``op``: a kernel op name (``"affine"``, ``"brightness"``, ..., ``"erase"``);
-    ``args``: the row's arguments ``a0..a6`` as ``decode_images`` takes them (``erase``: ``apply, i, j, h, w,
-    v0, v1, v2``; the codes and arguments of every op: :func:`spdl_torch.io.decode_images`, "Augment and erase
-    rows", e.g. ``pil_affine``'s a6 is 0 nearest, 1 bilinear, 2 bicubic); ``transform``: the transform that drew it;
-    ``name`` / ``magnitude``: the policy's op name and its value: for torchvision's policies the signed
-    magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the op's argument after timm's
-    level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor); ``None`` where there is none.
-    A ``fill`` or ``pil_affine_low`` row carries the name of the geometric op it serves (a PIL image's rotation
-    or affine: ``fill``, ``pil_affine_low`` rows, ``pil_affine`` with the magnitude). AugMix's rows:
-    ``mix_begin`` (the weight of the original image), then each chain's ops and a ``mix_add`` (the chain's
-    weight), then ``mix_end`` (mode 0 torchvision's mix, 1 timm's, whose a1 is the blend factor ``m``)."""
+    """One op a sample gets. ``op``: the op's name in the library's table (``"affine"``, ``"adjust_brightness"``,
+    ..., ``"identity"``) or ``"erase"``; ``args``: its arguments, given by name (``{"angle": 17.0, "translate": (0,
+    0), ...}``; the names, meanings and ranges: :func:`spdl_torch.io.decode_images`, "Augment and erase rows"),
+    held as the row's argument columns in order (a tuple of floats; :attr:`arguments` reads them back by name);
+    ``transform``: the transform that drew it; ``name`` / ``magnitude``: the policy's op name and its value: for
+    torchvision's policies the signed magnitude as torchvision draws it (e.g. ``"ShearX"``, -0.3), for timm's the
+    op's argument after timm's level rule (Posterize: bits, Solarize: threshold, ShearX: the shear factor);
+    ``None`` where there is none. A ``fill`` or ``pil_affine_low`` row carries the name of the geometric op it
+    serves (a PIL image's rotation or affine: ``fill``, ``pil_affine_low`` rows, ``pil_affine`` with the
+    magnitude). AugMix's rows: ``mix_begin`` (the weight of the original image), then each chain's ops and a
+    ``mix_add`` (the chain's weight), then ``mix_end`` (``alpha``: 1 torchvision's mix, below 1 timm's blend).
+
+    Raises:
+        KeyError: ``op`` is not in the table. TypeError, ValueError: an argument unknown, missing, of the wrong
+            number of values or an unknown choice (the values' ranges are checked by ``decode_images``).
+    """
 
     op: str
     args: tuple[float, ...]
@@ -161,10 +136,40 @@ class AugmentOp:
     name: str
     magnitude: float | None = None
 
+    def __post_init__(self) -> None:
+        spec = codes.ERASE if self.op == "erase" else codes.OPS[self.op]
+        if isinstance(self.args, dict):
+            columns = codes.encode(spec, self.args)
+        else:  # the columns themselves (as `args` holds them: dataclasses.replace, a copy)
+            columns = tuple(float(v) for v in self.args)
+            if len(columns) != _width(spec):
+                raise TypeError(f"{self.op}: expected its {_width(spec)} argument columns, got {len(columns)}")
+        object.__setattr__(self, "args", columns)
+
+    @property
+    def arguments(self) -> dict[str, float | tuple[float, ...]]:
+        """The arguments by name (a tuple for an argument of several columns, e.g. ``translate``)."""
+        return codes.named_args(codes.ERASE if self.op == "erase" else codes.OPS[self.op], self.args)
+
     def row(self) -> list[float]:
         if self.op == "erase":
-            return list(self.args)
-        return [float(CODES[self.op]), *self.args, *([0.0] * (ROW - 1 - len(self.args)))]
+            return [*self.args, *([0.0] * (codes.ERASE_COLUMNS - len(self.args)))]
+        return [float(codes.OPS[self.op].code), *self.args, *([0.0] * (codes.AUGMENT_COLUMNS - 1 - len(self.args)))]
+
+
+def _width(op: codes.Op) -> int:
+    return sum(a.count for a in op.args)
+
+
+class Sampler:
+    """Draws one transform's ops: ``draw(rng, height, width)`` -> list of :class:`AugmentOp` (at most
+    ``max_rows`` of them); ``name`` is the transform's class name."""
+
+    def __init__(self, name: str, max_rows: int, draw: Callable[[Rng, int, int], list[AugmentOp]]) -> None:
+        self.name, self.max_rows, self.draw = name, max_rows, draw
+
+    def __repr__(self) -> str:
+        return f"Sampler({self.name}, max_rows={self.max_rows})"
 
 
 def _forward_matrix(angle: float, shear: Sequence[float]) -> tuple[float, float, float, float]:
@@ -178,17 +183,19 @@ def _forward_matrix(angle: float, shear: Sequence[float]) -> tuple[float, float,
 
 
 def affine_args(angle: float, translate: Sequence[float], shear: Sequence[float], center: Sequence[float] | None,
-                interp: int, fill: float, height: int, width: int) -> tuple[float, ...]:
-    """The affine row's ``a0..a6`` for ``F.affine(angle, translate, scale=1, shear, center)`` of a
-    ``height x width`` image: a ``center`` other than the image's centre is folded into the translation
-    (``t' = c + t - M c`` in centred coordinates, ``M`` the rotation-shear matrix)."""
+                interp: int, fill: float | None, height: int, width: int) -> dict[str, Any]:
+    """The affine row's arguments for ``F.affine(angle, translate, scale=1, shear, center, interpolation, fill)``
+    of a ``height x width`` image (``interp``: the index of the row's interpolation choice, 0 nearest, 1
+    bilinear; ``fill``: a grey level, or ``None``): a ``center`` other than the image's centre is folded into the
+    translation (``t' = c + t - M c`` in centred coordinates, ``M`` the rotation-shear matrix)."""
     tx, ty = float(translate[0]), float(translate[1])
     if center is not None:
         cx, cy = float(center[0]) - width * 0.5, float(center[1]) - height * 0.5
         a, b, c, d = _forward_matrix(angle, shear)
         tx += cx - (a * cx + b * cy)
         ty += cy - (c * cx + d * cy)
-    return (float(angle), tx, ty, float(shear[0]), float(shear[1]), float(interp), float(fill))
+    return {"angle": float(angle), "translate": (tx, ty), "shear": (float(shear[0]), float(shear[1])),
+            "interpolation": int(interp), "fill": fill}
 
 
 class AugmentProgram:
@@ -225,7 +232,8 @@ class AugmentProgram:
         boxes = max(self.eraser.max_rows, 1) if self.eraser is not None else 1
         aug: list[float] = []
         erase: list[float] = []
-        pad = [0.0] * ROW
+        row, erase_row = codes.AUGMENT_COLUMNS, codes.ERASE_COLUMNS
+        pad, erase_pad = [0.0] * row, [0.0] * erase_row
         for i, seed in enumerate(seeds.tolist()):
             rows = erased = 0
             try:
@@ -242,9 +250,9 @@ class AugmentProgram:
                     aug += op.row()
                     rows += 1
             aug += pad * (k - rows)
-            erase += pad * (boxes - erased)
-        shape = (n, ROW) if boxes == 1 else (n, boxes, ROW)
-        return {"augment": torch.tensor(aug, dtype=torch.float32).view(n, k, ROW) if self.samplers else None,
+            erase += erase_pad * (boxes - erased)
+        shape = (n, erase_row) if boxes == 1 else (n, boxes, erase_row)
+        return {"augment": torch.tensor(aug, dtype=torch.float32).view(n, k, row) if self.samplers else None,
                 "erase": torch.tensor(erase, dtype=torch.float32).view(shape) if self.eraser is not None else None}
 
     def names(self) -> list[str]:

@@ -10,7 +10,7 @@ import torch
 import torchvision.transforms as T1
 from torchvision.transforms import v2
 
-from ._augment_program import AugmentProgram, native_augment
+from ._augment_program import AugmentProgram
 from ._classes import behaves_as, delegated, library_class, runs_as_written
 from ._geometry import match_geometry
 from ._plan import FusedPlan
@@ -269,8 +269,6 @@ def _noop(t: Any, typ: type | None, pil: bool, dtype: torch.dtype) -> bool:
 
 def _augment_blocked(pil: bool, dtype: torch.dtype, normalized: bool, colour: _Colour) -> str:
     """Why a recognised augmentation cannot fuse here ("" when it can)."""
-    if not native_augment():
-        return "this build's decode_images has no augment argument"
     if dtype != torch.uint8 or normalized:
         return "an augmentation of a float image (fused only on the uint8 crop, before the conversion to float)"
     if colour.color != "rgb":
@@ -282,8 +280,6 @@ def _erasing(t: Any, pil: bool, dtype: torch.dtype, channels: int) -> tuple[Any,
     """The erasing sampler of ``RandomErasing`` on the float slot, or (None, why not)."""
     # raises ValueError for bad arguments
     sampler, why = t.sampler(channels) if isinstance(t, TimmErasing) else match_erasing(t, channels)
-    if not native_augment():
-        return None, "this build's decode_images has no erase argument"
     if pil or dtype not in _FLOATS:
         return None, "RandomErasing before the conversion to float (fused only on the float slot)"
     return sampler, why

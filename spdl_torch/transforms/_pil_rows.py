@@ -28,8 +28,8 @@ from ._augment_program import AugmentOp
 __all__ = ["ENHANCERS", "GEOMETRY_ROWS", "affine_matrix", "affine_rows", "geometry_args", "hue_shift", "pil_fill",
            "pil_resample", "policy_rows", "rotate_matrix", "solarize_row", "split_double"]
 
-#: op name -> the ``pil_enhance`` enhancer (Pillow's ImageEnhance class: Brightness, Color, Contrast, Sharpness)
-ENHANCERS = {"brightness": 0.0, "saturation": 1.0, "contrast": 2.0, "sharpness": 3.0}
+#: op name -> the ``pil_enhance`` row's enhancer (Pillow's ImageEnhance class)
+ENHANCERS = {"brightness": "Brightness", "saturation": "Color", "contrast": "Contrast", "sharpness": "Sharpness"}
 
 #: the most rows one geometric op takes: fill, two pil_affine_low, pil_affine
 GEOMETRY_ROWS = 4
@@ -51,7 +51,8 @@ def split_double(v: float) -> tuple[float, float, float]:
 
 
 def pil_resample(mode: Any) -> int | None:
-    """The ``pil_affine`` resample code (0 NEAREST, 1 BILINEAR, 2 BICUBIC) of a torchvision interpolation; None
+    """The index of the ``pil_affine`` row's resample choice (0 NEAREST, 1 BILINEAR, 2 BICUBIC) of a torchvision
+    interpolation; None
     for the others (Pillow's affine takes only these three)."""
     if isinstance(mode, int) and not isinstance(mode, bool):
         mode = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR, 3: InterpolationMode.BICUBIC}.get(mode)
@@ -128,12 +129,13 @@ def affine_rows(matrix: Sequence[float], resample: int, fill: tuple[float, float
     ``fill=None``: the program's fill colour so far), up to two ``pil_affine_low`` (the mid and lo parts, where
     not zero), ``pil_affine`` (the hi parts)."""
     parts = [split_double(float(v)) for v in matrix]
-    rows = [] if fill is None else [AugmentOp("fill", fill, cls, name)]
+    rows = [] if fill is None else [AugmentOp("fill", {"color": fill}, cls, name)]
     for k in (1, 2):
         low = tuple(p[k] for p in parts)
         if any(low):
-            rows.append(AugmentOp("pil_affine_low", low, cls, name))
-    rows.append(AugmentOp("pil_affine", (*(p[0] for p in parts), float(resample)), cls, name, magnitude))
+            rows.append(AugmentOp("pil_affine_low", {"data": low}, cls, name))
+    rows.append(AugmentOp("pil_affine", {"data": tuple(p[0] for p in parts), "resample": resample}, cls, name,
+                          magnitude))
     return rows
 
 
@@ -157,8 +159,8 @@ def solarize_row(threshold: float, cls: str, name: str, magnitude: float | None 
     """ImageOps.solarize(img, threshold) as a row: a value v is inverted where v >= threshold (a double), i.e.
     where v >= ceil(threshold), a whole number the float32 row holds exactly; above 255 nothing is."""
     t = math.ceil(threshold)
-    return AugmentOp("identity", (), cls, name, magnitude) if t > 255 else \
-        AugmentOp("solarize", (float(t),), cls, name, magnitude)
+    return AugmentOp("identity", {}, cls, name, magnitude) if t > 255 else \
+        AugmentOp("solarize", {"threshold": float(t)}, cls, name, magnitude)
 
 
 _POLICY_COLOUR = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast", "Sharpness": "sharpness"}
@@ -182,12 +184,13 @@ def policy_rows(name: str, magnitude: float, v1: bool, resample: int, fill: tupl
                            magnitude)
     if name == "Rotate":  # F.rotate(angle): Image.rotate
         m = rotate_matrix(magnitude, w, h)
-        return [AugmentOp("identity", (), cls, name, magnitude)] if m is None else \
+        return [AugmentOp("identity", {}, cls, name, magnitude)] if m is None else \
             affine_rows(m, resample, fill, cls, name, magnitude)
     if name in _POLICY_COLOUR:
-        return [AugmentOp("pil_enhance", (ENHANCERS[_POLICY_COLOUR[name]], 1.0 + magnitude), cls, name, magnitude)]
+        return [AugmentOp("pil_enhance", {"enhancer": ENHANCERS[_POLICY_COLOUR[name]], "factor": 1.0 + magnitude}, cls,
+                          name, magnitude)]
     if name == "AutoContrast":
-        return [AugmentOp("pil_autocontrast", (), cls, name, magnitude)]
+        return [AugmentOp("pil_autocontrast", {}, cls, name, magnitude)]
     if name == "Solarize":
         return [solarize_row(magnitude if v1 else 255.0 * magnitude, cls, name, magnitude)]
     return None

@@ -122,9 +122,10 @@ class FusedPlan:
 
     def sample_augmentation(self, seed: int) -> list:
         """The augmentation ops the sample with this ``seed`` gets (``[]`` when none is fused), in order:
-        a list of ``AugmentOp(op, args, transform, name, magnitude)`` (``op`` the kernel's op, ``args`` its
-        row arguments; ``name`` / ``magnitude`` the policy's op and signed magnitude as torchvision draws
-        them). The erasing, if drawn, comes last (``op="erase"``, ``args = (apply, i, j, h, w, v0, v1, v2)``)."""
+        a list of ``AugmentOp(op, args, transform, name, magnitude)`` (``op`` the row's op name in the library's
+        table, ``args`` its argument columns, ``arguments`` the same by name; ``name`` / ``magnitude`` the policy's
+        op and signed magnitude as torchvision draws them). The erasing, if drawn, comes last (``op="erase"``,
+        ``arguments``: ``mode``, ``top``, ``left``, ``height``, ``width``, ``value``)."""
         return [] if self.augment is None else self.augment.sample(int(seed))
 
     @property

@@ -32,24 +32,13 @@ from torchvision.transforms import v2
 from torchvision.transforms.v2 import InterpolationMode
 
 from . import _pil_rows as pil_rows
-from ._augment_program import ERASE_RANDOM, ERASE_VALUE, NO_FILL, AugmentOp, Rng, affine_args
+from ._augment_program import AugmentOp, Rng, Sampler, affine_args
 from ._classes import behaves_as, runs_as_written
 
-__all__ = ["ERASERS", "Sampler", "apply_probability", "draw_probability", "match_augment", "match_erasing"]
+__all__ = ["ERASERS", "apply_probability", "draw_probability", "match_augment", "match_erasing"]
 
 ERASERS = (T1.RandomErasing, v2.RandomErasing)
 _AUTO = (T1.AutoAugment, v2.AutoAugment, T1.RandAugment, v2.RandAugment, T1.TrivialAugmentWide, v2.TrivialAugmentWide)
-
-
-class Sampler:
-    """Draws one transform's ops: ``draw(rng, height, width)`` -> list of :class:`AugmentOp` (at most
-    ``max_rows`` of them); ``name`` is the transform's class name."""
-
-    def __init__(self, name: str, max_rows: int, draw: Callable[[Rng, int, int], list[AugmentOp]]) -> None:
-        self.name, self.max_rows, self.draw = name, max_rows, draw
-
-    def __repr__(self) -> str:
-        return f"Sampler({self.name}, max_rows={self.max_rows})"
 
 
 def _bad(t: Any, arg: str, value: Any, want: str) -> ValueError:
@@ -113,15 +102,18 @@ def _interp(mode: Any) -> int | None:
     return None
 
 
-def _fill(fill: Any) -> float | None:
-    """One grey fill value, ``NO_FILL`` for ``fill=None`` (torchvision then pads with zeros without its
+_NO_FILL = "none"  # _fill's answer for fill=None
+
+
+def _fill(fill: Any) -> float | str | None:
+    """One grey fill value, ``"none"`` for ``fill=None`` (torchvision then pads with zeros without its
     fill mask: a bilinear edge differs from ``fill=0``), or None when it differs per channel or is out of
     0..255."""
     if isinstance(fill, dict):
         values = {_fill(v) for v in fill.values()}
-        return values.pop() if len(values) == 1 else (NO_FILL if not values else None)
+        return values.pop() if len(values) == 1 else (_NO_FILL if not values else None)
     if fill is None:
-        return NO_FILL
+        return _NO_FILL
     if isinstance(fill, (int, float)):
         value = float(fill)
     else:
@@ -132,22 +124,25 @@ def _fill(fill: Any) -> float | None:
     return value if 0.0 <= value <= 255.0 else None
 
 
-def _geometry_args(t: Any) -> tuple[tuple[int, float] | None, str]:
+def _geometry_args(t: Any) -> tuple[tuple[int, float | None] | None, str]:
+    """The affine row's (interpolation, fill) of ``t`` (fill ``None``: torchvision's ``fill=None``), or (None,
+    why not)."""
     interp = _interp(t.interpolation)
     if interp is None:
         return None, f"interpolation {t.interpolation} (the fused affine is nearest or bilinear)"
     fill = _fill(t.fill)
     if fill is None:
         return None, f"fill={t.fill!r} (the fused affine fills with one grey value in 0..255)"
-    return (interp, fill), ""
+    return (interp, None if fill == _NO_FILL else fill), ""
 
 
 # ----------------------------------------------------------------------------------------------- policies
 
-def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, h: int, w: int) -> tuple[str, tuple]:
-    """torchvision's ``_apply_op`` / ``_apply_image_or_video_transform`` as (op, args)."""
+def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float | None, h: int, w: int
+               ) -> tuple[str, dict[str, Any]]:
+    """torchvision's ``_apply_op`` / ``_apply_image_or_video_transform`` as (op, its arguments by name)."""
     if name == "Identity":
-        return "identity", ()
+        return "identity", {}
     if name in ("ShearX", "ShearY"):
         deg = math.degrees(math.atan(magnitude))
         shear = (deg, 0.0) if name == "ShearX" else (0.0, deg)
@@ -159,13 +154,13 @@ def _policy_op(name: str, magnitude: float, v1: bool, interp: int, fill: float, 
         return "affine", affine_args(-magnitude, (0, 0), (0.0, 0.0), None, interp, fill, h, w)
     if name in ("Brightness", "Color", "Contrast", "Sharpness"):
         op = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast", "Sharpness": "sharpness"}[name]
-        return op, (1.0 + magnitude,)
+        return f"adjust_{op}", {f"{op}_factor": 1.0 + magnitude}
     if name == "Posterize":
-        return "posterize", (float(int(magnitude)),)
+        return "posterize", {"bits": int(magnitude)}
     if name == "Solarize":  # v2: a fraction of the dtype's maximum; v1: in 0..255
-        return "solarize", (magnitude if v1 else 255.0 * magnitude,)
+        return "solarize", {"threshold": magnitude if v1 else 255.0 * magnitude}
     if name in ("AutoContrast", "Equalize", "Invert"):
-        return name.lower(), ()
+        return name.lower(), {}
     raise ValueError(f"no fused form of the policy op {name!r}")
 
 
@@ -188,7 +183,7 @@ def _op_maker(cls: str, v1: bool, interp: Any, fill: Any, h: int, w: int, pil: b
                     "torchvision's posterize refuses (bits in [0, 8]): torchvision fails on this draw too")
             found = pil_rows.policy_rows(name, magnitude, v1, interp, fill, h, w, cls) if pil else None
             if found is None:  # a tensor, or an op whose tensor row gives Pillow's values
-                kind, a = _policy_op(name, magnitude, v1, 0 if pil else interp, NO_FILL if pil else fill, h, w)
+                kind, a = _policy_op(name, magnitude, v1, 0 if pil else interp, None if pil else fill, h, w)
                 found = [AugmentOp(kind, a, cls, name, magnitude)]
             cache[(name, magnitude)] = found
         return list(found)
@@ -336,7 +331,9 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
     op = _op_maker(cls, v1, interp, fill, h, w)
 
     def mix(kind: str, value: float) -> AugmentOp:
-        return AugmentOp(kind, (value,), cls, kind, None if kind == "mix_end" else value)
+        if kind == "mix_end":  # alpha 1: the mix itself, as torchvision's AugMix
+            return AugmentOp(kind, {"alpha": value}, cls, kind)
+        return AugmentOp(kind, {"weight": value}, cls, kind, value)
 
     def draw(rng: Rng, _h: int, _w: int) -> list[AugmentOp]:
         m0, m1 = rng.dirichlet((alpha, alpha))
@@ -346,7 +343,7 @@ def _augmix(t: Any, cls: str, h: int, w: int) -> tuple[Sampler | None, str]:
             for _ in range(depth if depth > 0 else 1 + rng.randint(3)):
                 ops.extend(op(*_pick(rng, table, lambda r: r.randint(severity))))
             ops.append(mix("mix_add", wi))
-        ops.append(mix("mix_end", 0.0))
+        ops.append(mix("mix_end", 1.0))
         return ops
 
     max_depth = depth if depth > 0 else 3
@@ -364,7 +361,9 @@ def _maybe(p: float, ops: Callable[[Rng, int, int], list[AugmentOp]]) -> Callabl
     return draw
 
 
-def _fixed(cls: str, op: str, args: tuple = (), name: str | None = None) -> Callable[[Rng, int, int], list[AugmentOp]]:
+def _fixed(cls: str, op: str, args: dict[str, Any] | None = None, name: str | None = None
+           ) -> Callable[[Rng, int, int], list[AugmentOp]]:
+    args = args or {}
     return lambda rng, h, w: [AugmentOp(op, args, cls, name or op)]
 
 
@@ -385,10 +384,11 @@ def _color_jitter(t: Any, cls: str, pil: bool) -> Sampler:
 
     def row(k: int, factor: float) -> AugmentOp:
         if not pil:
-            return AugmentOp(names[k], (factor,), cls, names[k], factor)
+            return AugmentOp(f"adjust_{names[k]}", {f"{names[k]}_factor": factor}, cls, names[k], factor)
         if k == 3:  # adjust_hue of a PIL image: Pillow's uint8 hue shifted by int(factor * 255)
-            return AugmentOp("pil_hue", (float(pil_rows.hue_shift(factor)),), cls, "hue", factor)
-        return AugmentOp("pil_enhance", (pil_rows.ENHANCERS[names[k]], factor), cls, names[k], factor)
+            return AugmentOp("pil_hue", {"shift": pil_rows.hue_shift(factor)}, cls, "hue", factor)
+        return AugmentOp("pil_enhance", {"enhancer": pil_rows.ENHANCERS[names[k]], "factor": factor}, cls, names[k],
+                         factor)
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
         order = rng.randperm(4)
@@ -419,7 +419,7 @@ def _rotation(t: Any, cls: str, pil: bool) -> tuple[Sampler | None, str]:
         angle = rng.uniform(lo, hi)
         if pil:  # F.rotate of a PIL image: img.rotate(angle, resample, False, center, fillcolor)
             m = pil_rows.rotate_matrix(angle, w, h, center)
-            return [AugmentOp("identity", (), cls, "Rotate", angle)] if m is None else \
+            return [AugmentOp("identity", {}, cls, "Rotate", angle)] if m is None else \
                 pil_rows.affine_rows(m, *args, cls, "Rotate", angle)
         return [AugmentOp("affine", affine_args(-angle, (0, 0), (0.0, 0.0), center, *args, h, w), cls, "Rotate", angle)]
 
@@ -480,7 +480,7 @@ def _blur(t: Any, cls: str) -> Sampler:
 
     def draw(rng: Rng, h: int, w: int) -> list[AugmentOp]:
         s = rng.uniform(lo, hi)
-        return [AugmentOp("gaussian_blur", (float(kx), float(ky), s, s), cls, "GaussianBlur", s)]
+        return [AugmentOp("gaussian_blur", {"kernel_size": (kx, ky), "sigma": (s, s)}, cls, "GaussianBlur", s)]
 
     return Sampler(cls, 1, draw)
 
@@ -522,7 +522,7 @@ def match_augment(t: Any, h: int, w: int, pil: bool = False) -> tuple[Sampler | 
 
 # The single transforms: (op, args, name) of their row, the tensor rule or, on a PIL image, Pillow's.
 
-def _posterize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str] | None, str]:
+def _posterize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, dict, str] | None, str]:
     bits = t.bits
     if v1 and not pil and isinstance(bits, float) and bits.is_integer():  # v1's tensor kernel takes 4.0
         bits = int(bits)
@@ -530,10 +530,10 @@ def _posterize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str] | No
         raise _bad(t, "bits", t.bits, "an int in [0, 8]")
     if pil and _int(bits) == 0:
         return None, "RandomPosterize(bits=0) of a PIL image (Pillow's posterize decides: black or an error)"
-    return ("posterize", (float(_int(bits)),), "posterize"), ""
+    return ("posterize", {"bits": _int(bits)}, "posterize"), ""
 
 
-def _solarize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str], str]:
+def _solarize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, dict, str], str]:
     """``v >= threshold`` inverted; on a PIL image Pillow's rule ``not v < threshold`` with the double
     threshold (the row holds its ceiling, a whole number): a threshold above 255 leaves it as it is, NaN
     inverts all; on a tensor above 255 torchvision refuses, NaN leaves it."""
@@ -542,20 +542,20 @@ def _solarize(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str], str]
         raise _bad(t, "threshold", thr, "a number")
     thr = float(thr)
     if math.isnan(thr):
-        return (("invert", (), "solarize") if pil else ("identity", (), "solarize")), ""
+        return (("invert", {}, "solarize") if pil else ("identity", {}, "solarize")), ""
     if thr > 255.0:
         if not pil:
             raise _bad(t, "threshold", t.threshold, "at most 255 for uint8 images")
-        return ("identity", (), "solarize"), ""
+        return ("identity", {}, "solarize"), ""
     if thr <= 0.0:
-        return ("invert", (), "solarize"), ""
+        return ("invert", {}, "solarize"), ""
     if pil:
         op = pil_rows.solarize_row(thr, "", "solarize")
-        return (op.op, op.args, "solarize"), ""
-    return ("solarize", (thr,), "solarize"), ""
+        return (op.op, op.arguments, "solarize"), ""
+    return ("solarize", {"threshold": thr}, "solarize"), ""
 
 
-def _sharpness(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str] | None, str]:
+def _sharpness(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, dict, str] | None, str]:
     factor = t.sharpness_factor
     if not isinstance(factor, numbers.Real) or math.isnan(factor) or math.isinf(factor):
         raise _bad(t, "sharpness_factor", factor, "a finite number")
@@ -564,19 +564,20 @@ def _sharpness(t: Any, v1: bool, pil: bool) -> tuple[tuple[str, tuple, str] | No
             raise _bad(t, "sharpness_factor", factor, "a non-negative number")
         return None, "RandomAdjustSharpness with a negative factor of a PIL image (the fused sharpness takes factors >= 0)"
     if pil:  # ImageEnhance.Sharpness
-        return ("pil_enhance", (pil_rows.ENHANCERS["sharpness"], float(factor)), "sharpness"), ""
-    return ("sharpness", (float(factor),), "sharpness"), ""
+        return ("pil_enhance", {"enhancer": pil_rows.ENHANCERS["sharpness"], "factor": float(factor)}, "sharpness"), ""
+    return ("adjust_sharpness", {"sharpness_factor": float(factor)}, "sharpness"), ""
 
 
-def _plain(op: str, pil_op: str, pil_args: tuple = ()) -> Callable[[Any, bool, bool], tuple[tuple[str, tuple, str], str]]:
-    """A transform without arguments: ``op`` on a tensor, ``pil_op(*pil_args)`` on a PIL image."""
-    return lambda t, v1, pil: ((pil_op, pil_args, op) if pil else (op, (), op), "")
+def _plain(op: str, pil_op: str, pil_args: dict[str, Any] | None = None
+           ) -> Callable[[Any, bool, bool], tuple[tuple[str, dict, str], str]]:
+    """A transform without arguments: ``op`` on a tensor, ``pil_op(**pil_args)`` on a PIL image."""
+    return lambda t, v1, pil: ((pil_op, pil_args or {}, op) if pil else (op, {}, op), "")
 
 
-_SIMPLE: dict[type, Callable[[Any, bool, bool], tuple[tuple[str, tuple, str] | None, str]]] = {
+_SIMPLE: dict[type, Callable[[Any, bool, bool], tuple[tuple[str, dict, str] | None, str]]] = {
     **{typ: rule for types, rule in [
         ((T1.RandomGrayscale, v2.RandomGrayscale),  # Pillow's convert("L"): ImageEnhance.Color's enhance(0)
-         _plain("grayscale", "pil_enhance", (pil_rows.ENHANCERS["saturation"], 0.0))),
+         _plain("rgb_to_grayscale", "pil_enhance", {"enhancer": pil_rows.ENHANCERS["saturation"], "factor": 0.0})),
         ((T1.RandomAutocontrast, v2.RandomAutocontrast), _plain("autocontrast", "pil_autocontrast")),
         ((T1.RandomEqualize, v2.RandomEqualize), _plain("equalize", "equalize")),
         ((T1.RandomInvert, v2.RandomInvert), _plain("invert", "invert"))] for typ in types},
@@ -632,7 +633,7 @@ def match_erasing(t: Any, channels: int) -> tuple[Sampler | None, str]:
         value = [float(v) for v in value]
         if len(value) not in (1, channels):
             raise _bad(t, "value", t.value, f"1 or {channels} values (the image's channels)")
-    apply = ERASE_RANDOM if value is None else ERASE_VALUE
+    mode = "random" if value is None else "value"
     vals = (0.0, 0.0, 0.0) if value is None else tuple((value * 3)[:3]) if len(value) == 1 else tuple(value + [0.0] * (3 - len(value)))
     log_r0, log_r1 = math.log(r0), math.log(r1)
 
@@ -646,7 +647,8 @@ def match_erasing(t: Any, channels: int) -> tuple[Sampler | None, str]:
             if not (eh < h and ew < w):
                 continue
             i, j = rng.randint(h - eh + 1), rng.randint(w - ew + 1)
-            return [AugmentOp("erase", (float(apply), float(i), float(j), float(eh), float(ew), *vals), cls, "RandomErasing")]
+            return [AugmentOp("erase", {"mode": mode, "top": i, "left": j, "height": eh, "width": ew, "value": vals}, cls,
+                              "RandomErasing")]
         return []
 
     return Sampler(cls, 1, _maybe(p, erase)), ""

@@ -15,8 +15,7 @@ import math
 import numbers
 from typing import Any
 
-from ._augment_program import ERASE_RANDOM, ERASE_VALUE, AugmentOp, Rng
-from ._policies import Sampler
+from ._augment_program import AugmentOp, Rng, Sampler
 
 __all__ = ["TimmErasing"]
 
@@ -85,14 +84,15 @@ class TimmErasing:
                     if ew < w and eh < h:
                         top, left = rng.randint(h - eh + 1), rng.randint(w - ew + 1)
                         if mode == "pixel":
-                            apply, vals = ERASE_RANDOM, (0.0, 0.0, 0.0)
+                            fill, vals = "random", (0.0, 0.0, 0.0)
                         elif mode == "rand":
                             vals = tuple(_normal(rng) for _ in range(channels)) + (0.0,) * (3 - channels)
-                            apply = ERASE_VALUE
+                            fill = "value"
                         else:
-                            apply, vals = ERASE_VALUE, (0.0, 0.0, 0.0)
-                        ops.append(AugmentOp("erase", (float(apply), float(top), float(left), float(eh), float(ew),
-                                                       *vals), "RandomErasing", "RandomErasing"))
+                            fill, vals = "value", (0.0, 0.0, 0.0)
+                        box = {"top": top, "left": left, "height": eh, "width": ew}
+                        ops.append(AugmentOp("erase", {"mode": fill, **box, "value": vals}, "RandomErasing",
+                                             "RandomErasing"))
                         break
             return ops
 

@@ -52,25 +52,21 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from . import _pil_rows as pil_rows
-from ._augment_program import AugmentOp, Rng
+from ._augment_program import AugmentOp, Rng, Sampler
 from ._classes import behaves_as, runs_as_written
 from ._pil_rows import rotate_matrix
-from ._policies import Sampler
 
 __all__ = ["match_timm_policy", "timm_sampler"]
 
 _POLICIES = ("RandAugment", "AutoAugment", "AugMixAugment")
 
 _LEVEL_DENOM = 10.0
-_PIL_FILTERS = {0: 0, 2: 1, 3: 2}  # Pillow's NEAREST, BILINEAR, BICUBIC -> the pil_affine resample code
-_GEOMETRY = {"Rotate", "ShearX", "ShearY", "TranslateX", "TranslateY", "TranslateXRel", "TranslateYRel"}
+_PIL_FILTERS = {0: 0, 2: 1, 3: 2}  # Pillow's NEAREST, BILINEAR, BICUBIC -> the pil_affine row's resample index
 _COLOR = {"Color": "saturation", "Contrast": "contrast", "Brightness": "brightness", "Sharpness": "sharpness"}
-_NAMES = _GEOMETRY | {"AutoContrast", "Equalize", "Invert", "Posterize", "PosterizeIncreasing", "PosterizeOriginal",
-                      "Solarize", "SolarizeIncreasing", "SolarizeAdd", "Desaturate", "GaussianBlur",
-                      "GaussianBlurRand"} | set(_COLOR) | {f"{n}Increasing" for n in _COLOR}
 _UNFUSED = {"GaussianBlur": "Pillow's GaussianBlur filter (box blurs) has no fused kernel",
             "GaussianBlurRand": "Pillow's GaussianBlur filter (box blurs) has no fused kernel"}
 
@@ -125,7 +121,7 @@ class _Op:
             raise _bad(cls, f"{name}.magnitude", m, "finite, or clipped by a finite magnitude_max")
         self.translate_const = float(hp.get("translate_const", 250))
         self.translate_pct = float(hp.get("translate_pct", 0.45))
-        self.geometric = name in _GEOMETRY
+        self.geometric = name in _GEOMETRY_LEVELS
         self.fill: tuple[float, float, float] = (0.0, 0.0, 0.0)
         self.filters: tuple[int, ...] = ()
         if self.geometric:
@@ -162,55 +158,77 @@ class _Op:
             return -v if rng.random() > 0.5 else v
 
         if self.geometric:
-            if name == "Rotate":
-                arg = signed(level / _LEVEL_DENOM * 30.0)
-                matrix = rotate_matrix(arg, w, h)
-            elif name in ("ShearX", "ShearY"):
-                arg = signed(level / _LEVEL_DENOM * 0.3)
-                matrix = (1.0, arg, 0.0, 0.0, 1.0, 0.0) if name == "ShearX" else (1.0, 0.0, 0.0, arg, 1.0, 0.0)
-            else:
-                if name.endswith("Rel"):
-                    arg = signed(level / _LEVEL_DENOM * self.translate_pct)
-                    px = arg * (w if name == "TranslateXRel" else h)
-                else:
-                    arg = px = signed(level / _LEVEL_DENOM * self.translate_const)
-                matrix = (1.0, 0.0, px, 0.0, 1.0, 0.0) if name.startswith("TranslateX") else (1.0, 0.0, 0.0, 0.0, 1.0, px)
+            arg, matrix = _GEOMETRY_LEVELS[name](level / _LEVEL_DENOM, signed, self, w, h)
             resample = self.filters[rng.randint(len(self.filters))] if len(self.filters) > 1 else self.filters[0]
             if matrix is None:  # Pillow's copy
-                return [AugmentOp("identity", (), cls, name, arg)]
+                return [AugmentOp("identity", {}, cls, name, arg)]
             ops = []
             if state[0] != self.fill:
                 state[0] = self.fill
-                ops.append(AugmentOp("fill", self.fill, cls, name))
+                ops.append(AugmentOp("fill", {"color": self.fill}, cls, name))
             return ops + pil_rows.affine_rows(matrix, resample, None, cls, name, arg)
-        if name in ("AutoContrast", "Equalize", "Invert"):
-            return [AugmentOp("pil_autocontrast" if name == "AutoContrast" else name.lower(), (), cls, name)]
-        if name.startswith("Posterize"):
-            bits = int(level / _LEVEL_DENOM * 4)
-            bits = 4 - bits if name == "PosterizeIncreasing" else bits + 4 if name == "PosterizeOriginal" else bits
-            if bits >= 8:
-                return [AugmentOp("identity", (), cls, name, float(bits))]
-            return [AugmentOp("posterize", (float(max(bits, 0)),), cls, name, float(bits))]
-        if name.startswith("Solarize"):
-            if name == "SolarizeAdd":
-                add = min(128, int(level / _LEVEL_DENOM * 110))
-                return [AugmentOp("solarize_add", (float(add), 128.0), cls, name, float(add))]
-            thresh = min(256, int(level / _LEVEL_DENOM * 256))
-            if name == "SolarizeIncreasing":
-                thresh = 256 - thresh
-            if thresh >= 256:
-                return [AugmentOp("identity", (), cls, name, float(thresh))]
-            return [AugmentOp("solarize", (float(thresh),), cls, name, float(thresh))]
-        if name == "Desaturate":
-            lv = max(0.5, min(1.0, 0.5 + 0.5 * (level / _LEVEL_DENOM)))
-            factor = min(1.0, max(0.0, 1.0 - lv))
-            return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS["saturation"], factor), cls, name, lv)]
-        base = name[:-len("Increasing")] if name.endswith("Increasing") else name
-        if name.endswith("Increasing"):
-            factor = max(0.1, 1.0 + signed(level / _LEVEL_DENOM * 0.9))
-        else:
-            factor = level / _LEVEL_DENOM * 1.8 + 0.1
-        return [AugmentOp("pil_enhance", (pil_rows.ENHANCERS[_COLOR[base]], factor), cls, name, factor)]
+        op, args, magnitude = _COLOR_LEVELS[name](level / _LEVEL_DENOM, signed)
+        return [AugmentOp(op, args, cls, name, magnitude)]
+
+
+# timm's level rules (its LEVEL_TO_ARG, with NAME_TO_OP's op), as tables. ``f``: the level over its denominator
+# (magnitude / 10); ``signed(v)``: -v or v, with probability 1/2 each (one draw, only where the rule calls it).
+# A geometric op: (its argument, the Pillow AFFINE matrix; None: Pillow's copy, an identity row).
+_GEOMETRY_LEVELS: dict[str, Callable[..., tuple[float, tuple[float, ...] | None]]] = {
+    "Rotate": lambda f, signed, op, w, h: (a := signed(f * 30.0), rotate_matrix(a, w, h)),
+    "ShearX": lambda f, signed, op, w, h: (a := signed(f * 0.3), (1.0, a, 0.0, 0.0, 1.0, 0.0)),
+    "ShearY": lambda f, signed, op, w, h: (a := signed(f * 0.3), (1.0, 0.0, 0.0, a, 1.0, 0.0)),
+    "TranslateX": lambda f, signed, op, w, h: (a := signed(f * op.translate_const), (1.0, 0.0, a, 0.0, 1.0, 0.0)),
+    "TranslateY": lambda f, signed, op, w, h: (a := signed(f * op.translate_const), (1.0, 0.0, 0.0, 0.0, 1.0, a)),
+    "TranslateXRel": lambda f, signed, op, w, h: (a := signed(f * op.translate_pct), (1.0, 0.0, a * w, 0.0, 1.0, 0.0)),
+    "TranslateYRel": lambda f, signed, op, w, h: (a := signed(f * op.translate_pct), (1.0, 0.0, 0.0, 0.0, 1.0, a * h)),
+}
+
+
+def _posterize(bits: int) -> tuple[str, dict[str, Any], float]:
+    """timm's posterize: 8 bits or more keep the image (Pillow's posterize would refuse them)."""
+    if bits >= 8:
+        return "identity", {}, float(bits)
+    return "posterize", {"bits": max(bits, 0)}, float(bits)
+
+
+def _solarize(thresh: int) -> tuple[str, dict[str, Any], float]:
+    return ("identity", {}, float(thresh)) if thresh >= 256 else ("solarize", {"threshold": float(thresh)},
+                                                                   float(thresh))
+
+
+def _solarize_add(add: int) -> tuple[str, dict[str, Any], float]:
+    return "solarize_add", {"add": add, "threshold": 128.0}, float(add)
+
+
+def _enhance(base: str, factor: float, magnitude: float | None = None) -> tuple[str, dict[str, Any], float]:
+    args = {"enhancer": pil_rows.ENHANCERS[_COLOR[base]], "factor": factor}
+    return "pil_enhance", args, factor if magnitude is None else magnitude
+
+
+def _desaturate(f: float) -> tuple[str, dict[str, Any], float]:
+    lv = max(0.5, min(1.0, 0.5 + 0.5 * f))
+    return _enhance("Color", min(1.0, max(0.0, 1.0 - lv)), lv)
+
+
+# The other ops: (the row's op, its arguments, the magnitude an AugmentOp reports).
+_COLOR_LEVELS: dict[str, Callable[[float, Callable[[float], float]], tuple[str, dict[str, Any], float | None]]] = {
+    "AutoContrast": lambda f, signed: ("pil_autocontrast", {}, None),
+    "Equalize": lambda f, signed: ("equalize", {}, None),
+    "Invert": lambda f, signed: ("invert", {}, None),
+    "Posterize": lambda f, signed: _posterize(int(f * 4)),
+    "PosterizeIncreasing": lambda f, signed: _posterize(4 - int(f * 4)),
+    "PosterizeOriginal": lambda f, signed: _posterize(int(f * 4) + 4),
+    "Solarize": lambda f, signed: _solarize(min(256, int(f * 256))),
+    "SolarizeIncreasing": lambda f, signed: _solarize(256 - min(256, int(f * 256))),
+    "SolarizeAdd": lambda f, signed: _solarize_add(min(128, int(f * 110))),
+    "Desaturate": lambda f, signed: _desaturate(f),
+    **{name: (lambda base: lambda f, signed: _enhance(base, f * 1.8 + 0.1))(name) for name in _COLOR},
+    **{f"{name}Increasing": (lambda base: lambda f, signed: _enhance(base, max(0.1, 1.0 + signed(f * 0.9))))(name)
+       for name in _COLOR},
+}
+#: timm's op names (LEVEL_TO_ARG's), the fused ones and those refused with a reason
+_NAMES = set(_GEOMETRY_LEVELS) | set(_COLOR_LEVELS) | set(_UNFUSED)
 
 
 def _byte(v: Any) -> int | None:
@@ -327,13 +345,13 @@ def _augmix(t: Any, cls: str) -> Sampler:
         weights = rng.dirichlet([alpha] * width) if width else []  # no chains: the crop blended with zeros
         m = rng.dirichlet([alpha, alpha])[0]  # Beta(alpha, alpha)
         state: list[Any] = [None]
-        rows = [AugmentOp("mix_begin", (0.0,), cls, "AugMix")]
+        rows = [AugmentOp("mix_begin", {"weight": 0.0}, cls, "AugMix")]
         for wk in weights:
             d = depth if depth > 0 else 1 + rng.randint(3)
             for _ in range(d):
                 rows += ops[rng.randint(len(ops))].draw(rng, h, w, state)
-            rows.append(AugmentOp("mix_add", (wk,), cls, "AugMix", wk))
-        rows.append(AugmentOp("mix_end", (1.0, m), cls, "AugMix", m))
+            rows.append(AugmentOp("mix_add", {"weight": wk}, cls, "AugMix", wk))
+        rows.append(AugmentOp("mix_end", {"alpha": m}, cls, "AugMix", m))
         return rows
 
     return Sampler(cls, 2 + width * (1 + max_depth * max(op.max_rows() for op in ops)), draw)

@@ -4,10 +4,10 @@
 ``pil_autocontrast``: ``ImageOps.autocontrast``, the mix rows' ``Image.blend``), and a stand-in for the native op
 built on it.
 
-``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (the fill colour, the
-affine low parts and the mix state per program, as the op keeps them per sample; the mix rows as torchvision's
-``AugMix.forward``
-computes its mix, mode 1 as timm's ``AugMixAugment`` blends it with Pillow); ``apply_erase(slot, row)`` runs an
+``apply_program(image, rows)`` runs rows ``[code, a0..a6]`` (read by argument name from the library's table) on a
+uint8 Tensor[3, H, W] (the fill colour, the affine low parts and the mix state per program, as the op keeps them
+per sample; the mix rows as torchvision's ``AugMix.forward`` computes its mix, an alpha below 1 as timm's
+``AugMixAugment`` blends it with Pillow); ``apply_erase(slot, row)`` runs an
 erase row on the float slot. ``fake_decode_images`` decodes with the real op (geometry, flips,
 uint8), then runs the program, the conversion / normalisation and the erasing as torchvision would.
 """
@@ -15,7 +15,6 @@ uint8), then runs the program, the conversion / normalisation and the erasing as
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 from PIL import Image, ImageEnhance, ImageOps
 from torchvision.transforms import v2
@@ -23,7 +22,7 @@ from torchvision.transforms.v2 import InterpolationMode
 from torchvision.transforms.v2 import functional as F
 
 from spdl_torch.io import ImageBatch
-from spdl_torch.transforms import _augment_program as P
+from spdl_torch.transforms import _augment_codes as codes
 
 _INTERP = {0: InterpolationMode.NEAREST, 1: InterpolationMode.BILINEAR}
 _PIL_FILTERS = {0: Image.Resampling.NEAREST, 1: Image.Resampling.BILINEAR, 2: Image.Resampling.BICUBIC}
@@ -64,80 +63,76 @@ def solarize_add(image: torch.Tensor, add: int, threshold: float) -> torch.Tenso
     return lut[image.long()]
 
 
+def _named(row: torch.Tensor | list[float]) -> tuple[str, dict]:
+    """A row's op name and its arguments by name (the library's table)."""
+    op = codes.op_named(int(row[0]))
+    return op.name, codes.named_args(op, [float(x) for x in row[1:]])
+
+
+# torchvision's function of each tensor row (its arguments by name, as the table names them).
+_TENSOR_OPS = {
+    "affine": lambda x, a: F.affine(x, angle=a["angle"], translate=list(a["translate"]), scale=1.0,
+                                    shear=list(a["shear"]), interpolation=_INTERP[int(a["interpolation"])],
+                                    fill=None if a["fill"] == codes.NO_FILL else a["fill"]),
+    "adjust_brightness": lambda x, a: F.adjust_brightness(x, a["brightness_factor"]),
+    "adjust_contrast": lambda x, a: F.adjust_contrast(x, a["contrast_factor"]),
+    "adjust_saturation": lambda x, a: F.adjust_saturation(x, a["saturation_factor"]),
+    "adjust_hue": lambda x, a: F.adjust_hue(x, a["hue_factor"]),
+    "adjust_sharpness": lambda x, a: F.adjust_sharpness(x, a["sharpness_factor"]),
+    "posterize": lambda x, a: F.posterize(x, int(a["bits"])),
+    "solarize": lambda x, a: F.solarize(x, a["threshold"]),
+    "autocontrast": lambda x, a: F.autocontrast(x),
+    "equalize": lambda x, a: F.equalize(x),
+    "invert": lambda x, a: F.invert(x),
+    "rgb_to_grayscale": lambda x, a: F.rgb_to_grayscale(x, num_output_channels=3),
+    "gaussian_blur": lambda x, a: F.gaussian_blur(x, kernel_size=[int(k) for k in a["kernel_size"]],
+                                                  sigma=list(a["sigma"])),
+    # Pillow's rules
+    "solarize_add": lambda x, a: solarize_add(x, int(a["add"]), a["threshold"]),
+    "pil_enhance": lambda x, a: from_pil(_ENHANCERS[int(a["enhancer"])](to_pil(x)).enhance(a["factor"])),
+    "pil_hue": lambda x, a: pil_hue(x, int(a["shift"])),
+    "pil_autocontrast": lambda x, a: from_pil(ImageOps.autocontrast(to_pil(x))),
+}
+
+
 def apply_row(image: torch.Tensor, row: torch.Tensor | list[float], fill: tuple[int, int, int] = (0, 0, 0)
               ) -> torch.Tensor:
     """One row ``[code, a0..a6]`` on a uint8 Tensor[3, H, W] (``fill``: the colour of a ``pil_affine`` row; a
     ``fill`` row or a mix row alone changes nothing: :func:`apply_program` keeps their state)."""
-    code, a = int(row[0]), [float(x) for x in row[1:]]
-    if code in (P.NOOP, P.FILL):
+    name, a = _named(row)
+    if name in ("identity", "fill"):
         return image
-    if code == P.PIL_AFFINE:
-        return pil_affine(image, a[:6], int(a[6]), fill)
-    if code == P.SOLARIZE_ADD:
-        return solarize_add(image, int(a[0]), a[1])
-    if code == P.PIL_ENHANCE:
-        return from_pil(_ENHANCERS[int(a[0])](to_pil(image)).enhance(a[1]))
-    if code == P.PIL_HUE:
-        return pil_hue(image, int(a[0]))
-    if code == P.PIL_AUTOCONTRAST:
-        return from_pil(ImageOps.autocontrast(to_pil(image)))
-    if code == P.PIL_AFFINE_LOW:
-        raise ValueError("pil_affine_low rows need the program around them (apply_program)")
-    if code == P.AFFINE:
-        return F.affine(image, angle=a[0], translate=[a[1], a[2]], scale=1.0, shear=[a[3], a[4]],
-                        interpolation=_INTERP[int(a[5])], fill=None if a[6] == P.NO_FILL else a[6])
-    if code == P.BRIGHTNESS:
-        return F.adjust_brightness(image, a[0])
-    if code == P.CONTRAST:
-        return F.adjust_contrast(image, a[0])
-    if code == P.SATURATION:
-        return F.adjust_saturation(image, a[0])
-    if code == P.HUE:
-        return F.adjust_hue(image, a[0])
-    if code == P.SHARPNESS:
-        return F.adjust_sharpness(image, a[0])
-    if code == P.POSTERIZE:
-        return F.posterize(image, int(a[0]))
-    if code == P.SOLARIZE:
-        return F.solarize(image, a[0])
-    if code == P.AUTOCONTRAST:
-        return F.autocontrast(image)
-    if code == P.EQUALIZE:
-        return F.equalize(image)
-    if code == P.INVERT:
-        return F.invert(image)
-    if code == P.GRAYSCALE:
-        return F.rgb_to_grayscale(image, num_output_channels=3)
-    if code == P.GAUSSIAN_BLUR:
-        return F.gaussian_blur(image, kernel_size=[int(a[0]), int(a[1])], sigma=[a[2], a[3]])
-    if code in (P.MIX_BEGIN, P.MIX_ADD, P.MIX_END):
-        raise ValueError("mix rows need the program around them (apply_program)")
-    raise ValueError(f"unknown augment code {code}")
+    if name == "pil_affine":
+        return pil_affine(image, list(a["data"]), int(a["resample"]), fill)
+    if name in _TENSOR_OPS:
+        return _TENSOR_OPS[name](image, a)
+    raise ValueError(f"{name} rows need the program around them (apply_program)")
 
 
 def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Rows Tensor[K, 8] in order on a uint8 Tensor[3, H, W]: the fill colour starts black; the mix rows as
-    AugMix (``mix_end`` mode 1: timm's ``_apply_basic``, ``Image.blend`` of the source and the clipped mix)."""
+    AugMix (``mix_end`` with alpha below 1: timm's ``_apply_basic``, ``Image.blend`` of the source and the
+    clipped mix)."""
     fill = (0, 0, 0)
     low = [0.0] * 6  # the pil_affine_low parts of the next pil_affine row, summed in double
     source = acc = None
     for row in rows:
-        code, a = int(row[0]), [float(x) for x in row[1:]]
-        if code == P.FILL:
-            fill = (int(a[0]), int(a[1]), int(a[2]))
-        elif code == P.PIL_AFFINE_LOW:
-            low = [x + y for x, y in zip(low, a[:6])]
-        elif code == P.PIL_AFFINE:
-            image = pil_affine(image, [x + y for x, y in zip(a[:6], low)], int(a[6]), fill)
+        name, a = _named(row)
+        if name == "fill":
+            fill = tuple(int(c) for c in a["color"])
+        elif name == "pil_affine_low":
+            low = [x + y for x, y in zip(low, a["data"])]
+        elif name == "pil_affine":
+            image = pil_affine(image, [x + y for x, y in zip(a["data"], low)], int(a["resample"]), fill)
             low = [0.0] * 6
-        elif code == P.MIX_BEGIN:
-            source, acc = image, torch.tensor(a[0], dtype=torch.float32) * image.float()
-        elif code == P.MIX_ADD:
-            acc = acc + torch.tensor(a[0], dtype=torch.float32) * image.float()
+        elif name == "mix_begin":
+            source, acc = image, torch.tensor(a["weight"], dtype=torch.float32) * image.float()
+        elif name == "mix_add":
+            acc = acc + torch.tensor(a["weight"], dtype=torch.float32) * image.float()
             image = source
-        elif code == P.MIX_END:
+        elif name == "mix_end":
             mixed = acc.clamp(0, 255).to(torch.uint8)  # truncation, as numpy's astype
-            image = mixed if int(a[0]) == 0 else from_pil(Image.blend(to_pil(source), to_pil(mixed), a[1]))
+            image = mixed if a["alpha"] == 1 else from_pil(Image.blend(to_pil(source), to_pil(mixed), a["alpha"]))
             source = acc = None
         else:
             image = apply_row(image, row, fill)
@@ -146,14 +141,16 @@ def apply_program(image: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
 
 def apply_erase(slot: torch.Tensor, row: torch.Tensor | list[float], generator: torch.Generator | None = None
                 ) -> torch.Tensor:
-    """An erase row ``[apply, i, j, h, w, v0, v1, v2]`` on a float Tensor[C, H, W] (apply 2: normal values)."""
-    apply = int(row[0])
-    if apply == P.ERASE_NONE:
+    """An erase row (mode, top, left, height, width, value[3]) on a float Tensor[C, H, W] (mode random: normal
+    values)."""
+    a = codes.named_args(codes.ERASE, [float(x) for x in row])
+    mode = int(a["mode"])
+    if mode == codes.ERASE_OFF:
         return slot
-    i, j, h, w = (int(x) for x in row[1:5])
+    i, j, h, w = (int(a[k]) for k in ("top", "left", "height", "width"))
     c = slot.shape[0]
-    if apply == P.ERASE_VALUE:
-        v = torch.tensor([float(x) for x in row[5:5 + c]], dtype=slot.dtype)[:, None, None]
+    if mode == codes.ERASE_VALUE:
+        v = torch.tensor(list(a["value"])[:c], dtype=slot.dtype)[:, None, None]
     else:
         v = torch.empty((c, h, w), dtype=torch.float32).normal_(generator=generator).to(slot.dtype)
     return F.erase(slot, i, j, h, w, v)
@@ -183,15 +180,6 @@ def make_fake_decode_images(real):
         return ImageBatch(batch, ok)
 
     return fake_decode_images
-
-
-@pytest.fixture
-def native():
-    """The native op with ``augment`` / ``erase``: fuse() fuses augmentations and the plans run them in
-    ``decode_images``; the tests compare its output with the reference executor above."""
-    from spdl_torch.transforms._augment_program import native_augment
-
-    assert native_augment(), "this build's decode_images has no augment argument"
 
 
 def timm_stand_in(cls_name: str, **attrs):

@@ -15,7 +15,6 @@ from spdl_torch.io import decode_video_clips
 from spdl_torch.transforms import fuse, sample_seeds
 
 from tests._utils import video as vm
-from tests._utils.augment import native  # noqa: F401 (fixture)
 
 NAMES = ["h264_bframes", "h264_gop250", "vp9", "h264_10fps"]
 
@@ -124,7 +123,7 @@ def test_uniform_clips_of_odd_files_reach_their_last_frame():
         assert torch.equal(clips[0], ref[:3]) and torch.equal(clips[1], ref[n - 3:])
 
 
-def test_video_clips_leave_augmentations_per_clip(native):
+def test_video_clips_leave_augmentations_per_clip():
     # decode_video_clips takes no augment rows: the clip plan stops before the first augmentation
     t = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ColorJitter(0.4), v2.ToDtype(torch.float32, scale=True)])
     assert fuse(t).augment is not None and fuse(t).op == "decode_images"

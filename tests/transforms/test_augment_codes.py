@@ -58,31 +58,31 @@ SIZES = [(1, 1), (1, 9), (9, 1), (2, 3), (37, 53), (64, 64)]
 
 # (code, args, reference on a uint8 [3, H, W] tensor)
 COLOR_CASES = [
-    (codes.BRIGHTNESS, [0.0], lambda x: F.adjust_brightness(x, 0.0)),
-    (codes.BRIGHTNESS, [0.37], lambda x: F.adjust_brightness(x, 0.37)),
-    (codes.BRIGHTNESS, [1.9], lambda x: F.adjust_brightness(x, 1.9)),
-    (codes.CONTRAST, [0.1], lambda x: F.adjust_contrast(x, 0.1)),
-    (codes.CONTRAST, [1.55], lambda x: F.adjust_contrast(x, 1.55)),
-    (codes.SATURATION, [0.0], lambda x: F.adjust_saturation(x, 0.0)),
-    (codes.SATURATION, [0.6], lambda x: F.adjust_saturation(x, 0.6)),
-    (codes.SATURATION, [1.8], lambda x: F.adjust_saturation(x, 1.8)),
-    (codes.HUE, [-0.5], lambda x: F.adjust_hue(x, -0.5)),
-    (codes.HUE, [-0.12], lambda x: F.adjust_hue(x, -0.12)),
-    (codes.HUE, [0.0], lambda x: F.adjust_hue(x, 0.0)),
-    (codes.HUE, [0.33], lambda x: F.adjust_hue(x, 0.33)),
-    (codes.POSTERIZE, [0], lambda x: F.posterize(x, 0)),
-    (codes.POSTERIZE, [3], lambda x: F.posterize(x, 3)),
-    (codes.POSTERIZE, [8], lambda x: F.posterize(x, 8)),
-    (codes.SOLARIZE, [0.0], lambda x: F.solarize(x, 0.0)),
-    (codes.SOLARIZE, [127.5], lambda x: F.solarize(x, 127.5)),
-    (codes.SOLARIZE, [255.0], lambda x: F.solarize(x, 255.0)),
-    (codes.INVERT, [], F.invert),
-    (codes.GRAYSCALE, [], lambda x: F.rgb_to_grayscale(x, num_output_channels=3)),
-    (codes.AUTOCONTRAST, [], F.autocontrast),
-    (codes.EQUALIZE, [], F.equalize),
-    (codes.SHARPNESS, [0.0], lambda x: F.adjust_sharpness(x, 0.0)),
-    (codes.SHARPNESS, [0.5], lambda x: F.adjust_sharpness(x, 0.5)),
-    (codes.SHARPNESS, [2.7], lambda x: F.adjust_sharpness(x, 2.7)),
+    (codes.code("adjust_brightness"), [0.0], lambda x: F.adjust_brightness(x, 0.0)),
+    (codes.code("adjust_brightness"), [0.37], lambda x: F.adjust_brightness(x, 0.37)),
+    (codes.code("adjust_brightness"), [1.9], lambda x: F.adjust_brightness(x, 1.9)),
+    (codes.code("adjust_contrast"), [0.1], lambda x: F.adjust_contrast(x, 0.1)),
+    (codes.code("adjust_contrast"), [1.55], lambda x: F.adjust_contrast(x, 1.55)),
+    (codes.code("adjust_saturation"), [0.0], lambda x: F.adjust_saturation(x, 0.0)),
+    (codes.code("adjust_saturation"), [0.6], lambda x: F.adjust_saturation(x, 0.6)),
+    (codes.code("adjust_saturation"), [1.8], lambda x: F.adjust_saturation(x, 1.8)),
+    (codes.code("adjust_hue"), [-0.5], lambda x: F.adjust_hue(x, -0.5)),
+    (codes.code("adjust_hue"), [-0.12], lambda x: F.adjust_hue(x, -0.12)),
+    (codes.code("adjust_hue"), [0.0], lambda x: F.adjust_hue(x, 0.0)),
+    (codes.code("adjust_hue"), [0.33], lambda x: F.adjust_hue(x, 0.33)),
+    (codes.code("posterize"), [0], lambda x: F.posterize(x, 0)),
+    (codes.code("posterize"), [3], lambda x: F.posterize(x, 3)),
+    (codes.code("posterize"), [8], lambda x: F.posterize(x, 8)),
+    (codes.code("solarize"), [0.0], lambda x: F.solarize(x, 0.0)),
+    (codes.code("solarize"), [127.5], lambda x: F.solarize(x, 127.5)),
+    (codes.code("solarize"), [255.0], lambda x: F.solarize(x, 255.0)),
+    (codes.code("invert"), [], F.invert),
+    (codes.code("rgb_to_grayscale"), [], lambda x: F.rgb_to_grayscale(x, num_output_channels=3)),
+    (codes.code("autocontrast"), [], F.autocontrast),
+    (codes.code("equalize"), [], F.equalize),
+    (codes.code("adjust_sharpness"), [0.0], lambda x: F.adjust_sharpness(x, 0.0)),
+    (codes.code("adjust_sharpness"), [0.5], lambda x: F.adjust_sharpness(x, 0.5)),
+    (codes.code("adjust_sharpness"), [2.7], lambda x: F.adjust_sharpness(x, 2.7)),
 ]
 
 
@@ -97,7 +97,7 @@ def test_point_and_histogram_ops_match_torchvision(case, size):
 def test_equalize_and_autocontrast_on_low_contrast_image():
     # Values squeezed into 90..140: both ops stretch them; equalize's LUT rule is PIL's.
     img = (images.photo(40, 30).int() // 5 + 90).to(torch.uint8)
-    for code, reference in ((codes.EQUALIZE, F.equalize), (codes.AUTOCONTRAST, F.autocontrast)):
+    for code, reference in ((codes.code("equalize"), F.equalize), (codes.code("autocontrast"), F.autocontrast)):
         got = _run(img, _program((code,)))
         assert torch.equal(got, reference(img)), code
 
@@ -126,7 +126,7 @@ def test_affine_matches_torchvision(case, fill, interp, size):
     angle, translate, shear = case
     img = images.photo(*size, seed=3)
     a6 = codes.NO_FILL if fill is None else fill
-    got = _run(img, _program((codes.AFFINE, angle, *translate, *shear, interp, a6)))
+    got = _run(img, _program((codes.code("affine"), angle, *translate, *shear, interp, a6)))
     mode = InterpolationMode.BILINEAR if interp else InterpolationMode.NEAREST
     want = F.affine(img, angle=angle, translate=list(translate), scale=1.0, shear=list(shear), interpolation=mode,
                     fill=fill)
@@ -148,7 +148,7 @@ def test_affine_matches_torchvision(case, fill, interp, size):
 @pytest.mark.parametrize("angle", [90.0, 180.0, 270.0])
 def test_rotation_by_right_angles_is_exact(angle):
     img = images.photo(33, 33, seed=5)  # square: 90 / 270 stay inside
-    got = _run(img, _program((codes.AFFINE, -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
+    got = _run(img, _program((codes.code("affine"), -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
     assert torch.equal(got, torch.rot90(img, k=int(angle) // 90, dims=(-2, -1)))
     assert torch.equal(got, F.rotate(img, angle))
 
@@ -158,7 +158,7 @@ def test_rotation_by_right_angles_is_exact(angle):
                                            ((23, 23), (3.5, 3.5))])
 def test_gaussian_blur_matches_torchvision(kernel, sigma, size):
     img = images.photo(*size, seed=7)
-    got = _run(img, _program((codes.GAUSSIAN_BLUR, *kernel, *sigma)))
+    got = _run(img, _program((codes.code("gaussian_blur"), *kernel, *sigma)))
     if kernel[0] // 2 >= size[1] or kernel[1] // 2 >= size[0]:
         # torch's reflect padding refuses a pad as large as the side; the kernel folds the reflection again.
         # Reference: the same folded indices, gathered by hand.
@@ -216,8 +216,8 @@ def test_pil_affine_equals_pillow(size):
         m, resample = _random_matrix(rng, *size), k % 3
         fill = [rng.randrange(256) for _ in range(3)] if k % 4 else [0, 0, 0]
         if k % 4:
-            prog[k, 0, :4] = torch.tensor([codes.FILL, *fill])
-        prog[k, 1, :8] = torch.tensor([codes.PIL_AFFINE, *m, resample])
+            prog[k, 0, :4] = torch.tensor([codes.code("fill"), *fill])
+        prog[k, 1, :8] = torch.tensor([codes.code("pil_affine"), *m, resample])
         wants.append(_pillow_affine(img, m, resample, fill))
     got = spdl_torch.io.decode_images([images.png_tensor(img)] * n, height=size[0], width=size[1], geometry="resize",
                                       interpolation="nearest", augment=prog).data
@@ -227,15 +227,15 @@ def test_pil_affine_equals_pillow(size):
 
 def test_fill_is_per_sample_and_black_by_default():
     img = images.photo(12, 10, seed=4)
-    shift = [codes.PIL_AFFINE, 1, 0, 5, 0, 1, 0, 0]  # translate by 5 px: the right half is fill
+    shift = [codes.code("pil_affine"), 1, 0, 5, 0, 1, 0, 0]  # translate by 5 px: the right half is fill
     prog = torch.zeros(3, 3, codes.AUGMENT_COLUMNS)
-    prog[0, 0, :4] = torch.tensor([codes.FILL, 10, 20, 30])
+    prog[0, 0, :4] = torch.tensor([codes.code("fill"), 10, 20, 30])
     prog[0, 1] = torch.tensor(shift)
-    prog[0, 2, :4] = torch.tensor([codes.FILL, 200, 100, 50])  # after the last pil_affine: no effect
+    prog[0, 2, :4] = torch.tensor([codes.code("fill"), 200, 100, 50])  # after the last pil_affine: no effect
     prog[1, 0] = torch.tensor(shift)  # another sample: Pillow's default black, not sample 0's fill
-    prog[2, 0, :4] = torch.tensor([codes.FILL, 1, 2, 3])
+    prog[2, 0, :4] = torch.tensor([codes.code("fill"), 1, 2, 3])
     prog[2, 1] = torch.tensor(shift)
-    prog[2, 2, :4] = torch.tensor([codes.FILL, 7, 8, 9])
+    prog[2, 2, :4] = torch.tensor([codes.code("fill"), 7, 8, 9])
     got = spdl_torch.io.decode_images([images.png_tensor(img)] * 3, height=12, width=10, geometry="resize",
                                       interpolation="nearest", augment=prog).data
     for k, fill in enumerate([(10, 20, 30), (0, 0, 0), (1, 2, 3)]):
@@ -248,14 +248,14 @@ def test_solarize_add_equals_timms(size):
     img = images.photo(*size, seed=6)
     for add, threshold in [(0, 128), (30, 128), (110, 128), (128, 256), (255, 0), (17, 99.5), (255, 256)]:
         want = torch.tensor([min(255, v + add) if v < threshold else v for v in range(256)], dtype=torch.uint8)
-        got = _run(img, _program((codes.SOLARIZE_ADD, add, threshold)))
+        got = _run(img, _program((codes.code("solarize_add"), add, threshold)))
         assert torch.equal(got, want[img.long()]), (add, threshold)
 
 
 def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
     img = images.photo(29, 41, seed=11)
-    program = _program((codes.AFFINE, 15.0, 2, 1, 0, 0, 1, 64), (codes.CONTRAST, 1.4), (codes.HUE, 0.2),
-                       (codes.POSTERIZE, 5), (codes.SHARPNESS, 1.8), (codes.EQUALIZE,))
+    program = _program((codes.code("affine"), 15.0, 2, 1, 0, 0, 1, 64), (codes.code("adjust_contrast"), 1.4), (codes.code("adjust_hue"), 0.2),
+                       (codes.code("posterize"), 5), (codes.code("adjust_sharpness"), 1.8), (codes.code("equalize"),))
     want = F.affine(img, 15.0, [2.0, 1.0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=64.0)
     want = F.equalize(F.adjust_sharpness(F.posterize(F.adjust_hue(F.adjust_contrast(want, 1.4), 0.2), 5), 1.8))
     got = _run(img, program)
@@ -280,7 +280,7 @@ def test_no_op_programs_leave_the_batch_byte_identical(tmp_path):
     assert torch.equal(spdl_torch.io.decode_images(files, erase=off, **kw).data, plain)
     # A program on sample 1 only: the others unchanged, sample 1 = the op on its plain uint8 crop.
     one = zeros.clone()
-    one[1, 2, 0] = codes.INVERT
+    one[1, 2, 0] = codes.code("invert")
     got = spdl_torch.io.decode_images(files, augment=one, **kw).data
     for i in (0, 2, 3):
         assert torch.equal(got[i], plain[i])
@@ -352,7 +352,7 @@ def test_erase_boxes_are_written_in_order():
     outside = torch.ones(40, 44, dtype=torch.bool)
     outside[:16, :16] = outside[20:36, 20:36] = outside[30:, 40:] = False
     assert torch.equal(got[1][:, outside], plain[1][:, outside])
-    with pytest.raises(ValueError, match=r"erase\[1, 2\]: expected erase apply"):
+    with pytest.raises(ValueError, match=r"erase\[1, 2\]: erase mode: expected 0 \(off\)"):
         bad = boxes.clone()
         bad[1, 2, 0] = 5
         spdl_torch.io.decode_images(files, erase=bad, **kw)
@@ -360,20 +360,67 @@ def test_erase_boxes_are_written_in_order():
         spdl_torch.io.decode_images(files, erase=torch.zeros(3, 2, 8), **kw)
 
 
-def test_codes_table_matches_the_native_header():
-    header = (_REPO / "csrc/core/augment/ops.h").read_text()
-    native = {name: int(v) for name, v in re.findall(r"^\s+(\w+) = (\d+),", header, re.M)}
-    names = {"None": "noop", "Affine": "affine", "Brightness": "adjust_brightness", "Contrast": "adjust_contrast",
-             "Saturation": "adjust_saturation", "Hue": "adjust_hue", "Sharpness": "adjust_sharpness",
-             "Posterize": "posterize", "Solarize": "solarize", "Autocontrast": "autocontrast",
-             "Equalize": "equalize", "Invert": "invert", "Grayscale": "rgb_to_grayscale",
-             "GaussianBlur": "gaussian_blur", "Fill": "fill", "PilAffine": "pil_affine", "SolarizeAdd": "solarize_add",
-             "MixBegin": "mix_begin", "MixAdd": "mix_add", "MixEnd": "mix_end", "PilAffineLow": "pil_affine_low",
-             "PilEnhance": "pil_enhance", "PilHue": "pil_hue", "PilAutocontrast": "pil_autocontrast"}
-    assert {names[k]: v for k, v in native.items()} == codes.OP_CODES
-    assert f"kColumns = {codes.AUGMENT_COLUMNS};" in header and f"kEraseColumns = {codes.ERASE_COLUMNS};" in header
-    assert f"kNoFill = {codes.NO_FILL}f;" in header
-    assert f"kMaxCode = {max(codes.OP_CODES.values())};" in header
+def test_op_table_is_complete_and_consistent():
+    # The library's table: codes 0.. in order, one name each, every argument's columns within the row, each
+    # argument's rule what the op checks (a value at each end of its range passes, one past it is refused).
+    ops = list(codes.OPS.values())
+    assert [op.code for op in ops] == list(range(len(ops))) and len(set(codes.OPS)) == len(ops)
+    assert codes.OPS["identity"].code == 0 and codes.AUGMENT_COLUMNS == 8 and codes.ERASE_COLUMNS == 8
+    assert all(sum(a.count for a in op.args) <= codes.AUGMENT_COLUMNS - 1 for op in ops)
+    assert sum(a.count for a in codes.ERASE.args) == codes.ERASE_COLUMNS
+    data = [images.png_tensor(images.photo(8, 8))]
+
+    def inside(a):  # a value the rule accepts
+        if a.low is None:
+            return 0.0 if a.high is None else a.high - 1
+        return a.low + 1 if a.low_open else a.low
+
+    for op in ops:
+        good = {a.name: (inside(a),) * a.count if a.count > 1 else inside(a) for a in op.args}
+        row = torch.tensor([[codes.row(op.name, **good)]], dtype=torch.float32)
+        if not op.name.startswith("mix_"):  # a mix row alone is refused for its nesting
+            assert spdl_torch.io.decode_images(data, augment=row, height=8, width=8).ok.all(), op.name
+        for k, a in enumerate(op.args):
+            assert a.kind in ("real", "integer", "choice") and a.doc and a.rule, (op.name, a)
+            assert a.kind != "choice" or (a.low, a.high) == (0, len(a.choices) - 1), (op.name, a)
+            for outside in ([] if a.low is None else [a.low - 1]) + ([] if a.high is None else [a.high + 1]):
+                if outside == a.none:
+                    continue
+                bad = row.clone()
+                bad[0, 0, 1 + sum(b.count for b in op.args[:k])] = outside
+                with pytest.raises(ValueError, match=rf"augment\[0, 0\]: {op.name} {a.name}(\[0\])?: expected "
+                                                     rf"{re.escape(a.rule)}, got "):
+                    spdl_torch.io.decode_images(data, augment=bad, height=8, width=8)
+
+
+def test_rows_are_built_by_argument_name():
+    assert codes.row("affine", angle=17, translate=(1, 2), shear=(3, 4)) == [1.0, 17.0, 1.0, 2.0, 3.0, 4.0, 0.0,
+                                                                             codes.NO_FILL]
+    assert codes.row("affine", angle=0, translate=(0, 0), shear=(0, 0), interpolation="bilinear", fill=None)[6:] == \
+        [1.0, codes.NO_FILL]
+    assert codes.row("mix_end") == [19.0, 1.0, 0, 0, 0, 0, 0, 0]
+    assert codes.erase_row(mode="value", top=1, left=2, height=3, width=4, value=(5, 6, 7)) == \
+        [codes.ERASE_VALUE, 1, 2, 3, 4, 5, 6, 7]
+    with pytest.raises(KeyError, match="brightness"):
+        codes.row("brightness", brightness_factor=1.0)
+    with pytest.raises(TypeError, match=r"adjust_hue: unknown argument\(s\) \['factor'\]"):
+        codes.row("adjust_hue", factor=0.1)
+    with pytest.raises(TypeError, match="affine: missing argument 'shear'"):
+        codes.row("affine", angle=1, translate=(0, 0))
+    with pytest.raises(TypeError, match="affine: argument 'translate' takes 2 values, got 1"):
+        codes.row("affine", angle=1, translate=0, shear=(0, 0))
+    with pytest.raises(ValueError, match="pil_enhance: argument 'enhancer' has no choice 'Blur'"):
+        codes.row("pil_enhance", enhancer="Blur", factor=1.0)
+
+
+def test_decode_images_docstring_holds_the_op_table():
+    # The row layout users read is decode_images' docstring; it is the table the library reports, as rows_doc
+    # writes it, and names every op and argument.
+    doc = spdl_torch.io.decode_images.__doc__
+    assert codes.rows_doc() in doc
+    for op in codes.OPS.values():
+        assert f"``{op.name}``" in doc and all(f"``{a.name}``" in doc for a in op.args), op.name
+    assert all(f"``{a.name}``" in doc for a in codes.ERASE.args)
 
 
 def test_bad_programs_raise_value_error_naming_the_row():
@@ -395,24 +442,32 @@ def test_bad_programs_raise_value_error_naming_the_row():
     bad[1, 2, 0] = 2.5
     with pytest.raises(ValueError, match=r"augment code 2.5 not supported"):
         decode(data, augment=bad, **kw)
-    for row, match in [([5, 0.7], "hue factor in"), ([7, 9], "posterize bits"), ([2, -1], "brightness factor"),
-                       ([1, 0, 0, 0, 95, 0, 0, 0], "shear"), ([1, 0, 0, 0, 0, 0, 3, 0], "interpolation"),
-                       ([1, 0, 0, 0, 0, 0, 0, 300], "fill"), ([13, 2, 3, 1, 1], "kernel sizes odd"),
-                       ([13, 3, 3, -1, 1], "sigmas"), ([8, 300], "solarize threshold"),
-                       ([14, 0, 256, 0], "fill colours"), ([14, 0.5, 0, 0], "fill colours"),
-                       ([15, 1, 0, 0, 0, 1, 0, 3], "pil_affine resample"), ([15, 1, 0, math.nan, 0, 1, 0, 0], "finite"),
-                       ([16, 300, 128], "solarize_add addend"), ([16, 2.5, 128], "solarize_add addend"),
-                       ([16, 10, 257], "solarize_add threshold")]:
+    for row, match in [([5, 0.7], r"adjust_hue hue_factor: expected a number in \[-0.5, 0.5\], got 0.7"),
+                       ([7, 9], r"posterize bits: expected an integer in \[0, 8\], got 9"),
+                       ([2, -1], r"adjust_brightness brightness_factor: expected a finite number >= 0, got -1"),
+                       ([1, 0, 0, 0, 95, 0, 0, 0], r"affine shear\[0\]: expected a number in \(-90, 90\), got 95"),
+                       ([1, 0, 0, 0, 0, 0, 3, 0], r"affine interpolation: expected 0 \(nearest\) or 1 \(bilinear\)"),
+                       ([1, 0, 0, 0, 0, 0, 0, 300], r"affine fill: expected a number in \[0, 255\], or -1 for None"),
+                       ([13, 2, 3, 1, 1], r"gaussian_blur kernel_size\[0\]: expected an odd integer in \[1, 1001\]"),
+                       ([13, 3, 3, -1, 1], r"gaussian_blur sigma\[0\]: expected a finite number > 0, got -1"),
+                       ([8, 300], r"solarize threshold: expected a finite number <= 255, got 300"),
+                       ([14, 0, 256, 0], r"fill color\[1\]: expected an integer in \[0, 255\], got 256"),
+                       ([14, 0.5, 0, 0], r"fill color\[0\]: expected an integer in \[0, 255\], got 0.5"),
+                       ([15, 1, 0, 0, 0, 1, 0, 3], r"pil_affine resample: expected 0 \(NEAREST\), 1 \(BILINEAR\) or 2"),
+                       ([15, 1, 0, math.nan, 0, 1, 0, 0], r"pil_affine data\[2\]: expected a finite number, got nan"),
+                       ([16, 300, 128], r"solarize_add add: expected an integer in \[0, 255\], got 300"),
+                       ([16, 2.5, 128], r"solarize_add add: expected an integer in \[0, 255\], got 2.5"),
+                       ([16, 10, 257], r"solarize_add threshold: expected a number in \[0, 256\], got 257")]:
         prog = torch.zeros(2, 1, 8)
         prog[0, 0, :len(row)] = torch.tensor(row, dtype=torch.float32)
-        with pytest.raises(ValueError, match=rf"augment\[0, 0\]: .*{match}"):
+        with pytest.raises(ValueError, match=rf"augment\[0, 0\]: {match}"):
             decode(data, augment=prog, **kw)
     erase = torch.zeros(2, 8)
     erase[0] = torch.tensor([1, -2, 0, 1, 1, 0, 0, 0])
-    with pytest.raises(ValueError, match=r"erase\[0\]: expected an erase top"):
+    with pytest.raises(ValueError, match=r"erase\[0\]: erase top: expected an integer in \[0, 16777216\], got -2"):
         decode(data, erase=erase, **kw)
     erase[0] = torch.tensor([4, 0, 0, 1, 1, 0, 0, 0])
-    with pytest.raises(ValueError, match=r"erase\[0\]: expected erase apply"):
+    with pytest.raises(ValueError, match=r"erase\[0\]: erase mode: expected 0 \(off\), 1 \(value\) or 2 \(random\)"):
         decode(data, erase=erase, **kw)
     with pytest.raises(ValueError, match=r"does not support augment"):
         decode(data, augment=torch.zeros(2, 1, 8), device="cuda", **kw)
@@ -421,18 +476,18 @@ def test_bad_programs_raise_value_error_naming_the_row():
 # ------------------------------------------------------------------------------------------------- mix rows
 
 MIX_CHAINS = [
-    [(codes.AFFINE, 12.0, 1.5, -2.0, 5.0, 0.0, 1, codes.NO_FILL), (codes.POSTERIZE, 3)],
-    [(codes.SHARPNESS, 1.9), (codes.EQUALIZE,), (codes.CONTRAST, 0.6)],
-    [(codes.SOLARIZE, 140.0)],
-    [(codes.AFFINE, 0.0, 0, 0, -14.0, 0, 0, 17.0), (codes.SATURATION, 1.7), (codes.AUTOCONTRAST,)],
+    [(codes.code("affine"), 12.0, 1.5, -2.0, 5.0, 0.0, 1, codes.NO_FILL), (codes.code("posterize"), 3)],
+    [(codes.code("adjust_sharpness"), 1.9), (codes.code("equalize"),), (codes.code("adjust_contrast"), 0.6)],
+    [(codes.code("solarize"), 140.0)],
+    [(codes.code("affine"), 0.0, 0, 0, -14.0, 0, 0, 17.0), (codes.code("adjust_saturation"), 1.7), (codes.code("autocontrast"),)],
 ]
 MIX_WEIGHTS = [0.31, 0.17, 0.22, 0.09, 0.21]  # w0, then one per chain
 
 
 def _mix_rows(chains, weights, end):
-    rows = [(codes.MIX_BEGIN, weights[0])]
+    rows = [(codes.code("mix_begin"), weights[0])]
     for chain, w in zip(chains, weights[1:]):
-        rows += [*chain, (codes.MIX_ADD, w)]
+        rows += [*chain, (codes.code("mix_add"), w)]
     return [*rows, end]
 
 
@@ -458,7 +513,7 @@ def test_mix_rows_equal_torchvision_augmix_mix(size, width):
     # own rounding (e.g. a bilinear affine's weight one ulp off, documented above), over at most 0.1% of values.
     img = images.photo(*size, seed=4)
     chains, weights = MIX_CHAINS[:width], MIX_WEIGHTS[:width + 1]
-    got = _run(img, _program(*_mix_rows(chains, weights, (codes.MIX_END, 0))))
+    got = _run(img, _program(*_mix_rows(chains, weights, (codes.code("mix_end"), 1))))
     want = _torchvision_mix(img, chains, weights)
     diff = (got.int() - want.int()).abs()
     assert int(diff.max()) <= 1 and int((diff > 0).sum()) <= max(1, diff.numel() // 1000), (int(diff.max()), int((diff > 0).sum()))
@@ -488,15 +543,16 @@ def _timm_apply_basic(img, chains, weights, m):
 
 @pytest.mark.parametrize("size", [(1, 1), (1, 9), (9, 1), (37, 53)], ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("m", [0.0, 0.37, 0.8125, 1.0])
-def test_mix_end_mode_1_equals_timm_blend(size, m):
+def test_mix_end_alpha_equals_timm_blend(size, m):
+    # mix_end with alpha m: timm's blend of the source and the mix; alpha 1 is the mix itself (torchvision's).
     img = images.photo(*size, seed=6)
-    chains = [[(codes.INVERT,)], [(codes.POSTERIZE, 2), (codes.BRIGHTNESS, 1.3)], [(codes.SOLARIZE, 99.0)]]
+    chains = [[(codes.code("invert"),)], [(codes.code("posterize"), 2), (codes.code("adjust_brightness"), 1.3)], [(codes.code("solarize"), 99.0)]]
     weights = [0.45, 0.35, 0.2]  # timm: a Dirichlet over the chains, the image's own weight 0
-    prog = _program(*_mix_rows(chains, [0.0, *weights], (codes.MIX_END, 1, m)))
+    prog = _program(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), m)))
     got = _run(img, prog)
     assert torch.equal(got, _timm_apply_basic(img, chains, weights, m))
     if 0 < m < 1:  # the blend is neither end
-        mixed = _run(img, _program(*_mix_rows(chains, [0.0, *weights], (codes.MIX_END, 0))))
+        mixed = _run(img, _program(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), 1))))
         assert not torch.equal(got, img) and not torch.equal(got, mixed)
 
 
@@ -504,15 +560,14 @@ def test_mix_rows_nest_or_raise_naming_the_row():
     data = [images.png_tensor(images.photo(6, 5, seed=i)) for i in range(2)]
     decode = spdl_torch.io.decode_images
     kw = dict(height=6, width=5, geometry="resize", interpolation="nearest")
-    begin, add, end, inv = [codes.MIX_BEGIN, 0.5], [codes.MIX_ADD, 0.5], [codes.MIX_END, 0], [codes.INVERT]
+    begin, add, end, inv = [codes.code("mix_begin"), 0.5], [codes.code("mix_add"), 0.5], [codes.code("mix_end"), 1], [codes.code("invert")]
     cases = [
         ([inv, add, end], r"augment\[1, 1\]: mix_add without a mix_begin"),
         ([end], r"augment\[1, 0\]: mix_end without a mix_begin"),
         ([begin, begin, add, end], r"augment\[1, 1\]: mix_begin inside the mix begun at row 0"),
         ([begin, inv, add], r"augment\[1, 0\]: mix_begin without a mix_end"),
-        ([begin, [codes.MIX_ADD, -0.5], end], r"augment\[1, 1\]: expected a finite mix_add weight >= 0"),
-        ([begin, add, [codes.MIX_END, 2]], r"augment\[1, 2\]: expected a mix_end mode 0"),
-        ([begin, add, [codes.MIX_END, 1, 1.5]], r"augment\[1, 2\]: expected a mix_end blend alpha in \[0, 1\]"),
+        ([begin, [codes.code("mix_add"), -0.5], end], r"augment\[1, 1\]: mix_add weight: expected a finite number >= 0"),
+        ([begin, add, [codes.code("mix_end"), 1.5]], r"augment\[1, 2\]: mix_end alpha: expected a number in \[0, 1\]"),
     ]
     for rows, match in cases:
         prog = torch.zeros(2, 4, 8)
@@ -522,7 +577,7 @@ def test_mix_rows_nest_or_raise_naming_the_row():
         with pytest.raises(ValueError, match=match):
             decode(data, augment=prog, **kw)
     # one chain, inverted, at weight 1 and the source at 0: the inverted image; padding rows inside the mix
-    prog = _program([codes.MIX_BEGIN, 0.0], inv, [codes.NOOP], [codes.MIX_ADD, 1.0], end)
+    prog = _program([codes.code("mix_begin"), 0.0], inv, [codes.code("identity")], [codes.code("mix_add"), 1.0], end)
     img = images.photo(6, 5, seed=0)
     assert torch.equal(decode([images.png_tensor(img)], augment=prog, **kw).data[0], F.invert(img))
 

@@ -71,7 +71,7 @@ def test_pil_enhance_equals_image_enhance(size):
     img = images.photo(*size, seed=11)
     factors = [0.0, 0.1, 0.5, 0.77, 1.0, 1.3, 1.9, 3.7, 12.0]
     cases = [(e, f) for e in range(4) for f in factors]
-    got = _batch(img, [[(codes.PIL_ENHANCE, e, f)] for e, f in cases])
+    got = _batch(img, [[(codes.code("pil_enhance"), e, f)] for e, f in cases])
     pil = _pil(img)
     for (e, f), out in zip(cases, got):
         want = _tensor(ENHANCERS[e](pil).enhance(float(np.float32(f))))
@@ -82,7 +82,7 @@ def test_pil_enhance_equals_image_enhance(size):
 def test_pil_hue_equals_pillows_hsv_shift(size):
     img = images.photo(*size, seed=12)
     shifts = [0, 1, 25, 127, 128, 142, 229, 255]
-    got = _batch(img, [[(codes.PIL_HUE, s)] for s in shifts])
+    got = _batch(img, [[(codes.code("pil_hue"), s)] for s in shifts])
     for s, out in zip(shifts, got):
         assert torch.equal(out, _tensor(_pillow_hue(_pil(img), s))), (s, size)
 
@@ -93,7 +93,7 @@ def test_pil_hue_of_every_colour():
     rgb = np.stack([(v >> 16) & 255, (v >> 8) & 255, v & 255], -1).astype(np.uint8)
     img = torch.from_numpy(rgb.reshape(1, -1, 3)).permute(2, 0, 1).contiguous()
     for s in (0, 142, 255):
-        assert torch.equal(_run(img, _program((codes.PIL_HUE, s))), _tensor(_pillow_hue(_pil(img), s))), s
+        assert torch.equal(_run(img, _program((codes.code("pil_hue"), s))), _tensor(_pillow_hue(_pil(img), s))), s
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -103,7 +103,7 @@ def test_pil_autocontrast_equals_image_ops(size):
     one_channel_flat = img.clone()
     one_channel_flat[1] = 77
     for x in (img, low, one_channel_flat):
-        assert torch.equal(_run(x, _program((codes.PIL_AUTOCONTRAST,))), _tensor(ImageOps.autocontrast(_pil(x))))
+        assert torch.equal(_run(x, _program((codes.code("pil_autocontrast"),))), _tensor(ImageOps.autocontrast(_pil(x))))
 
 
 def test_pil_autocontrast_of_every_range():
@@ -116,7 +116,7 @@ def test_pil_autocontrast_of_every_range():
         a = np.stack([np.clip(vals, lo, hi), np.clip(255 - vals, lo, hi), np.full(256, lo)], -1).astype(np.uint8)
         imgs.append(torch.from_numpy(a[None]).permute(2, 0, 1).contiguous())
     prog = torch.zeros(len(imgs), 1, codes.AUGMENT_COLUMNS)
-    prog[:, 0, 0] = codes.PIL_AUTOCONTRAST
+    prog[:, 0, 0] = codes.code("pil_autocontrast")
     got = spdl_torch.io.decode_images([images.png_tensor(x) for x in imgs], height=1, width=256, geometry="resize",
                                       interpolation="nearest", augment=prog).data
     for (lo, hi), x, out in zip(pairs, imgs, got):
@@ -152,9 +152,9 @@ def test_pil_affine_low_carries_the_double_matrix(size):
         for resample in range(3):
             fill = (rng.randrange(256), rng.randrange(256), rng.randrange(256))
             cases.append((m, resample, fill))
-            programs.append([(codes.FILL, *fill), (codes.PIL_AFFINE_LOW, *(p[1] for p in parts)),
-                             (codes.PIL_AFFINE_LOW, *(p[2] for p in parts)),
-                             (codes.PIL_AFFINE, *(p[0] for p in parts), resample)])
+            programs.append([(codes.code("fill"), *fill), (codes.code("pil_affine_low"), *(p[1] for p in parts)),
+                             (codes.code("pil_affine_low"), *(p[2] for p in parts)),
+                             (codes.code("pil_affine"), *(p[0] for p in parts), resample)])
     got = _batch(img, programs)
     filters = (Image.Resampling.NEAREST, Image.Resampling.BILINEAR, Image.Resampling.BICUBIC)
     pil = _pil(img)
@@ -173,12 +173,12 @@ def test_split_double_is_exact():
 
 
 @pytest.mark.parametrize("row, match", [
-    ([codes.PIL_AFFINE_LOW, 0, 0, math.inf, 0, 0, 0], r"augment\[0, 0\]: expected finite pil_affine_low arguments, got a2=inf"),
-    ([codes.PIL_ENHANCE, 4, 1.0], r"augment\[0, 0\]: expected a pil_enhance enhancer 0 \(Brightness\)"),
-    ([codes.PIL_ENHANCE, 1, -0.5], r"augment\[0, 0\]: expected a finite pil_enhance factor >= 0, got -0.5"),
-    ([codes.PIL_ENHANCE, 2, math.nan], r"augment\[0, 0\]: expected a finite pil_enhance factor >= 0, got nan"),
-    ([codes.PIL_HUE, 256], r"augment\[0, 0\]: expected a pil_hue shift as an integer 0..255, got 256"),
-    ([codes.PIL_HUE, 3.5], r"augment\[0, 0\]: expected a pil_hue shift as an integer 0..255, got 3.5"),
+    ([codes.code("pil_affine_low"), 0, 0, math.inf, 0, 0, 0], r"augment\[0, 0\]: pil_affine_low data\[2\]: expected a finite number, got inf"),
+    ([codes.code("pil_enhance"), 4, 1.0], r"augment\[0, 0\]: pil_enhance enhancer: expected 0 \(Brightness\), 1 \(Color\), 2 \(Contrast\) or 3 \(Sharpness\), got 4"),
+    ([codes.code("pil_enhance"), 1, -0.5], r"augment\[0, 0\]: pil_enhance factor: expected a finite number >= 0, got -0.5"),
+    ([codes.code("pil_enhance"), 2, math.nan], r"augment\[0, 0\]: pil_enhance factor: expected a finite number >= 0, got nan"),
+    ([codes.code("pil_hue"), 256], r"augment\[0, 0\]: pil_hue shift: expected an integer in \[0, 255\], got 256"),
+    ([codes.code("pil_hue"), 3.5], r"augment\[0, 0\]: pil_hue shift: expected an integer in \[0, 255\], got 3.5"),
     ([24], r"augment\[0, 0\]: augment code 24 not supported \(expected an integer 0..23\)"),
 ])
 def test_bad_pil_rows_raise_value_error_naming_the_row(row, match):

@@ -8,7 +8,7 @@ import torch
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
-from spdl_torch.transforms import _augment_program as P
+from spdl_torch.transforms import _augment_codes as codes, _augment_program as P
 
 from tests._utils.augment import apply_row
 
@@ -42,5 +42,5 @@ def test_affine_center_folding_equals_torchvision_center():
     for angle, shear, center in [(0.0, (20.0, 0.0), (0, 0)), (30.0, (5.0, -12.0), (4, 30)), (-75.0, (0.0, 0.0), (33, 41))]:
         want = F.affine(img, angle=angle, translate=[2, -3], scale=1.0, shear=list(shear), center=list(center),
                         interpolation=v2.InterpolationMode.BILINEAR)
-        args = P.affine_args(angle, (2, -3), shear, center, 1, P.NO_FILL, 41, 33)
-        _close(apply_row(img, [P.AFFINE, *args]), want)
+        args = P.affine_args(angle, (2, -3), shear, center, 1, None, 41, 33)
+        _close(apply_row(img, codes.row("affine", **args)), want)

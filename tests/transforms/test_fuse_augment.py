@@ -14,10 +14,8 @@ import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import fuse, sample_seeds
 from spdl_torch.transforms._fuse import analyse
-from spdl_torch.transforms._augment_program import native_augment
 
 from tests._utils import images
-from tests._utils.augment import native  # noqa: F401 (fixture)
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
@@ -67,7 +65,7 @@ POLICY_CLASS = {"ta_wide": "TrivialAugmentWide", "ra": "RandAugment", "imagenet"
 @pytest.mark.parametrize("T", [v2, T1], ids=["v2", "v1"])
 @pytest.mark.parametrize("backend", ["pil", "tensor"])
 @pytest.mark.parametrize("policy", ["ta_wide", "ra", "imagenet", "augmix"])
-def test_reference_train_presets_fuse_whole(native, T, backend, policy):
+def test_reference_train_presets_fuse_whole(T, backend, policy):
     plan = fuse(train_preset(T, backend, policy))
     assert plan is not None and plan.rest is None, plan
     assert plan.augment.names() == [POLICY_CLASS[policy], "RandomErasing"]
@@ -77,21 +75,7 @@ def test_reference_train_presets_fuse_whole(native, T, backend, policy):
     assert plan.random and "augment programs" in plan.describe()
 
 
-@pytest.mark.parametrize("T", [v2, T1], ids=["v2", "v1"])
-@pytest.mark.parametrize("backend", ["pil", "tensor"])
-def test_reference_presets_without_native_augment(T, backend):
-    # This build's op has no augment argument: the geometry still fuses (a leading PILToTensor is a no-op),
-    # the policy and what follows run per sample, with the reason; the eval preset fuses whole.
-    if native_augment():
-        pytest.skip("decode_images has augment rows: covered by test_reference_train_presets_fuse_whole")
-    a = analyse(train_preset(T, backend, "ta_wide"))
-    assert a.plan is not None and a.plan.op_kwargs["geometry"] == "train" and a.plan.augment is None
-    assert type(a.unfused).__name__ == "TrivialAugmentWide" and "no augment argument" in a.reason
-    plan = fuse(eval_preset(T, backend))
-    assert plan.rest is None and plan.op_kwargs["geometry"] == "eval" and plan.op_kwargs["dtype"] == torch.float32
-
-
-def test_unfusables_say_why(native):
+def test_unfusables_say_why():
     crop = v2.RandomResizedCrop(32)
     cases = [
         (v2.Compose([crop, v2.ToDtype(torch.float32, scale=True), v2.RandAugment()]), "float image"),
@@ -109,7 +93,7 @@ def test_unfusables_say_why(native):
         assert a.plan is not None and why in a.reason, (t, a.reason)
 
 
-def test_colour_and_geometry_augmentations_fuse(native):
+def test_colour_and_geometry_augmentations_fuse():
     # the contrastive-learning recipe and the single random transforms
     t = v2.Compose([v2.RandomResizedCrop(64), v2.RandomHorizontalFlip(),
                     v2.RandomApply([v2.ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8), v2.RandomGrayscale(0.2),
@@ -137,7 +121,7 @@ def test_bad_arguments_fail_when_the_dataset_is_built(tmp_path):
         FileListDataset([str(path)], transform=bad)
 
 
-def test_erasing_keeps_the_normalisation_in_the_op(native):
+def test_erasing_keeps_the_normalisation_in_the_op():
     from spdl_torch.dataloader._finish import split_plan
 
     plan = fuse(train_preset(v2, "tensor", "ta_wide"))
@@ -165,7 +149,7 @@ def _torchvision_ops(t, image, ops):
 
 
 @pytest.mark.parametrize("policy", ["ta_wide", "ra", "imagenet"])
-def test_fused_preset_equals_torchvision_ops_end_to_end(native, paths, policy):
+def test_fused_preset_equals_torchvision_ops_end_to_end(paths, policy):
     preset = train_preset(v2, "tensor", policy, crop=48, re_prob=0.5)
     ds = FileListDataset(paths, transform=preset, seed=11, require_fused=True)
     got = collate(ds.__getitems__(range(len(paths))))[0]
@@ -208,11 +192,11 @@ def assert_same_batches_for_1_and_2_workers(transform, paths):
         assert torch.equal(a, b)
 
 
-def test_programs_do_not_depend_on_the_thread_count(native, paths):
+def test_programs_do_not_depend_on_the_thread_count(paths):
     assert_same_batches_for_1_and_2_workers(train_preset(v2, "tensor", "ra", crop=40, re_prob=0.3), paths)
 
 
-def test_resumed_dataset_repeats_the_augmentations(native, paths):
+def test_resumed_dataset_repeats_the_augmentations(paths):
     preset = train_preset(v2, "tensor", "imagenet", crop=40, re_prob=0.5)
     ds = FileListDataset(paths, transform=preset, require_fused=True)  # seed drawn
     ds.set_epoch(3)
@@ -237,7 +221,7 @@ def _augmix_pipelines(size=64):
 
 @pytest.mark.parametrize("form", ["v2", "v1"])
 @pytest.mark.parametrize("dataset", ["folder", "filelist"])
-def test_augmix_fuses_and_equals_the_reference_end_to_end(native, paths, tmp_path, form, dataset):
+def test_augmix_fuses_and_equals_the_reference_end_to_end(paths, tmp_path, form, dataset):
     # The whole pipeline fuses; each sample = the reference executor (torchvision's functional ops and its
     # mix arithmetic) on the un-augmented crop with the rows the sample drew, then the conversion.
     from spdl_torch.datasets import ImageFolder
@@ -289,7 +273,7 @@ def test_augmix_fuses_and_equals_the_reference_end_to_end(native, paths, tmp_pat
     assert not torch.equal(plan.augment.build(sample_seeds(22, 0, range(n)))["augment"], built)
 
 
-def test_augmix_does_not_depend_on_the_thread_count(native, paths):
+def test_augmix_does_not_depend_on_the_thread_count(paths):
     assert_same_batches_for_1_and_2_workers(_augmix_pipelines(40)["v2"], paths)
 
 

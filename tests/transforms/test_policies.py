@@ -16,7 +16,7 @@ import torchvision.transforms.autoaugment as autoaugment_v1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
-from spdl_torch.transforms import _augment_program as P, sample_seeds
+from spdl_torch.transforms import _augment_codes as codes, _augment_program as P, sample_seeds
 from spdl_torch.transforms._augment_program import AugmentOp
 from spdl_torch.transforms._policies import _policy_op, match_augment, match_erasing
 
@@ -399,7 +399,7 @@ def our_augmix_draws(t, seeds=SEEDS, h=AH, w=AW) -> list[AugMixDraw]:
     draws = []
     for s in seeds:
         ops = sampler.draw(P.Rng(s), h, w)
-        assert ops[0].op == "mix_begin" and ops[-1].op == "mix_end" and ops[-1].args == (0.0,)
+        assert ops[0].op == "mix_begin" and ops[-1].op == "mix_end" and ops[-1].arguments == {"alpha": 1.0}
         chains, weights, chain = [], [], []
         for op in ops[1:-1]:
             if op.op == "mix_add":
@@ -563,13 +563,13 @@ def test_augmix_rows_equal_torchvision_forward(image, v1, pil):
             rec.reset()
             wants.append(from_pil(t(to_pil(image))) if pil else t(image))
             m, d = rec.dirichlet
-            rows = [AugmentOp("mix_begin", (float(m[0, 0]),), "AugMix", "mix_begin").row()]
+            rows = [AugmentOp("mix_begin", {"weight": float(m[0, 0])}, "AugMix", "mix_begin").row()]
             for chain, weight in zip(rec.chains, (d * m[:, 1:2])[0].tolist()):
                 for name, magnitude in chain:
-                    kind, args = _policy_op(name, magnitude, v1, 1, P.NO_FILL, h, w)
+                    kind, args = _policy_op(name, magnitude, v1, 1, None, h, w)
                     rows.append(AugmentOp(kind, args, "AugMix", name).row())
-                rows.append(AugmentOp("mix_add", (weight,), "AugMix", "mix_add").row())
-            rows.append(AugmentOp("mix_end", (0.0,), "AugMix", "mix_end").row())
+                rows.append(AugmentOp("mix_add", {"weight": weight}, "AugMix", "mix_add").row())
+            rows.append(AugmentOp("mix_end", {"alpha": 1.0}, "AugMix", "mix_end").row())
             programs.append(torch.tensor(rows, dtype=torch.float32))
     k = max(len(p) for p in programs)
     batch = torch.zeros(len(programs), k, 8)
@@ -688,7 +688,7 @@ def test_erase_rows_equal_torchvision():
     # "random": normal values inside the box, the rest untouched
     sampler, _ = match_erasing(v2.RandomErasing(p=1.0, value="random"), 3)
     (op,) = sampler.draw(P.Rng(SEEDS[0]), H, W)
-    assert op.args[0] == P.ERASE_RANDOM
+    assert op.arguments["mode"] == codes.ERASE_RANDOM
     _, i, j, h, w = (int(x) for x in op.args[:5])
     got = apply_erase(slot, torch.tensor(op.row()), torch.Generator().manual_seed(0))
     inside = torch.zeros_like(slot, dtype=torch.bool)

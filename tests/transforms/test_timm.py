@@ -14,11 +14,10 @@ from spdl_torch.transforms import fuse
 from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
-from tests._utils.augment import native  # noqa: F401 (fixture)
 from tests._utils.augment import timm_stand_in
 
 
-def test_timm_classes_recognised_by_name(native):
+def test_timm_classes_recognised_by_name():
     import torchvision.transforms as T1
 
     rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(64, 48), scale=(0.2, 1.0), ratio=(0.75, 1.33),
@@ -67,7 +66,7 @@ def paths(tmp_path_factory):
             for k in range(4)]
 
 
-def test_timm_create_transform(native, paths):
+def test_timm_create_transform(paths):
     timm_data = pytest.importorskip("timm.data")
     train = timm_data.create_transform(224, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25,
                                        interpolation="random")

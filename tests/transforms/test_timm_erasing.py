@@ -12,7 +12,6 @@ from torchvision.transforms import InterpolationMode
 from spdl_torch.transforms import fuse
 
 from tests._utils import images
-from tests._utils.augment import native  # noqa: F401 (fixture)
 from tests._utils.augment import timm_stand_in
 
 
@@ -119,7 +118,7 @@ def test_timm_erasing_values_timm_runs_draw_as_timm(kw):
         assert homogeneity_p(a, b) > 1e-3
 
 
-def test_timm_erasing_is_written_by_the_op(native, paths):
+def test_timm_erasing_is_written_by_the_op(paths):
     # The fused timm RandomErasing (3 boxes at most, each mode) equals the un-erased fused batch with the
     # sample's boxes written in order (their values as drawn; "pixel": normal values from the op's stream).
     import torchvision.transforms as T1

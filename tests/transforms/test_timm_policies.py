@@ -21,7 +21,7 @@ from spdl_torch.transforms._pil_rows import rotate_matrix
 from spdl_torch.transforms._timm_policies import _Op, timm_sampler
 
 from tests._utils import images
-from tests._utils.augment import apply_erase, apply_program, from_pil, native, to_pil  # noqa: F401 (fixture)
+from tests._utils.augment import apply_program, from_pil, to_pil
 from tests._utils.stats import homogeneity_p
 
 timm_data = pytest.importorskip("timm.data")
@@ -62,7 +62,7 @@ def _timm_op_on(op, img, aug):
     return from_pil(op.aug_fn(to_pil(img), *args, **kwargs))
 
 
-def test_each_op_row_equals_timms_op(native):
+def test_each_op_row_equals_timms_op():
     from spdl_torch.io import decode_images
 
     names = sorted(n for n in AA.LEVEL_TO_ARG if not n.startswith("GaussianBlur"))
@@ -287,7 +287,7 @@ FUSED = ["rand-m9-mstd0.5-inc1", "rand-m7-n3-tweights", "original", "v0", "augmi
 
 @pytest.mark.parametrize("config", FUSED)
 @pytest.mark.parametrize("interpolation", ["random", "bicubic"])
-def test_create_transform_fuses_whole(native, config, interpolation):
+def test_create_transform_fuses_whole(config, interpolation):
     t = timm_data.create_transform(224, is_training=True, auto_augment=config, re_prob=0.25, interpolation=interpolation)
     a = analyse(t)
     assert a.plan.rest is None, a.reason
@@ -312,7 +312,7 @@ def _uint8_crops(paths, plan, seeds):
     ("rand-m9-mstd0.5-inc1", "random"), ("rand-m7-n3-tweights", "bicubic"),
     pytest.param("original", "bicubic", marks=pytest.mark.slow), pytest.param("v0", "random", marks=pytest.mark.slow),
     ("augmix-m5-w4-d2", "random")])
-def test_batch_equals_reference_on_the_crops(native, paths, config, interpolation):
+def test_batch_equals_reference_on_the_crops(paths, config, interpolation):
     size = 56
     t = timm_data.create_transform(size, is_training=True, auto_augment=config, re_prob=0.25, interpolation=interpolation)
     ds = FileListDataset(paths * 2, transform=t, seed=11, require_fused=True)
@@ -342,7 +342,7 @@ def test_batch_equals_reference_on_the_crops(native, paths, config, interpolatio
     assert torch.equal(again, got)  # repeatable per seed
 
 
-def test_batches_do_not_depend_on_the_thread_count(native, paths):
+def test_batches_do_not_depend_on_the_thread_count(paths):
     import spdl_torch
 
     t = timm_data.create_transform(40, is_training=True, auto_augment="rand-m9-mstd0.5-inc1", re_prob=0.25)

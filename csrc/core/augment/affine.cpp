@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Affine warp (rotate, translate, shear; scale 1) as torchvision's v2 affine_image: the inverse matrix of
 // _get_inverse_affine_matrix (double), then _affine_grid and grid_sample(align_corners=False, zeros
 // padding) in float32, the fill mask blend of _apply_grid_transform, round half to even.
@@ -6,14 +7,13 @@
 #include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/scratch.h"
 #include "core/augment/simd.h"
 
 namespace spdl_torch::core::augment {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-constexpr size_t kKeepBytes = size_t(16) << 20;  // a larger source copy is released after use
 
 double radians(double deg) { return deg * kPi / 180.0; }
 
@@ -41,7 +41,8 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
   const bool masked = fill >= 0;
   const float fill_value = masked ? fill : 0.0f;
   const int64_t row = w * 3;
-  thread_local std::vector<uint8_t> src;  // the source copy, kept between calls of a thread
+  ScratchBuffer<uint8_t, struct AffineSource> source;
+  std::vector<uint8_t>& src = *source;
   src.assign(img.data, img.data + h * row);
   auto at = [&](int64_t y, int64_t x) { return src.data() + y * row + x * 3; };
   auto inside = [&](int64_t y, int64_t x) { return y >= 0 && y < h && x >= 0 && x < w; };
@@ -102,7 +103,13 @@ void affine(const RgbImage& img, double angle, double tx, double ty, double shea
       }
     }
   }
-  if (src.capacity() > kKeepBytes) std::vector<uint8_t>().swap(src);
+}
+
+template <>
+void run_op<Code::Affine>(const RgbImage& img, const Args& a, ProgramState&) {
+  constexpr int kBilinear = choice_index(Code::Affine, "interpolation", "bilinear");
+  affine(img, a.real("angle"), a.real("translate", 0), a.real("translate", 1), a.real("shear", 0), a.real("shear", 1),
+         a.choice("interpolation") == kBilinear, a.real("fill"));
 }
 
 }  // namespace spdl_torch::core::augment

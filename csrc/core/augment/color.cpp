@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Point-wise colour kernels: brightness, contrast, saturation, hue, grayscale, invert, posterize, solarize.
 // Float32 arithmetic in torchvision's order; `.to(uint8)` truncates toward zero after the clamp. The
-// per-pixel kernels work on one row at a time split into planar float channels, so GCC vectorises them.
+// per-pixel kernels share one row loop (for_each_row) that splits each row into planar float channels, so GCC
+// vectorises them.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -14,15 +16,30 @@ namespace {
 inline uint8_t clamp_trunc(float v) { return uint8_t(std::min(std::max(v, 0.0f), 255.0f)); }
 
 // r.mul(0.2989).add_(g, alpha=0.587).add_(b, alpha=0.114) (ATen's add with alpha: a fused multiply-add).
-inline float gray_value(float r, float g, float b) {
-  return fma_exact(b, 0.114f, fma_exact(g, 0.587f, r * 0.2989f));
-}
+inline float gray_value(float r, float g, float b) { return fma_exact(b, 0.114f, fma_exact(g, 0.587f, r * 0.2989f)); }
 
 // One row of interleaved RGB bytes as three planar float rows (rgb: 3 * width floats, r | g | b).
 inline void split_row(const uint8_t* src, int64_t width, float* rgb) {
   float *r = rgb, *g = rgb + width, *b = rgb + 2 * width;
   for (int64_t x = 0; x < width; ++x) {
     r[x] = float(src[3 * x]), g[x] = float(src[3 * x + 1]), b[x] = float(src[3 * x + 2]);
+  }
+}
+
+// The row loop of the per-pixel kernels: each row of the image split into planar float rows r, g, b (width floats
+// each), then `pixels(r, g, b, out)`. Kernels that write (kWrites) put the row's new interleaved bytes in `out`, a
+// buffer of its own (its stores alias neither the planes nor the image), which then replaces the row; the others
+// only read (`out` is null).
+template <bool kWrites, typename Pixels>
+inline void for_each_row(const RgbImage& img, Pixels pixels) {
+  const int64_t w = img.width;
+  std::vector<float> rgb(size_t(3 * w));
+  std::vector<uint8_t> out(kWrites ? size_t(3 * w) : 0);
+  for (int64_t y = 0; y < img.height; ++y) {
+    uint8_t* row = img.data + y * w * 3;
+    split_row(row, w, rgb.data());
+    pixels(rgb.data(), rgb.data() + w, rgb.data() + 2 * w, kWrites ? out.data() : nullptr);
+    if (kWrites) std::copy(out.begin(), out.end(), row);
   }
 }
 
@@ -46,15 +63,12 @@ void apply_table(const RgbImage& img, Fn fn) {
 SPDL_TORCH_AUGMENT_CLONES
 double gray_floor_sum(const RgbImage& img) {
   const int64_t w = img.width;
-  std::vector<float> rgb(size_t(3 * w));
   double sum = 0;
-  for (int64_t y = 0; y < img.height; ++y) {
-    split_row(img.data + y * w * 3, w, rgb.data());
-    const float *r = rgb.data(), *g = r + w, *b = g + w;
+  for_each_row<false>(img, [&](const float* r, const float* g, const float* b, uint8_t*) {
     int64_t row_sum = 0;
     for (int64_t x = 0; x < w; ++x) row_sum += int64_t(gray_value(r[x], g[x], b[x]));
     sum += double(row_sum);
-  }
+  });
   return sum;
 }
 
@@ -77,23 +91,17 @@ void adjust_saturation(const RgbImage& img, float factor) {
   // _blend(image, grey, factor) per pixel: fma(grey, 1 - factor, v * factor), clamped, truncated.
   const float ratio = factor, alpha = float(1.0 - double(factor));
   const int64_t w = img.width;
-  std::vector<float> rgb(size_t(3 * w));
-  std::vector<uint8_t> out(size_t(3 * w));
-  for (int64_t y = 0; y < img.height; ++y) {
-    uint8_t* row = img.data + y * w * 3;
-    split_row(row, w, rgb.data());
-    const float *r = rgb.data(), *g = r + w, *b = g + w;
+  for_each_row<true>(img, [&](const float* r, const float* g, const float* b, uint8_t* out) {
     for (int64_t x = 0; x < w; ++x) {
       const float grey = floor_nonneg(gray_value(r[x], g[x], b[x]));
       const float o0 = fma_exact(grey, alpha, r[x] * ratio);
       const float o1 = fma_exact(grey, alpha, g[x] * ratio);
       const float o2 = fma_exact(grey, alpha, b[x] * ratio);
-      out[size_t(3 * x)] = uint8_t(int32_t(std::min(std::max(o0, 0.0f), 255.0f)));
-      out[size_t(3 * x + 1)] = uint8_t(int32_t(std::min(std::max(o1, 0.0f), 255.0f)));
-      out[size_t(3 * x + 2)] = uint8_t(int32_t(std::min(std::max(o2, 0.0f), 255.0f)));
+      out[3 * x] = uint8_t(int32_t(std::min(std::max(o0, 0.0f), 255.0f)));
+      out[3 * x + 1] = uint8_t(int32_t(std::min(std::max(o1, 0.0f), 255.0f)));
+      out[3 * x + 2] = uint8_t(int32_t(std::min(std::max(o2, 0.0f), 255.0f)));
     }
-    std::copy(out.begin(), out.end(), row);
-  }
+  });
 }
 
 SPDL_TORCH_AUGMENT_CLONES
@@ -102,12 +110,7 @@ void adjust_hue(const RgbImage& img, float hue_factor) {
   const float to_u8 = float(255.0 + 1.0 - 1e-3);  // to_dtype(float32 -> uint8, scale=True)
   const float sixth = float(1.0 / 6.0);
   const int64_t w = img.width;
-  std::vector<float> rgb(size_t(3 * w));
-  std::vector<uint8_t> out(size_t(3 * w));
-  for (int64_t y = 0; y < img.height; ++y) {
-    uint8_t* row = img.data + y * w * 3;
-    split_row(row, w, rgb.data());
-    const float *pr = rgb.data(), *pg = pr + w, *pb = pg + w;
+  for_each_row<true>(img, [&](const float* pr, const float* pg, const float* pb, uint8_t* out) {
     for (int64_t x = 0; x < w; ++x) {
       const float r = pr[x] * inv255, g = pg[x] * inv255, b = pb[x] * inv255;
       // _rgb_to_hsv
@@ -144,12 +147,11 @@ void adjust_hue(const RgbImage& img, float hue_factor) {
       const float ro = (sector == 0 || sector == 5) ? v : sector == 1 ? q : sector == 4 ? t : p;
       const float go = sector == 0 ? t : (sector == 1 || sector == 2) ? v : sector == 3 ? q : p;
       const float bo = (sector == 0 || sector == 1) ? p : sector == 2 ? t : sector == 5 ? q : v;
-      out[size_t(3 * x)] = uint8_t(int32_t(ro * to_u8));
-      out[size_t(3 * x + 1)] = uint8_t(int32_t(go * to_u8));
-      out[size_t(3 * x + 2)] = uint8_t(int32_t(bo * to_u8));
+      out[3 * x] = uint8_t(int32_t(ro * to_u8));
+      out[3 * x + 1] = uint8_t(int32_t(go * to_u8));
+      out[3 * x + 2] = uint8_t(int32_t(bo * to_u8));
     }
-    std::copy(out.begin(), out.end(), row);
-  }
+  });
 }
 
 void posterize(const RgbImage& img, int bits) {
@@ -173,18 +175,59 @@ void invert(const RgbImage& img) {
 }
 
 SPDL_TORCH_AUGMENT_CLONES
-void grayscale(const RgbImage& img) {
+void rgb_to_grayscale(const RgbImage& img) {
   const int64_t w = img.width;
-  std::vector<float> rgb(size_t(3 * w));
-  for (int64_t y = 0; y < img.height; ++y) {
-    uint8_t* row = img.data + y * w * 3;
-    split_row(row, w, rgb.data());
-    const float *r = rgb.data(), *g = r + w, *b = g + w;
+  for_each_row<true>(img, [&](const float* r, const float* g, const float* b, uint8_t* out) {
     for (int64_t x = 0; x < w; ++x) {
       const uint8_t v = uint8_t(int32_t(gray_value(r[x], g[x], b[x])));
-      row[3 * x] = row[3 * x + 1] = row[3 * x + 2] = v;
+      out[3 * x] = out[3 * x + 1] = out[3 * x + 2] = v;
     }
-  }
+  });
+}
+
+template <>
+void run_op<Code::AdjustBrightness>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_brightness(img, a.real("brightness_factor"));
+}
+
+template <>
+void run_op<Code::AdjustContrast>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_contrast(img, a.real("contrast_factor"));
+}
+
+template <>
+void run_op<Code::AdjustSaturation>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_saturation(img, a.real("saturation_factor"));
+}
+
+template <>
+void run_op<Code::AdjustHue>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_hue(img, a.real("hue_factor"));
+}
+
+template <>
+void run_op<Code::Posterize>(const RgbImage& img, const Args& a, ProgramState&) {
+  posterize(img, a.integer("bits"));
+}
+
+template <>
+void run_op<Code::Solarize>(const RgbImage& img, const Args& a, ProgramState&) {
+  solarize(img, a.real("threshold"));
+}
+
+template <>
+void run_op<Code::SolarizeAdd>(const RgbImage& img, const Args& a, ProgramState&) {
+  solarize_add(img, a.integer("add"), a.real("threshold"));
+}
+
+template <>
+void run_op<Code::Invert>(const RgbImage& img, const Args&, ProgramState&) {
+  invert(img);
+}
+
+template <>
+void run_op<Code::RgbToGrayscale>(const RgbImage& img, const Args&, ProgramState&) {
+  rgb_to_grayscale(img);
 }
 
 }  // namespace spdl_torch::core::augment

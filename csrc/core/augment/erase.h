@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Erasing on a finished slot (after the dtype conversion and normalisation): torchvision's erase(img, i, j,
 // h, w, v) with v a value per channel or, for "random", normal(0, 1) values drawn from the sample's seed.
 #pragma once

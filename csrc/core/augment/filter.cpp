@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Neighbourhood kernels: sharpness (torchvision's 3x3 "smooth" kernel blended, border kept) and the
 // separable Gaussian blur (reflect padding).
 #include <algorithm>
@@ -86,7 +87,7 @@ void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_
     const uint8_t* s = img.data + y * w * 3;
     for (int64_t i = 0; i < w + 2 * rx; ++i) {
       const uint8_t* p = s + reflect(i - rx, w) * 3;
-      padded[size_t(3 * i)] = float(p[0]), padded[size_t(3 * i + 1)] = float(p[1]), padded[size_t(3 * i + 2)] = float(p[2]);
+      for (int c = 0; c < 3; ++c) padded[size_t(3 * i + c)] = float(p[c]);
     }
     float* d = tmp.data() + y * w * 3;
     std::fill(d, d + w * 3, 0.0f);
@@ -107,8 +108,19 @@ void gaussian_blur(const RgbImage& img, int kernel_x, int kernel_y, float sigma_
       for (int64_t i = 0; i < w * 3; ++i) a[i] += k * s[i];
     }
     uint8_t* d = img.data + y * w * 3;
-    for (int64_t i = 0; i < w * 3; ++i) d[i] = uint8_t(int32_t(std::min(std::max(round_even(acc[size_t(i)]), 0.0f), 255.0f)));
+    for (int64_t i = 0; i < w * 3; ++i)
+      d[i] = uint8_t(int32_t(std::min(std::max(round_even(acc[size_t(i)]), 0.0f), 255.0f)));
   }
+}
+
+template <>
+void run_op<Code::AdjustSharpness>(const RgbImage& img, const Args& a, ProgramState&) {
+  adjust_sharpness(img, a.real("sharpness_factor"));
+}
+
+template <>
+void run_op<Code::GaussianBlur>(const RgbImage& img, const Args& a, ProgramState&) {
+  gaussian_blur(img, a.integer("kernel_size", 0), a.integer("kernel_size", 1), a.real("sigma", 0), a.real("sigma", 1));
 }
 
 }  // namespace spdl_torch::core::augment

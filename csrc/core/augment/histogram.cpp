@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-channel histogram kernels: autocontrast (min/max stretch) and equalize (PIL's LUT rule, as
 // torchvision's tensor kernel). One pass gathers the three channels' statistics, one applies their tables.
 #include <algorithm>
@@ -61,6 +62,16 @@ void equalize(const RgbImage& img) {
     }
   }
   apply_luts(img, lut);
+}
+
+template <>
+void run_op<Code::Autocontrast>(const RgbImage& img, const Args&, ProgramState&) {
+  autocontrast(img);
+}
+
+template <>
+void run_op<Code::Equalize>(const RgbImage& img, const Args&, ProgramState&) {
+  equalize(img);
 }
 
 }  // namespace spdl_torch::core::augment

@@ -1,5 +1,6 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AugMix's mix of augmentation chains: a float32 weighted sum of the chains' results (torchvision's AugMix:
-// `mix = m0 * image; mix.add_(w_i * chain_i); mix.to(uint8)`), kept per thread between the program's rows.
+// `mix = m0 * image; mix.add_(w_i * chain_i); mix.to(uint8)`), kept in the program's MixState between its rows.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -12,19 +13,9 @@
 namespace spdl_torch::core::augment {
 namespace {
 
-constexpr size_t kKeepBytes = size_t(16) << 20;  // larger buffers are released after the mix
-
-// The chains' source and the running sum of the mix in progress on this thread.
-struct MixState {
-  std::vector<uint8_t> source;
-  std::vector<float> sum;
-};
-
-// This thread's mix, checked to hold a sum of `n` values (a mix_begin on an image of this size).
-MixState& state(size_t n, const char* op) {
-  thread_local MixState s;
-  if (op != nullptr && s.sum.size() != n) throw InternalError(std::string("augment: ") + op + " outside a mix");
-  return s;
+// The mix's buffers, checked to be a mix in progress on an image of `n` values.
+void check_open(const MixState& mix, size_t n, const char* op) {
+  if (!mix.open || mix.sum->size() != n) throw InternalError(std::string("augment: ") + op + " outside a mix");
 }
 
 inline uint8_t clamp_trunc(float v) { return uint8_t(int32_t(std::min(std::max(v, 0.0f), 255.0f))); }
@@ -61,32 +52,45 @@ void blend_into(uint8_t* px, const uint8_t* source, const float* sum, size_t n, 
 
 }  // namespace
 
-void mix_begin(const RgbImage& img, float w0) {
+void mix_begin(const RgbImage& img, float w0, MixState& mix) {
   const size_t n = size_t(img.pixels() * 3);
-  MixState& s = state(n, nullptr);
-  s.source.assign(img.data, img.data + n);
-  s.sum.resize(n);
-  scale_into(s.sum.data(), img.data, n, w0);
+  mix.source->assign(img.data, img.data + n);
+  mix.sum->resize(n);
+  scale_into(mix.sum->data(), img.data, n, w0);
+  mix.open = true;
 }
 
-void mix_add(const RgbImage& img, float w) {
+void mix_add(const RgbImage& img, float w, MixState& mix) {
   const size_t n = size_t(img.pixels() * 3);
-  MixState& s = state(n, "mix_add");
-  add_scaled(s.sum.data(), img.data, n, w);
-  std::memcpy(img.data, s.source.data(), n);
+  check_open(mix, n, "mix_add");
+  add_scaled(mix.sum->data(), img.data, n, w);
+  std::memcpy(img.data, mix.source->data(), n);
 }
 
-void mix_end(const RgbImage& img, int mode, float alpha) {
+void mix_end(const RgbImage& img, float alpha, MixState& mix) {
   const size_t n = size_t(img.pixels() * 3);
-  MixState& s = state(n, "mix_end");
-  if (mode == 0) {
-    to_bytes(img.data, s.sum.data(), n);
+  check_open(mix, n, "mix_end");
+  if (alpha == 1.0f) {  // Image.blend(source, mixed, 1) is the mixed image
+    to_bytes(img.data, mix.sum->data(), n);
   } else {
-    blend_into(img.data, s.source.data(), s.sum.data(), n, alpha);
+    blend_into(img.data, mix.source->data(), mix.sum->data(), n, alpha);
   }
-  s.sum.clear();  // the mix is over
-  if (s.source.capacity() > kKeepBytes) std::vector<uint8_t>().swap(s.source);
-  if (s.sum.capacity() * sizeof(float) > kKeepBytes) std::vector<float>().swap(s.sum);
+  mix.open = false;
+}
+
+template <>
+void run_op<Code::MixBegin>(const RgbImage& img, const Args& a, ProgramState& state) {
+  mix_begin(img, a.real("weight"), state.mix);
+}
+
+template <>
+void run_op<Code::MixAdd>(const RgbImage& img, const Args& a, ProgramState& state) {
+  mix_add(img, a.real("weight"), state.mix);
+}
+
+template <>
+void run_op<Code::MixEnd>(const RgbImage& img, const Args& a, ProgramState& state) {
+  mix_end(img, a.real("alpha"), state.mix);
 }
 
 }  // namespace spdl_torch::core::augment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pillow's Image.transform(size, Image.AFFINE, data, resample, fillcolor=fill) with the output size equal to
 // the input's, as Pillow computes it (src/libImaging/Geometry.c, ImagingTransformAffine and its engines):
 //
@@ -21,11 +22,13 @@
 #include <vector>
 
 #include "core/augment/kernels.h"
+#include "core/augment/scratch.h"
 
 namespace spdl_torch::core::augment {
 namespace {
 
-constexpr size_t kKeepBytes = size_t(16) << 20;  // a larger source copy is released after use
+constexpr int kBilinear = choice_index(Code::PilAffine, "resample", "BILINEAR");
+constexpr int kBicubic = choice_index(Code::PilAffine, "resample", "BICUBIC");
 
 // Pillow's COORD(v) < size test and index: the source index of coordinate v, or -1 outside [0, size).
 inline int64_t coord(double v, int64_t size) {
@@ -206,13 +209,14 @@ void generic(const Source& s, uint8_t* dst, const double* a) {
 
 void pil_affine(const RgbImage& img, const double* m, int resample, const uint8_t* fill) {
   const int64_t h = img.height, w = img.width;
-  thread_local std::vector<uint8_t> src;  // the source copy, kept between calls of a thread
+  ScratchBuffer<uint8_t, struct PilAffineSource> source;
+  std::vector<uint8_t>& src = *source;
   src.assign(img.data, img.data + h * w * 3);
   for (int64_t i = 0; i < h * w; ++i) put(img.data + i * 3, fill);
   const Source s{src.data(), h, w};
-  if (resample == 1) {
+  if (resample == kBilinear) {
     generic<bilinear_at>(s, img.data, m);
-  } else if (resample == 2) {
+  } else if (resample == kBicubic) {
     generic<bicubic_at>(s, img.data, m);
   } else if (m[1] == 0 && m[3] == 0) {
     nearest_scale(s, img.data, m);
@@ -222,7 +226,23 @@ void pil_affine(const RgbImage& img, const double* m, int resample, const uint8_
   } else {
     nearest_float(s, img.data, m);
   }
-  if (src.capacity() > kKeepBytes) std::vector<uint8_t>().swap(src);
+}
+
+template <>
+void run_op<Code::Fill>(const RgbImage&, const Args& a, ProgramState& state) {
+  for (int c = 0; c < 3; ++c) state.fill[c] = uint8_t(a.integer("color", c));
+}
+
+template <>
+void run_op<Code::PilAffineLow>(const RgbImage&, const Args& a, ProgramState& state) {
+  for (int c = 0; c < 6; ++c) state.low[c] += double(a.real("data", c));
+}
+
+template <>
+void run_op<Code::PilAffine>(const RgbImage& img, const Args& a, ProgramState& state) {
+  double m[6];
+  for (int c = 0; c < 6; ++c) m[c] = double(a.real("data", c)) + state.low[c], state.low[c] = 0;  // hi + (mid + lo)
+  pil_affine(img, m, a.choice("resample"), state.fill);
 }
 
 }  // namespace spdl_torch::core::augment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pillow's colour rules, what torchvision's transforms do to a PIL image (not torchvision's tensor kernels):
 //
 // * pil_enhance: ImageEnhance.<Brightness | Color | Contrast | Sharpness>(img).enhance(factor), i.e.
@@ -179,6 +180,21 @@ void pil_autocontrast(const RgbImage& img) {
   uint8_t* q = img.data;
   for (int64_t i = 0, n = img.pixels(); i < n; ++i, q += 3)
     q[0] = lut[0][q[0]], q[1] = lut[1][q[1]], q[2] = lut[2][q[2]];
+}
+
+template <>
+void run_op<Code::PilEnhance>(const RgbImage& img, const Args& a, ProgramState&) {
+  pil_enhance(img, Enhancer(a.choice("enhancer")), a.real("factor"));
+}
+
+template <>
+void run_op<Code::PilHue>(const RgbImage& img, const Args& a, ProgramState&) {
+  pil_hue(img, a.integer("shift"));
+}
+
+template <>
+void run_op<Code::PilAutocontrast>(const RgbImage& img, const Args&, ProgramState&) {
+  pil_autocontrast(img);
 }
 
 }  // namespace spdl_torch::core::augment

@@ -1,21 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/augment/resample_program.h"
 
 #include <vector>
 
 #include "core/augment/ops.h"
+#include "core/augment/scratch.h"
 #include "core/crop_geometry.h"
 
 namespace spdl_torch::core::augment {
-namespace {
-
-constexpr size_t kKeepBytes = size_t(16) << 20;  // a larger scratch image is released after use
-
-}  // namespace
-
 void resample_with_program(const uint8_t* src, int64_t src_height, int64_t src_width, int64_t src_row_bytes,
                            const AxisWeights& wy, const AxisWeights& wx, const SlotWriter& out, const float* rows,
                            int64_t steps) {
-  thread_local std::vector<uint8_t> scratch;
+  ScratchBuffer<uint8_t, struct ProgramImage> image;  // the resized crop the program runs on
+  std::vector<uint8_t>& scratch = *image;
   const int64_t h = out.height, w = out.width;
   scratch.resize(size_t(h * w * 3));
   SlotWriter rgb;
@@ -33,7 +30,6 @@ void resample_with_program(const uint8_t* src, int64_t src_height, int64_t src_w
   const AxisWeights iy(resize_axis(h, h), h, h, ResampleFilter::Nearest, false);
   const AxisWeights ix(resize_axis(w, w), w, w, ResampleFilter::Nearest, false);
   resample_into(scratch.data(), h, w, w * 3, iy, ix, out);
-  if (scratch.capacity() > kKeepBytes) std::vector<uint8_t>().swap(scratch);
 }
 
 }  // namespace spdl_torch::core::augment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The resample of a sample with an augmentation program: resize into a per-thread uint8 RGB scratch
 // image, run the program on it, then convert it into the slot (dtype, layout, grey rule, normalisation)
 // with the same writer as the plain path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Arithmetic helpers that keep the kernels' float32 results bit for bit while letting GCC vectorise their
 // loops (std::fma, std::nearbyint and std::floor are library calls on the baseline x86-64 target), and the
 // AVX2 clone attribute for the kernels' hot functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A stream's decoded frames, in the order of a decode from the start, with a seek that lands on a known
 // position: the interface the audio decode loop (audio_stream.cpp) reads, and its FFmpeg implementation
 // (libavformat + libavcodec, seeking per audio_seek.h). The native WAV reader's: wav_frames.h. Internal header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet index of an audio stream whose container has no exact index of its own (MP3, Ogg): every
 // packet's byte position, size and whole-decode position, built by demuxing the input once (no decoding) and
 // cached per file. A window is then reached by seeking to a packet's byte position; the packets read after

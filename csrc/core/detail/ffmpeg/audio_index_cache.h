@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The process-wide cache of packet indexes (audio_index.h): a path's index is kept under the file's identity
 // (device, inode, size, modification and change times in ns), least recently used first out, at most
 // kPacketIndexCacheBytes in all. A file rewritten in place has a new change time, so it is indexed again;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One libswresample context configured for one input stream configuration (sample format, rate, channel
 // layout) exactly as the ffmpeg CLI's filter graph configures its auto-inserted aresample filter:
 // libswresample's default options, an unspecified input layout replaced by FFmpeg's default layout for its

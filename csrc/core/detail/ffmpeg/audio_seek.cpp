@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/ffmpeg/audio_seek.h"
 
 #include <string>

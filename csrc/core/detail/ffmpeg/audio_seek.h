@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which inputs reach a late window by seeking, how, and with how much pre-roll (decoding before the window so
 // that its samples are the whole decode's). Internal header.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The audio decode loop: one audio stream's frames (audio_frames.h) through an AudioResampler into an
 // AudioSink, keeping only the output samples of a window. The output is the ffmpeg CLI's (`-f f32le`, with -ar /
 // -ac): the decoder's own trimming of priming and padding samples (skip_samples side data) and libswresample's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A read-only, seekable AVIOContext over bytes the caller owns (zero copy of the input; FFmpeg reads through
 // its own small buffer). Internal header.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The demux layer shared by the video and audio decoders: opens a MediaSource with libavformat (a path, or
 // the caller's bytes through MemoryIO), selects a stream, reads its packets and seeks. Every FFmpeg object is
 // owned from allocation. Errors are core::DecodeError "<what>: <FFmpeg's reason>" (the caller names the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Still-image decoding (PNG, GIF, BMP, WebP, TIFF) through FFmpeg's libavcodec.
 #pragma once
 

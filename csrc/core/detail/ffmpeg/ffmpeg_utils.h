@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FFmpeg resource ownership and error text, shared by the FFmpeg-based decoders. Internal header.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Decodes the frames of one stream in the decoder's output order (presentation order for video): reads the
 // stream's packets from a Demuxer, sends them to the decoder, receives frames, and drains the decoder at the
 // end of the input. Shared by the video and audio decoders. Internal header.

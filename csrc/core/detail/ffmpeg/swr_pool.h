@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Initialised libswresample contexts kept per thread and reused for the same configuration: swr_init on
 // a context set up with the same rates and sample formats keeps its resampling filter bank (building one costs
 // about 0.3 ms for 44.1 -> 16 kHz, more than decoding a short clip) and resets every other piece of state, so a

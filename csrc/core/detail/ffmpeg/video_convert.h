@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Video frames -> RGB24 as the ffmpeg CLI converts them (`-pix_fmt rgb24`: libswscale with flags=bicubic,
 // the frame's colour matrix and range as its scale filter reads them), and the display rotation.
 // Internal header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The exact frame index of a video stream: every packet's presentation timestamp, read once (no
 // decoding), sorted into presentation order, and the key frames to seek to. Streams whose packets cannot
 // name their frames (no pts, or pts that repeat or restart) are indexed by one decode instead. Internal header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The native WAV reader's samples (detail/wav/wav_reader.h) as the frames the audio decode loop reads
 // (audio_frames.h): the sample formats and channel layout FFmpeg's PCM decoders give, so that libswresample
 // converts them exactly as in an FFmpeg decode; a seek is arithmetic. Internal header.

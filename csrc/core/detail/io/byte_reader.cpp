@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/io/byte_reader.h"
 
 #include <fcntl.h>

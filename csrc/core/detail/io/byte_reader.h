@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Random access to an input's bytes, a regular file (pread on an owned descriptor) or the caller's memory, for
 // the readers that parse containers themselves (the native WAV reader, the FLAC frame search). Internal header.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JPEG decoding through libjpeg-turbo's TurboJPEG API.
 #pragma once
 

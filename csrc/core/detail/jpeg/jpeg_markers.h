@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading JPEG marker segments before the first scan: the frame header (SOFn) and the EXIF orientation.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Partial JPEG decoding through libjpeg-turbo's libjpeg API: DCT scaling plus only the rows and columns a
 // crop needs (jpeg_skip_scanlines / jpeg_crop_scanline), which TurboJPEG 2.1's API cannot do.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // JPEG header and DCT scale types shared by the TurboJPEG whole-image decoder, the libjpeg region decoder
 // and the batch planner.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One libjpeg decompression session: the error manager (longjmp out of libjpeg, the message kept), the
 // policy that turns data-losing warnings into errors, the owned decompressor, and the whole-stream
 // validation. Used by the TurboJPEG decoder (validation, the warning policy) and the region decoder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // How many samples FFmpeg's decoders output for a packet of MP3, Opus or Vorbis, read from the packet's own bits
 // (and, for Vorbis, its headers) rather than the demuxer's durations: Ogg's are trimmed at the end of a stream
 // and, for Vorbis, follow the packet's previous-window flag where FFmpeg's decoder follows the previous packet

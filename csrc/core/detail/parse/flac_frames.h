@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FLAC frames found in the bytes (RFC 9639): the STREAMINFO block, frame headers (CRC-8 checked and consistent
 // with STREAMINFO), and the search for the frame before a sample by interpolation over the file, which lets a
 // FLAC window be reached by a byte seek to an exact frame (FFmpeg's own FLAC seek bisects with its parser,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The first frame of a GIF as its own blocks describe it: the logical screen, the frame's rectangle, its
 // active colour table (local, else global) and transparency index. FFmpeg's GIF decoder composes the
 // frame onto an RGBA canvas in which the transparent palette entry and the uncovered screen become

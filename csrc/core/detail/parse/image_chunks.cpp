@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/parse/image_chunks.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Metadata read straight from the chunk structure of PNG and WebP (RIFF) files: the EXIF orientation and
 // WebP's alpha flag. Every length and offset is bounds-checked; malformed structure reads as "absent".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Detects an encoded image's format from its first bytes (never from a file name).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/parse/ogg_pages.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Ogg page headers read straight from the bytes (RFC 3533), for one question libavformat does not answer:
 // whether a file is a single logical stream or a chain of them (each chain restarts its granule
 // positions, so a seek by timestamp lands in the wrong chain). Every offset is bounds-checked; anything

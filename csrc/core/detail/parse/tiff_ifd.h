@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reading tags from the first image file directory (IFD0) of TIFF-structured data: TIFF files and EXIF blocks.
 #pragma once
 

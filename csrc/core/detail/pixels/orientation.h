@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EXIF orientation as a copy from an upright-as-stored HWC image into its displayed orientation.
 #pragma once
 

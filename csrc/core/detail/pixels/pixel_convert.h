@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Channel conversions between the canonical decoded layouts (G, GA, RGB, RGBA; 8 or 16 bit) and the
 // output colour modes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The decoded-pixel limit (DecodeOptions::max_pixels, BatchOptions::max_pixels), checked in one place by
 // every decoder before it allocates.
 #pragma once

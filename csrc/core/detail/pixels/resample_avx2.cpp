@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/pixels/resample_avx2.h"
 
 #if defined(SPDL_TORCH_RESAMPLE_AVX2)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The AVX2 resample kernel for 3-channel slots (x86-64 with GCC or Clang; chosen at run time by
 // resample_into where the CPU has AVX2).
 #pragma once

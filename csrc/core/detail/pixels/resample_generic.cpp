@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // resample_into_generic: the portable resample kernel (any channel count), the reference of the AVX2 one.
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "core/detail/pixels/resample_slot_writer.h"
 
 #include "core/errors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writing resampled rows into a batch slot (SlotWriter) in its dtype and layout, with the normalization
 // fused; shared by the generic and the AVX2 resample kernels. Inline: the kernels' inner row loops.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A RIFF/WAVE (and RF64) reader for linear PCM and IEEE float samples, without FFmpeg: the chunks walked
 // bounds-checked as FFmpeg's WAV demuxer walks them, the samples read straight from the file (or the caller's
 // bytes) at any sample offset, in the sample formats FFmpeg's PCM decoders give (so that libswresample sees the
