@@ -105,3 +105,9 @@ def mixed_folder(tmp_path_factory):
             images.write(root / c / f"{k}.{'png' if k else 'jpg'}", arr)
     (root / "z" / "skip.txt").write_text("x")
     return root
+
+
+@pytest.fixture(scope="session")
+def smooth_v2_jpegs(tmp_path_factory):
+    """Six smooth JPEGs of 50x90 to 105x60 (``images.smooth_jpegs`` seed 2), read only."""
+    return images.smooth_jpegs(tmp_path_factory.mktemp("v2"), 2)

@@ -190,3 +190,13 @@ def timm_stand_in(cls_name: str, **attrs):
     obj = cls()
     obj.__dict__.update(attrs)
     return obj
+
+
+def program_rows(*rows) -> torch.Tensor:
+    """float32 ``Tensor[1, K, AUGMENT_COLUMNS]``: one sample's program of K raw rows ``(code, *args)``, the
+    arguments in the table's column order and the unused columns 0 (for tests of the op's own row checks)."""
+    t = torch.zeros(1, len(rows), codes.AUGMENT_COLUMNS)
+    for k, (code, *args) in enumerate(rows):
+        t[0, k, 0] = code
+        t[0, k, 1:1 + len(args)] = torch.tensor([float(a) for a in args])
+    return t

@@ -136,3 +136,10 @@ def pillow_reads(path: str | os.PathLike) -> bool:
         return True
     except Exception:
         return False
+
+
+def transform_each(transform: Callable, paths: Iterable[str | os.PathLike]) -> list[torch.Tensor]:
+    """The reference path: each file decoded alone (``spdl_torch.io.decode_image``, RGB) and ``transform`` applied."""
+    from spdl_torch.io import decode_image
+
+    return [torch.as_tensor(transform(decode_image(p))) for p in paths]

@@ -24,18 +24,10 @@ import spdl_torch
 from spdl_torch.transforms import _augment_codes as codes
 
 from tests._utils import images
+from tests._utils.augment import program_rows
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 _REPO = Path(__file__).resolve().parents[2]
-
-
-def _program(*rows) -> torch.Tensor:
-    """[1, K, 8] from rows (code, *args)."""
-    t = torch.zeros(1, len(rows), codes.AUGMENT_COLUMNS)
-    for k, (code, *args) in enumerate(rows):
-        t[0, k, 0] = code
-        t[0, k, 1:1 + len(args)] = torch.tensor([float(a) for a in args])
-    return t
 
 
 def _run(img: torch.Tensor, augment: torch.Tensor | None, **kwargs) -> torch.Tensor:
@@ -91,14 +83,14 @@ COLOR_CASES = [
 def test_point_and_histogram_ops_match_torchvision(case, size):
     code, args, reference = case
     img = images.photo(*size)
-    _assert_close(_run(img, _program((code, *args))), reference(img), f"code {code} {args} on {size}")
+    _assert_close(_run(img, program_rows((code, *args))), reference(img), f"code {code} {args} on {size}")
 
 
 def test_equalize_and_autocontrast_on_low_contrast_image():
     # Values squeezed into 90..140: both ops stretch them; equalize's LUT rule is PIL's.
     img = (images.photo(40, 30).int() // 5 + 90).to(torch.uint8)
     for code, reference in ((codes.code("equalize"), F.equalize), (codes.code("autocontrast"), F.autocontrast)):
-        got = _run(img, _program((code,)))
+        got = _run(img, program_rows((code,)))
         assert torch.equal(got, reference(img)), code
 
 
@@ -126,7 +118,7 @@ def test_affine_matches_torchvision(case, fill, interp, size):
     angle, translate, shear = case
     img = images.photo(*size, seed=3)
     a6 = codes.NO_FILL if fill is None else fill
-    got = _run(img, _program((codes.code("affine"), angle, *translate, *shear, interp, a6)))
+    got = _run(img, program_rows((codes.code("affine"), angle, *translate, *shear, interp, a6)))
     mode = InterpolationMode.BILINEAR if interp else InterpolationMode.NEAREST
     want = F.affine(img, angle=angle, translate=list(translate), scale=1.0, shear=list(shear), interpolation=mode,
                     fill=fill)
@@ -148,7 +140,7 @@ def test_affine_matches_torchvision(case, fill, interp, size):
 @pytest.mark.parametrize("angle", [90.0, 180.0, 270.0])
 def test_rotation_by_right_angles_is_exact(angle):
     img = images.photo(33, 33, seed=5)  # square: 90 / 270 stay inside
-    got = _run(img, _program((codes.code("affine"), -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
+    got = _run(img, program_rows((codes.code("affine"), -angle, 0, 0, 0, 0, 0, 0)))  # rotate(angle) == affine(-angle)
     assert torch.equal(got, torch.rot90(img, k=int(angle) // 90, dims=(-2, -1)))
     assert torch.equal(got, F.rotate(img, angle))
 
@@ -158,7 +150,7 @@ def test_rotation_by_right_angles_is_exact(angle):
                                            ((23, 23), (3.5, 3.5))])
 def test_gaussian_blur_matches_torchvision(kernel, sigma, size):
     img = images.photo(*size, seed=7)
-    got = _run(img, _program((codes.code("gaussian_blur"), *kernel, *sigma)))
+    got = _run(img, program_rows((codes.code("gaussian_blur"), *kernel, *sigma)))
     if kernel[0] // 2 >= size[1] or kernel[1] // 2 >= size[0]:
         # torch's reflect padding refuses a pad as large as the side; the kernel folds the reflection again.
         # Reference: the same folded indices, gathered by hand.
@@ -248,13 +240,13 @@ def test_solarize_add_equals_timms(size):
     img = images.photo(*size, seed=6)
     for add, threshold in [(0, 128), (30, 128), (110, 128), (128, 256), (255, 0), (17, 99.5), (255, 256)]:
         want = torch.tensor([min(255, v + add) if v < threshold else v for v in range(256)], dtype=torch.uint8)
-        got = _run(img, _program((codes.code("solarize_add"), add, threshold)))
+        got = _run(img, program_rows((codes.code("solarize_add"), add, threshold)))
         assert torch.equal(got, want[img.long()]), (add, threshold)
 
 
 def test_program_runs_in_order_and_before_the_grey_rule_and_normalisation():
     img = images.photo(29, 41, seed=11)
-    program = _program((codes.code("affine"), 15.0, 2, 1, 0, 0, 1, 64), (codes.code("adjust_contrast"), 1.4), (codes.code("adjust_hue"), 0.2),
+    program = program_rows((codes.code("affine"), 15.0, 2, 1, 0, 0, 1, 64), (codes.code("adjust_contrast"), 1.4), (codes.code("adjust_hue"), 0.2),
                        (codes.code("posterize"), 5), (codes.code("adjust_sharpness"), 1.8), (codes.code("equalize"),))
     want = F.affine(img, 15.0, [2.0, 1.0], 1.0, [0.0, 0.0], InterpolationMode.BILINEAR, fill=64.0)
     want = F.equalize(F.adjust_sharpness(F.posterize(F.adjust_hue(F.adjust_contrast(want, 1.4), 0.2), 5), 1.8))
@@ -499,7 +491,7 @@ def _torchvision_mix(img, chains, weights):
     for chain, w in zip(chains, weights[1:]):
         aug = img
         for row in chain:
-            aug = apply_row(aug, _program(row)[0, 0])  # the arguments as the row holds them (float32)
+            aug = apply_row(aug, program_rows(row)[0, 0])  # the arguments as the row holds them (float32)
         mix.add_(torch.tensor([w], dtype=torch.float32).view(1, 1, 1) * aug)
     return mix.to(torch.uint8)
 
@@ -513,7 +505,7 @@ def test_mix_rows_equal_torchvision_augmix_mix(size, width):
     # own rounding (e.g. a bilinear affine's weight one ulp off, documented above), over at most 0.1% of values.
     img = images.photo(*size, seed=4)
     chains, weights = MIX_CHAINS[:width], MIX_WEIGHTS[:width + 1]
-    got = _run(img, _program(*_mix_rows(chains, weights, (codes.code("mix_end"), 1))))
+    got = _run(img, program_rows(*_mix_rows(chains, weights, (codes.code("mix_end"), 1))))
     want = _torchvision_mix(img, chains, weights)
     diff = (got.int() - want.int()).abs()
     assert int(diff.max()) <= 1 and int((diff > 0).sum()) <= max(1, diff.numel() // 1000), (int(diff.max()), int((diff > 0).sum()))
@@ -534,7 +526,7 @@ def _timm_apply_basic(img, chains, weights, m):
     for chain, w in zip(chains, weights):
         aug = img
         for row in chain:
-            aug = apply_row(aug, _program(row)[0, 0])  # the arguments as the row holds them (float32)
+            aug = apply_row(aug, program_rows(row)[0, 0])  # the arguments as the row holds them (float32)
         mixed += np.float32(w) * np.asarray(hwc(aug), dtype=np.float32)
     np.clip(mixed, 0, 255.0, out=mixed)
     out = Image.blend(Image.fromarray(hwc(img)), Image.fromarray(mixed.astype(np.uint8)), float(np.float32(m)))
@@ -548,11 +540,11 @@ def test_mix_end_alpha_equals_timm_blend(size, m):
     img = images.photo(*size, seed=6)
     chains = [[(codes.code("invert"),)], [(codes.code("posterize"), 2), (codes.code("adjust_brightness"), 1.3)], [(codes.code("solarize"), 99.0)]]
     weights = [0.45, 0.35, 0.2]  # timm: a Dirichlet over the chains, the image's own weight 0
-    prog = _program(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), m)))
+    prog = program_rows(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), m)))
     got = _run(img, prog)
     assert torch.equal(got, _timm_apply_basic(img, chains, weights, m))
     if 0 < m < 1:  # the blend is neither end
-        mixed = _run(img, _program(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), 1))))
+        mixed = _run(img, program_rows(*_mix_rows(chains, [0.0, *weights], (codes.code("mix_end"), 1))))
         assert not torch.equal(got, img) and not torch.equal(got, mixed)
 
 
@@ -571,13 +563,13 @@ def test_mix_rows_nest_or_raise_naming_the_row():
     ]
     for rows, match in cases:
         prog = torch.zeros(2, 4, 8)
-        prog[0, :3] = _program(begin, inv, add)[0]
-        prog[0, 3] = _program(end)[0, 0]  # sample 0 is a valid mix: only sample 1's rows are at fault
-        prog[1, :len(rows)] = _program(*rows)[0]
+        prog[0, :3] = program_rows(begin, inv, add)[0]
+        prog[0, 3] = program_rows(end)[0, 0]  # sample 0 is a valid mix: only sample 1's rows are at fault
+        prog[1, :len(rows)] = program_rows(*rows)[0]
         with pytest.raises(ValueError, match=match):
             decode(data, augment=prog, **kw)
     # one chain, inverted, at weight 1 and the source at 0: the inverted image; padding rows inside the mix
-    prog = _program([codes.code("mix_begin"), 0.0], inv, [codes.code("identity")], [codes.code("mix_add"), 1.0], end)
+    prog = program_rows([codes.code("mix_begin"), 0.0], inv, [codes.code("identity")], [codes.code("mix_add"), 1.0], end)
     img = images.photo(6, 5, seed=0)
     assert torch.equal(decode([images.png_tensor(img)], augment=prog, **kw).data[0], F.invert(img))
 

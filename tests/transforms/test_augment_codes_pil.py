@@ -20,15 +20,7 @@ from spdl_torch.transforms import _augment_codes as codes
 from spdl_torch.transforms._pil_rows import split_double
 
 from tests._utils import images
-
-def _program(*rows) -> torch.Tensor:
-    """[1, K, 8] from rows (code, *args)."""
-    t = torch.zeros(1, len(rows), codes.AUGMENT_COLUMNS)
-    for k, (code, *args) in enumerate(rows):
-        t[0, k, 0] = code
-        t[0, k, 1:1 + len(args)] = torch.tensor([float(a) for a in args])
-    return t
-
+from tests._utils.augment import program_rows
 
 def _run(img: torch.Tensor, augment: torch.Tensor) -> torch.Tensor:
     h, w = img.shape[-2:]
@@ -60,7 +52,7 @@ def _batch(img: torch.Tensor, programs: list[list[tuple]]) -> torch.Tensor:
     k = max(len(p) for p in programs)
     prog = torch.zeros(len(programs), k, codes.AUGMENT_COLUMNS)
     for n, rows in enumerate(programs):
-        prog[n, :len(rows)] = _program(*rows)[0]
+        prog[n, :len(rows)] = program_rows(*rows)[0]
     h, w = img.shape[1:]
     return spdl_torch.io.decode_images([images.png_tensor(img)] * len(programs), height=h, width=w, geometry="resize",
                                        interpolation="nearest", augment=prog).data
@@ -93,7 +85,7 @@ def test_pil_hue_of_every_colour():
     rgb = np.stack([(v >> 16) & 255, (v >> 8) & 255, v & 255], -1).astype(np.uint8)
     img = torch.from_numpy(rgb.reshape(1, -1, 3)).permute(2, 0, 1).contiguous()
     for s in (0, 142, 255):
-        assert torch.equal(_run(img, _program((codes.code("pil_hue"), s))), _tensor(_pillow_hue(_pil(img), s))), s
+        assert torch.equal(_run(img, program_rows((codes.code("pil_hue"), s))), _tensor(_pillow_hue(_pil(img), s))), s
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -103,7 +95,7 @@ def test_pil_autocontrast_equals_image_ops(size):
     one_channel_flat = img.clone()
     one_channel_flat[1] = 77
     for x in (img, low, one_channel_flat):
-        assert torch.equal(_run(x, _program((codes.code("pil_autocontrast"),))), _tensor(ImageOps.autocontrast(_pil(x))))
+        assert torch.equal(_run(x, program_rows((codes.code("pil_autocontrast"),))), _tensor(ImageOps.autocontrast(_pil(x))))
 
 
 def test_pil_autocontrast_of_every_range():

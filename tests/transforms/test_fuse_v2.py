@@ -7,8 +7,8 @@ import torch
 from PIL import Image
 from torchvision.transforms import v2
 
-from tests._utils.images import psnr, smooth_jpegs
-from spdl_torch.io import decode_image, read_file
+from tests._utils.images import psnr, transform_each
+from spdl_torch.io import read_file
 from spdl_torch.transforms import fuse
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
@@ -17,12 +17,8 @@ F32 = v2.ToDtype(torch.float32, scale=True)
 
 
 @pytest.fixture(scope="module")
-def paths(tmp_path_factory):
-    return smooth_jpegs(tmp_path_factory.mktemp("v2"), 2)
-
-
-def reference(t, paths):
-    return [torch.as_tensor(t(decode_image(p))) for p in paths]
+def paths(smooth_v2_jpegs):
+    return smooth_v2_jpegs
 
 
 PIPELINES = {
@@ -60,7 +56,7 @@ def test_fused_pipeline_matches_torchvision(paths, name):
     assert plan is not None and plan.rest is None, plan
     batch = plan([read_file(p) for p in paths])
     assert type(batch) is torch.Tensor and batch.dtype == dtype
-    ref = reference(t, paths)
+    ref = transform_each(t, paths)
     for out, exp in zip(batch, ref):
         assert out.shape == exp.shape and exp.dtype == dtype
         a, b = out.float(), exp.float()
@@ -91,7 +87,7 @@ def test_resize_then_center_crop_of_any_size(paths, crop):
     assert plan.op_kwargs == dict(geometry="eval", resize_shorter=40, height=crop[0], width=crop[1],
                                   interpolation="bilinear")
     batch = plan(paths)
-    for out, exp in zip(batch, reference(t, paths)):
+    for out, exp in zip(batch, transform_each(t, paths)):
         assert out.shape == exp.shape
         assert psnr(out, exp) >= 40
 

@@ -11,7 +11,7 @@ import spdl_torch
 from spdl_torch.io import decode_image
 from spdl_torch.transforms import fuse
 
-from tests._utils.images import psnr, smooth_jpegs
+from tests._utils.images import psnr, transform_each
 from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 
@@ -42,12 +42,8 @@ F32 = v2.ToDtype(torch.float32, scale=True)
 
 
 @pytest.fixture(scope="module")
-def paths(tmp_path_factory):
-    return smooth_jpegs(tmp_path_factory.mktemp("v2"), 2)
-
-
-def reference(t, paths):
-    return [torch.as_tensor(t(decode_image(p))) for p in paths]
+def paths(smooth_v2_jpegs):
+    return smooth_v2_jpegs
 
 
 def test_deterministic_remainder_runs_once_on_the_batch(paths):
@@ -59,7 +55,7 @@ def test_deterministic_remainder_runs_once_on_the_batch(paths):
     assert [type(x) for x in plan.batched.transforms] == [v2.ToDtype, v2.Normalize, v2.Grayscale]
     batch = plan(paths)
     assert type(batch) is torch.Tensor and batch.shape == (len(paths), 3, 24, 24)
-    torch.testing.assert_close(batch, torch.stack(reference(t, paths)))  # crop only: the same pixels
+    torch.testing.assert_close(batch, torch.stack(transform_each(t, paths)))  # crop only: the same pixels
 
 
 def test_random_remainder_stays_per_sample(paths):
@@ -70,7 +66,7 @@ def test_random_remainder_stays_per_sample(paths):
     torch.manual_seed(7)
     batch = plan(paths)
     torch.manual_seed(7)
-    expected = torch.stack(reference(t, paths))
+    expected = torch.stack(transform_each(t, paths))
     assert isinstance(batch, list)
     batch = torch.stack(batch)
     torch.testing.assert_close(batch, expected)
