@@ -9,6 +9,7 @@ extern "C" {
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/detail/ffmpeg/demux.h"
@@ -83,6 +84,9 @@ struct VideoReader::Impl {
     std::optional<VideoMetadata> meta;
     std::optional<FrameIndex> index;
     std::vector<double> times;  // index pts in seconds
+    // Key frames of the index that the container marks but that do not decode cleanly on their own (the
+    // decoder flags the first frame after a seek to them): seeks go to an earlier one.
+    std::set<int64_t> unclean_keys;
   };
   // The decoder, and what it is told to skip or marks as damaged.
   struct Decoder {
@@ -308,7 +312,8 @@ struct VideoReader::Impl {
     const FrameIndex& ix = frame_index();
     for (const auto& [i, ks] : groups) {
       const int64_t target = ix.pts[size_t(i)];
-      const int64_t key = ix.key_of(i);
+      int64_t key = ix.key_of(i);
+      while (key >= 0 && known.unclean_keys.count(key)) --key;  // -1: the start of the stream
       bool seek = false;
       if (pos.last_pts == INT64_MIN) {  // nothing decoded yet: from the start only when the frame's GOP is the first
         seek = !pos.has_held && (!pos.at_start || key > 0);
@@ -332,6 +337,17 @@ struct VideoReader::Impl {
         const int64_t p = frame_pts(pos.frame.get());
         if (fresh && p > target && from >= 0) {  // the demuxer landed past the frame (MPEG-PS): go earlier
           seek_to_key(ix, --from);
+          continue;
+        }
+        if (fresh && from >= 0 && !ix.decoded && frame_flagged(pos.frame.get())) {
+          // The key frame sought does not decode cleanly on its own (a recovery-point I frame whose prediction
+          // reaches back, as in the corpus' cockatoo.mp4; the CLI's -ss shows the same errors): from an earlier
+          // one, the start of the stream before the first. What stays flagged then is the file's own damage.
+          known.unclean_keys.insert(from);
+          do {
+            --from;
+          } while (from >= 0 && known.unclean_keys.count(from));
+          seek_to_key(ix, from);
           continue;
         }
         fresh = false;

@@ -220,3 +220,15 @@ def cli_frame_chunks(path: Path, max_bytes: int = 1 << 27):
                 break
     if proc.returncode != 0:
         raise AssertionError(f"the CLI failed on {path} (exit status {proc.returncode})")
+
+
+def key_frame_indices(path: Path) -> list[int]:
+    """The presentation indices of the frames the container marks as key frames (ffprobe's packet flags ``K``,
+    matched to the frames by pts), first video stream."""
+    require_ffmpeg()
+    out = subprocess.run([FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts,flags",
+                          "-of", "json", str(path)], check=True, capture_output=True, text=True).stdout
+    packets = [p for p in json.loads(out).get("packets", []) if "pts" in p]
+    order = sorted(int(p["pts"]) for p in packets)
+    index = {pts: i for i, pts in enumerate(order)}
+    return sorted(index[int(p["pts"])] for p in packets if "K" in p.get("flags", ""))
