@@ -1,12 +1,23 @@
 """Fixtures shared by the test folders; the image helpers behind them are in ``tests/_utils/images.py``."""
 
+import atexit
+import os
 import random
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
 import torch
 
 from tests._utils import images
+
+# torch.compile's on-disk caches (inductor's FX graph and kernel caches, torchinductor_<user> in the temporary folder by default) are
+# keyed without the schemas of the extension's ops: a graph compiled against another build's schema would be
+# replayed (an "Unknown keyword argument" from the op). Each test session compiles into a cache of its own.
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="spdl_torch-inductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], True)
 
 # The reason every FFmpeg feature of a build without FFmpeg (SPDL_TORCH_FFMPEG=0) raises with
 # (csrc/core/features.h): in that build a test that meets it is skipped with it, not failed.

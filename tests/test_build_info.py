@@ -16,7 +16,7 @@ from spdl_torch._build_info import nvjpeg_build
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parent.parent.parent
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _configure(tmp_path, **env):
