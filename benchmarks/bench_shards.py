@@ -122,15 +122,9 @@ def _server_cpu(server) -> float:
         return 0.0
     import psutil
 
-    proc = psutil.Process(server.pid)
-    total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
+    from benchmarks.mem_probe import _cpu_s
+
+    return _cpu_s(psutil.Process(server.pid))
 
 
 def _s3_upload(info: dict, source: str) -> str:
