@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, Subset
 from torch.utils.data.distributed import DistributedSampler
 
-from ._native import declares_native
 from ._ranks import resolve_rank
 
 __all__ = ["DistributedShard", "keep_threads", "shard_by_rank"]
@@ -50,17 +49,19 @@ def shard_by_rank(
                               drop_last=drop_last)
 
 
-class DistributedShard(Dataset):
-    """This rank's shard of a map-style ``dataset``: sample ``i`` is ``dataset[indices[i]]`` where
-    ``indices`` is what ``DistributedSampler(dataset, world_size, rank, shuffle, seed, drop_last)``
-    yields after ``set_epoch(epoch)``.
+class DistributedShard(Subset):
+    """This rank's shard of a map-style ``dataset``: a :class:`~torch.utils.data.Subset` whose ``indices`` are what
+    ``DistributedSampler(dataset, world_size, rank, shuffle, seed, drop_last)`` yields after ``set_epoch(epoch)``,
+    so sample ``i`` is ``dataset[indices[i]]``.
 
     Args:
-        dataset: a map-style dataset (``__len__`` and ``__getitem__``; ``__getitems__`` is forwarded).
+        dataset: a map-style dataset (``__len__`` and ``__getitem__``; ``__getitems__`` is used when it has one).
         shuffle, seed, drop_last: as :class:`~torch.utils.data.distributed.DistributedSampler`.
         rank, world_size: default: the default process group's, else ``RANK`` / ``WORLD_SIZE``, else ``(0, 1)``.
 
-    Every rank has the same ``len()``, so every rank runs the same number of batches.
+    Every rank has the same ``len()``, so every rank runs the same number of batches. Being a ``Subset``, it is
+    looked through as one: a dataset inside that loads natively (spdl_torch's own, or one
+    :class:`spdl_torch.DataLoader` converts, such as ``torchvision.datasets.ImageFolder``) still does.
 
     Raises:
         ValueError: ``rank`` outside ``[0, world_size)``.
@@ -68,7 +69,7 @@ class DistributedShard(Dataset):
 
     def __init__(self, dataset: Dataset, *, shuffle: bool = True, seed: int = 0, drop_last: bool = False,
                  rank: int | None = None, world_size: int | None = None) -> None:
-        self.dataset = dataset
+        super().__init__(dataset, [])
         self.rank, self.world_size = resolve_rank(rank, world_size)
         self._sampler = DistributedSampler(dataset, num_replicas=self.world_size, rank=self.rank,
                                            shuffle=shuffle, seed=seed, drop_last=drop_last)
@@ -81,23 +82,6 @@ class DistributedShard(Dataset):
             self._sampler.set_epoch(epoch)
             self.indices = list(self._sampler)
             self.epoch = epoch
-
-    def __len__(self) -> int:
-        return len(self.indices)
-
-    def spdl_native_loading(self) -> bool:
-        """Native when the sharded dataset is (:class:`spdl_torch.DataLoader` then loads on threads)."""
-        return declares_native(self.dataset)
-
-    def __getitem__(self, i: int) -> Any:
-        return self.dataset[self.indices[i]]
-
-    def __getitems__(self, indices: list[int]) -> list[Any]:
-        getitems = getattr(self.dataset, "__getitems__", None)
-        mapped = [self.indices[i] for i in indices]
-        if getitems is not None:
-            return getitems(mapped)
-        return [self.dataset[i] for i in mapped]
 
 
 def keep_threads(prepared: Any, like: Any = None) -> Any:

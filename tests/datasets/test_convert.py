@@ -136,6 +136,25 @@ def test_subset_concat_and_shuffle_pick_torchs_files(solid_root):
             assert a == b and len(a) == len(data)
 
 
+def test_distributed_shard_of_a_torchvision_dataset_loads_natively(solid_root):
+    """A rank's DistributedShard (a Subset) is looked through: each rank's epochs pick the files torch's
+    DistributedSampler picks, decoded natively."""
+    from spdl_torch.distributed import DistributedShard
+
+    ds = torchvision.datasets.ImageFolder(str(solid_root), transform=SMALL)
+    for rank in range(3):
+        shard = DistributedShard(ds, shuffle=True, seed=3, rank=rank, world_size=3)
+        ours = _loader(shard, num_workers=2)
+        assert ours.resolved_worker_mode == "thread" and "ImageFolder loads natively" in repr(ours)
+        for epoch in range(2):
+            sampler = tud.distributed.DistributedSampler(ds, num_replicas=3, rank=rank, shuffle=True, seed=3)
+            sampler.set_epoch(epoch)
+            theirs = tud.DataLoader(ds, batch_size=4, sampler=sampler)
+            a = [(_file_number(x), int(t)) for xs, ts in theirs for x, t in zip(xs, ts)]
+            b = [(_file_number(x), int(t)) for xs, ts in ours for x, t in zip(xs, ts)]
+            assert a == b and len(b) == len(shard)
+
+
 def test_the_patched_name_converts_too(solid_root, monkeypatch):
     monkeypatch.setattr(tud, "DataLoader", spdl_torch.DataLoader)
     ds = torchvision.datasets.ImageFolder(str(solid_root), transform=SMALL)
