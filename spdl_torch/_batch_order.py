@@ -9,28 +9,24 @@ finish in the order they are delivered. Outside a loader's fetch nothing waits.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+from ._thread_value import ThreadValue
 
 __all__ = ["before_batch_op", "hook_scope"]
 
-_local = threading.local()
+_hook = ThreadValue()
 
 
-@contextlib.contextmanager
-def hook_scope(hook: Callable[[], None] | None) -> Iterator[None]:
-    """Sets the calling thread's hook for the duration of the block (then restores the previous one)."""
-    prev = getattr(_local, "hook", None)
-    _local.hook = hook
-    try:
-        yield
-    finally:
-        _local.hook = prev
+def hook_scope(hook: Callable[[], None] | None) -> AbstractContextManager[None]:
+    """Sets the calling thread's hook for the duration of the block (a context manager), then restores the one
+    before."""
+    return _hook.scope(hook)
 
 
 def before_batch_op() -> None:
     """Called by a batch op's wrapper right before the native call (in a loader's fetch: may wait its turn)."""
-    hook = getattr(_local, "hook", None)
+    hook = _hook.get()
     if hook is not None:
         hook()

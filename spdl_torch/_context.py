@@ -4,15 +4,16 @@ read it here; the loader sets it (``dataloader/_fetch.py``)."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
+
+from ._thread_value import ThreadValue
 
 __all__ = ["LoaderContext", "context_scope", "loader_context"]
 
-_local = threading.local()
+_current = ThreadValue()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,15 +36,9 @@ class LoaderContext:
 def loader_context() -> LoaderContext | None:
     """The :class:`LoaderContext` of the loader fetching on this thread (also with ``num_workers=0``); ``None``
     outside a fetch."""
-    return getattr(_local, "context", None)
+    return _current.get()
 
 
-@contextlib.contextmanager
-def context_scope(context: LoaderContext | None) -> Iterator[None]:
-    """Sets the calling thread's loader context for one fetch, then restores the one before."""
-    prev = getattr(_local, "context", None)
-    _local.context = context
-    try:
-        yield
-    finally:
-        _local.context = prev
+def context_scope(context: LoaderContext | None) -> AbstractContextManager[None]:
+    """Sets the calling thread's loader context for one fetch (a context manager), then restores the one before."""
+    return _current.scope(context)
