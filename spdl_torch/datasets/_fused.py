@@ -219,7 +219,7 @@ class FusedBatchMixin:
         return datas, paths, [self._transformed_target(i) for i in indices]
 
     def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
-        from ..transforms import sample_seeds
+        from .._seeds import sample_seeds
 
         datas, paths, targets = self._sources(indices)
         base, epoch = self._seed_and_epoch()
