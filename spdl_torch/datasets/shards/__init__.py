@@ -1,5 +1,5 @@
 """Tar (WebDataset) shards: what :class:`spdl_torch.datasets.TarShardDataset` (local or ``http(s)://``),
-:func:`spdl_torch.datasets.write_shards` and :func:`spdl_torch.datasets.merge_states` use, and the extras a user
+:func:`spdl_torch.datasets.write_shards` and :meth:`spdl_torch.datasets.TarShardDataset.merge_states` use, and the extras a user
 passes them: member decoders (:data:`DEFAULT_DECODERS`; :class:`BatchDecoder`, one native call per batch:
 :class:`AudioBatchDecoder`, :class:`VideoClipBatchDecoder`) and remote reads (:class:`HttpFetch`,
 :class:`RetryPolicy`; any ``async def fetch(url, start, stop) -> bytes`` raising :class:`FetchStatusError` /

@@ -19,7 +19,7 @@ from ._order import Layout, Split, intervals_len, normalize, subtract, take
 from ._remote import FetchFn, RetryPolicy
 from ._stream import ShardSet, unit_samples
 
-__all__ = ["STATE_FORMAT", "TarShardDataset", "merge_states"]
+__all__ = ["STATE_FORMAT", "TarShardDataset"]
 
 STATE_FORMAT = "spdl_torch.TarShardDataset/1"
 MERGED_FORMAT = "spdl_torch.TarShardDataset.merged/1"
@@ -103,7 +103,7 @@ class TarShardDataset(IterableDataset):
 
     Resume: ``spdl_torch.DataLoader.state_dict()`` holds each worker's :meth:`state_dict` (a few integers);
     ``load_state_dict`` of the loader resumes the same split exactly (same samples, order, augmentations).
-    For another world size or thread count, combine every rank's loader state with :func:`merge_states` and
+    For another world size or thread count, combine every rank's loader state with :meth:`merge_states` and
     call :meth:`load_state_dict` of a new dataset with it: every sample of the epoch not consumed is delivered
     exactly once (plus padding repeats when the remainder does not divide evenly, as ``DistributedSampler``),
     the remainder keeping its global order and split anew. The remainder is delivered once, by the first
@@ -335,11 +335,11 @@ class TarShardDataset(IterableDataset):
                 raise ValueError(
                     f"TarShardDataset.load_state_dict: the state has {k}={state.get(k)!r:.100}, this worker has "
                     f"{mine[k]!r:.100}: a state resumes only the same split; for another world size or number of "
-                    "workers, load merge_states(all ranks' states) into a new dataset")
+                    "workers, load TarShardDataset.merge_states(all ranks' states) into a new dataset")
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Loads a worker's :meth:`state_dict` (the loader does, per worker, before its ``iter()``) or a
-        :func:`merge_states` result (before the loader is created: the saved epoch's remaining samples, split
+        :meth:`merge_states` result (before the loader is created: the saved epoch's remaining samples, split
         for this dataset's ranks and the loader's workers).
 
         Raises:
@@ -360,27 +360,32 @@ class TarShardDataset(IterableDataset):
         self._resume.update(merged=dict(state), offset=None, first=None, served=False, owner=id(self),
                             iterated_by=None)
 
+    @staticmethod
+    def merge_states(states: Sequence[Any]) -> dict[str, Any]:
+        """One state for a resume with another world size or number of workers: the samples of the epoch that
+        no worker of any rank has consumed (``ds.load_state_dict(TarShardDataset.merge_states(states))``).
+
+        Args:
+            states: every rank's ``spdl_torch.DataLoader.state_dict()`` (or :meth:`state_dict` of the workers); a
+                worker missing from them has consumed nothing.
+
+        Returns:
+            ``{"format", "seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "remaining"}`` where
+            ``remaining`` lists G's positions not consumed, as ``[start, stop)`` intervals in G's order.
+
+        Raises:
+            ValueError: no worker state; states of different epochs, splits or datasets.
+        """
+        return _merge_states(states)
+
 
 def _describe(decoder: Any) -> str:
     name = getattr(decoder, "__name__", None)
     return name if isinstance(name, str) else repr(decoder)
 
 
-def merge_states(states: Sequence[Any]) -> dict[str, Any]:
-    """One state for a resume with another world size or number of workers: the samples of the epoch that no
-    worker of any rank has consumed.
-
-    Args:
-        states: every rank's ``spdl_torch.DataLoader.state_dict()`` (or :meth:`TarShardDataset.state_dict` of
-            the workers); a worker missing from them has consumed nothing.
-
-    Returns:
-        ``{"format", "seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "remaining"}`` where
-        ``remaining`` lists G's positions not consumed, as ``[start, stop)`` intervals in G's order.
-
-    Raises:
-        ValueError: no worker state; states of different epochs, splits or datasets.
-    """
+def _merge_states(states: Sequence[Any]) -> dict[str, Any]:
+    """:meth:`TarShardDataset.merge_states`."""
     units = []
     for s in states:
         if isinstance(s, dict) and s.get("format") == STATE_FORMAT:
@@ -388,16 +393,16 @@ def merge_states(states: Sequence[Any]) -> dict[str, Any]:
         elif isinstance(s, dict) and "iter_states" in s:
             units.extend(v for v in (s["iter_states"] or {}).values() if isinstance(v, dict))
         else:
-            raise ValueError(f"merge_states: not a DataLoader or TarShardDataset state: {s!r:.200}")
+            raise ValueError(f"TarShardDataset.merge_states: not a DataLoader or TarShardDataset state: {s!r:.200}")
     if not units:
-        raise ValueError("merge_states: no worker state (nothing was consumed: start the epoch afresh)")
+        raise ValueError("TarShardDataset.merge_states: no worker state (nothing was consumed: start the epoch afresh)")
     ref = units[0]
     same = ("seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "drop_last", "world_size", "num_workers", "base")
     consumed = []
     for u in units:
         for k in same:
             if u[k] != ref[k]:
-                raise ValueError(f"merge_states: states differ in {k} ({u[k]!r:.80} vs {ref[k]!r:.80})")
+                raise ValueError(f"TarShardDataset.merge_states: states differ in {k} ({u[k]!r:.80} vs {ref[k]!r:.80})")
         split = Split(u["world_size"], u["rank"], u["num_workers"], u["worker"], u["drop_last"])
         base = [tuple(iv) for iv in u["base"]]
         consumed += take(split.part(base), 0, int(u["consumed"]))
