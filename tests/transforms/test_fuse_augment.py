@@ -16,7 +16,7 @@ from spdl_torch.transforms import FusedPlan, fuse
 from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 BILINEAR = v2.InterpolationMode.BILINEAR

@@ -19,7 +19,7 @@ from spdl_torch.transforms._fuse import input_kind
 from tests._utils.images import psnr
 from tests._utils import corpus
 from tests._utils.images import train_box
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 MIN_PSNR = 38.0
