@@ -62,15 +62,18 @@ class TarShardDataset(IterableDataset):
             ``WORLD_SIZE``, else ``(0, 1)``).
         drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
-        decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
-            :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); a dict given
-            replaces them (merge: ``{**DEFAULT_DECODERS, ...}``); other members stay uint8 tensors (views of
-            their read buffers). A :class:`~spdl_torch.datasets.shards.BatchDecoder`
-            decodes its member of ``batch_size`` samples in one native call: audio
-            (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
+        decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``, merged over the default
+            decoders: ``cls`` -> int (``int(text.strip())``), ``txt`` -> str (UTF-8), ``json`` -> the parsed
+            value (``json.loads``). A key adds a decoder or replaces the default of its extension; a value
+            ``None`` drops that default (``{"cls": None, "txt": None, "json": None}``: no member decoded);
+            other members stay uint8 tensors (views of their read buffers). A
+            :class:`~spdl_torch.datasets.shards.BatchDecoder` decodes its member of ``batch_size`` samples in
+            one native call: audio (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
             :class:`~spdl_torch.datasets.Waveform`) and video clips
-            (:class:`~spdl_torch.datasets.shards.VideoClipBatchDecoder`), e.g. ``decoders={**DEFAULT_DECODERS,
-            "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}``.
+            (:class:`~spdl_torch.datasets.shards.VideoClipBatchDecoder`), e.g. ``decoders={"flac":
+            AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}`` (``cls``, ``txt`` and
+            ``json`` still decoded). A value that is neither a callable, a ``BatchDecoder`` nor ``None`` raises
+            ``TypeError``.
         image_exts, label_ext: which members image mode reads (``label_ext=None``: label ``None``).
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
             shard, the key and the member (a shard that cannot be read at all, missing or unreachable, raises
@@ -120,6 +123,8 @@ class TarShardDataset(IterableDataset):
         ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
             outside its directory or URL, or longer than its bound; a prefix without an index or shards, an
             ``http(s)://`` prefix (a web server cannot be listed).
+        TypeError: ``decoders`` is not a mapping, or holds a value that is neither a callable, a ``BatchDecoder``
+            nor ``None``.
         ImportError: an object URL without obstore installed (the message names the ``cloud`` extra).
         OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples; the index or a
             prefix cannot be read (a missing bucket or object, denied access: the URL, the status and the
@@ -133,7 +138,7 @@ class TarShardDataset(IterableDataset):
     def __init__(self, sources: Any, *, transform: Callable | None = None, target_transform: Callable | None = None,
                  batch_size: int = 32, shuffle: bool = True, shuffle_buffer: int = 1000, seed: int = 0,
                  rank: int | None = None, world_size: int | None = None, drop_last: bool = False,
-                 decoders: Mapping[str, Callable] | None = None, image_exts: Sequence[str] = IMAGE_EXTS,
+                 decoders: Mapping[str, Callable | None] | None = None, image_exts: Sequence[str] = IMAGE_EXTS,
                  label_ext: str | None = "cls", on_error: str = "raise", fetch: FetchFn | None = None,
                  retry: RetryPolicy | None = None, max_concurrency: int = 16, chunk_size: int = 4 << 20,
                  read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
