@@ -20,7 +20,7 @@ import time
 import torch
 
 import spdl_torch.io as io
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from workloads import MEAN, STD
 
 MIB = 2**20
 
@@ -36,7 +36,7 @@ def main() -> None:
     datas = [io.read_file(f) for f in files]
     kw = dict(height=224, width=224, geometry="eval", resize_shorter=256, dtype=getattr(torch, args.dtype))
     if args.dtype == "float32":
-        kw.update(mean=list(IMAGENET_MEAN), std=list(IMAGENET_STD))
+        kw.update(mean=list(MEAN), std=list(STD))
     nbytes = io.decode_images(datas, **kw).data.untyped_storage().nbytes()
     settings = {"fresh mapping (capacity 0)": 0, "recycled (capacity 2 batches)": 2 * nbytes + 2 * MIB}
     old = io.batch_memory_stats()["capacity"]

@@ -43,12 +43,12 @@ from torchvision.transforms import v2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure import ResourceMonitor  # noqa: E402
+from workloads import MEAN as _MEAN, STD as _STD  # noqa: E402
 
 import spdl_torch  # noqa: E402
 import spdl_torch.datasets  # noqa: E402
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
+MEAN, STD = list(_MEAN), list(_STD)
 LOADERS = {"torch": tud.DataLoader, "spdl_torch": spdl_torch.DataLoader}
 MB = 2**20
 

@@ -29,9 +29,9 @@ from torchvision.transforms import v2
 
 import spdl_torch  # noqa: F401  (loads the ops)
 from spdl_torch.io import decode_image, decode_images, get_num_threads, set_num_threads
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from workloads import MEAN as _MEAN, STD as _STD
 
-MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
+MEAN, STD = list(_MEAN), list(_STD)
 
 
 def main() -> None:

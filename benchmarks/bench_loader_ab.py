@@ -22,12 +22,12 @@ from torchvision.transforms import v2  # noqa: E402
 
 import spdl_torch  # noqa: E402
 from spdl_torch.datasets import ImageFolder  # noqa: E402
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD  # noqa: E402
+from workloads import MEAN, STD  # noqa: E402  (this script's folder: sys.path[0])
 
 torch.manual_seed(0)
 if mode.startswith("eval"):
     tf = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
-                     v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+                     v2.Normalize(MEAN, STD)])
     limit = None
 else:  # an unfused remainder drawing from torch's global RNG
     tf = v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.ColorJitter(0.4, 0.4, 0.4)])

@@ -24,7 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+
+from benchmarks.workloads import MEAN, STD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,7 +34,7 @@ def _transform(name):
     import torch
     from torchvision.transforms import v2
 
-    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]
+    norm = [v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)]
     if name == "eval":
         return v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), *norm])
     return v2.Compose([v2.RandomResizedCrop(224, antialias=True), v2.RandomHorizontalFlip(), *norm])

@@ -238,7 +238,7 @@ def fidelity(root: str, images: int = 64) -> dict:
         batches = [x for x, _ in it]
         got = torch.cat(batches)
         base_seed = it._base_seed if hasattr(it, "_base_seed") else None
-        seeds = spdl_torch.transforms.sample_seeds(base_seed, 0, sub.indices).tolist()
+        seeds = spdl_torch.transforms.FusedPlan.sample_seeds(base_seed, 0, sub.indices).tolist()
         refs = []
         for p, seed in zip(paths, seeds):
             img = pil_loader(p)

@@ -36,13 +36,15 @@ import os
 import statistics
 import subprocess
 import sys
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)  # workloads, run as a script or with -m
+from workloads import MEAN as _MEAN, STD as _STD  # noqa: E402
+
 WORK_ITERS = 16000  # Python loop iterations per sample (~2 ms of CPU on one core of the machine below)
 ITEMS = 512  # samples per pass by default (the image workloads: the first ITEMS images of ROOT)
 WORKLOADS = ("tv_train", "tv_eval", "py_map", "py_iter", "partial", "partial_py", "fused")
-MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
+MEAN, STD = list(_MEAN), list(_STD)
 
 
 def _python_work(i: int) -> int:

@@ -269,7 +269,7 @@ class _Bound:
 
     def __iter__(self):
         from spdl_torch.io import read_file, set_num_threads
-        from spdl_torch.transforms import sample_seeds
+        from spdl_torch.transforms import FusedPlan
 
         set_num_threads(self.threads)
         ds, plan = self.ds, self.ds.plan
@@ -277,7 +277,7 @@ class _Bound:
             for start in range(0, len(ds), self.batch_size):
                 idx = list(range(start, min(start + self.batch_size, len(ds))))
                 datas = [read_file(ds.paths[i]) for i in idx]
-                seeds = sample_seeds(ds.seed, ds.epoch, idx) if plan.random else None
+                seeds = FusedPlan.sample_seeds(ds.seed, ds.epoch, idx) if plan.random else None
                 yield plan(datas, seeds), torch.tensor([ds.labels[i] for i in idx], dtype=torch.int64)
         finally:
             set_num_threads(0)

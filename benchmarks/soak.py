@@ -20,7 +20,8 @@ import torch
 from torchvision.transforms import v2
 
 import spdl_torch
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+
+from workloads import MEAN, STD
 
 
 def _status(field: str) -> int:
@@ -44,7 +45,7 @@ def main() -> int:
               f"`python -m tools.prepare_data --out {os.path.dirname(args.root)}`)")
         return 0
     transform = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
-                            v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+                            v2.Normalize(MEAN, STD)])
     dataset = spdl_torch.datasets.ImageFolder(args.root, transform=transform)
     loader = spdl_torch.DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.num_workers)
     print(f"soak: {len(dataset)} images, {args.epochs} epochs, batch {args.batch_size}, {args.num_workers} workers")

@@ -1,13 +1,10 @@
 """What the loader benchmarks' workloads share: the eval and train recipes' sizes and torchvision transforms, and
-ImageNet's normalisation (``spdl_torch.deploy``'s, the one place the repository holds it). ``contenders.py``,
+ImageNet's normalisation (the one place the benchmarks hold it; ``spdl_torch.deploy``'s modules default to it). ``contenders.py``,
 ``peers.py`` and ``recipes.py`` import it; it imports none of them."""
 
 from __future__ import annotations
 
 import torch
-
-from spdl_torch.deploy import IMAGENET_MEAN as MEAN
-from spdl_torch.deploy import IMAGENET_STD as STD
 
 __all__ = ["JITTER", "MEAN", "RATIO", "RESIZE", "SCALE", "SIZE", "STD", "classic_transform", "v2_transform"]
 
@@ -16,6 +13,8 @@ RESIZE = 256
 SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
 JITTER = (0.4, 0.4, 0.4)
+MEAN = (0.485, 0.456, 0.406)  # ImageNet, per RGB channel, in [0, 1]
+STD = (0.229, 0.224, 0.225)
 
 
 def v2_transform(mode: str, variant: str = ""):

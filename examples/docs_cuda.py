@@ -23,11 +23,10 @@ pipeline = (PipelineBuilder().add_source(["cat.jpg", "dog.jpg"] * 4)
 import torch
 from torchvision.transforms import v2
 import spdl_torch
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 from spdl_torch.datasets import ImageFolder
 
 root, paths = "data/imagenet_like/train", ["cat.jpg", "dog.jpg"]
-mean, std = IMAGENET_MEAN, IMAGENET_STD
+mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # ImageNet's
 loader = spdl_torch.DataLoader(ImageFolder(root, transform=v2.Compose([v2.RandomResizedCrop(224),
     v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])),
     batch_size=256, num_workers=4, device="cuda", transfer_depth=2)   # float32 batches on the GPU

@@ -10,12 +10,11 @@ _inputs.enter(__doc__)
 import torch
 from torchvision.transforms import v2
 import spdl_torch
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
 # A dataset and a loader: change only the import of DataLoader
 transform = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224),
                         v2.ToDtype(torch.float32, scale=True),
-                        v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
+                        v2.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
 dataset = spdl_torch.datasets.ImageFolder("data/imagenet_like/train", transform=transform)
 loader = spdl_torch.DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)
 for images, labels in loader:          # images: float32 [32, 3, 224, 224], labels: int64 [32]

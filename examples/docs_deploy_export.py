@@ -9,7 +9,19 @@ _inputs.enter(__doc__)
 
 import torch
 import torchvision
-from spdl_torch.deploy import Classifier, DecodeResize
+from spdl_torch.deploy import DecodeResize
+
+
+class Classifier(torch.nn.Module):
+    """The first snippet's: preprocess -> model -> softmax."""
+
+    def __init__(self, preprocess: torch.nn.Module, model: torch.nn.Module):
+        super().__init__()
+        self.preprocess, self.model = preprocess, model
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
+
 
 module = Classifier(DecodeResize(224, 224), torchvision.models.resnet18(num_classes=10)).eval()
 data = torch.ops.spdl_torch.read_file("cat.jpg")
@@ -24,4 +36,4 @@ torch._inductor.aoti_load_package(pkg)(data)
 with torch.no_grad():
     expected = module(data)
 torch.testing.assert_close(torch._inductor.aoti_load_package(pkg)(data), expected, rtol=1e-4, atol=1e-4)
-print("classifier_aoti.pt2 gives the module's logits", tuple(expected.shape))
+print("classifier_aoti.pt2 gives the module's probabilities", tuple(expected.shape))

@@ -8,7 +8,6 @@ _inputs.enter(__doc__)
 # --- docs/images.md ---
 import torch
 import spdl_torch
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 from torchvision.transforms import v2
 
 # One image: path, bytes or a uint8 tensor -> uint8 Tensor[C, H, W]
@@ -21,7 +20,7 @@ batch = spdl_torch.io.decode_images(["cat.jpg", "a.png"], height=224, width=224,
 # A dataset whose transform fuses into that call
 ds = spdl_torch.datasets.ImageFolder("data/imagenet_like/train", transform=v2.Compose([
     v2.RandomResizedCrop(224), v2.RandomHorizontalFlip(), v2.ToDtype(torch.float32, scale=True),
-    v2.Normalize(IMAGENET_MEAN, IMAGENET_STD)]))
+    v2.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]))
 print(ds)                                                      # the fused plan and the remainder
 
 # --- what the comments promise (cat.jpg here is 400x300) ---

@@ -10,7 +10,7 @@ _inputs.enter(__doc__)
 import torch
 from torchvision.transforms import v2
 import spdl_torch
-from spdl_torch.datasets import ImageFolder, TarShardDataset, merge_states, write_shards
+from spdl_torch.datasets import ImageFolder, TarShardDataset, write_shards
 
 transform = v2.Compose([v2.Resize(256), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True)])
 
@@ -23,7 +23,8 @@ it = iter(loader); images, labels = next(it)   # float32 [B, 3, 224, 224], int64
 state = loader.state_dict()      # same world size: loader.load_state_dict(state) resumes exactly
 # another world size or thread count: gather every rank's state (torch.distributed.all_gather_object),
 all_ranks_states = [state]       # (one rank in this example)
-ds.load_state_dict(merge_states(all_ranks_states))   # in the new job, before the loader: each remaining sample once
+# in the new job, before the loader: each remaining sample once
+ds.load_state_dict(TarShardDataset.merge_states(all_ranks_states))
 
 # --- what the comments promise: 48 samples over 4 workers, 12 each ---
 print(images.shape, labels.shape)

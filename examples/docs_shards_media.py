@@ -18,9 +18,9 @@ os.chdir("media")
 write_shards(((f"s{i:03d}", {"flac": flac, "mp4": mp4, "cls": b"0"}) for i in range(64)), "shards/")
 
 # --- docs/shards.md, second snippet ---
-from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder, VideoClipBatchDecoder
+from spdl_torch.datasets.shards import AudioBatchDecoder, VideoClipBatchDecoder
 
-ds = TarShardDataset("shards/index.json", batch_size=32, decoders={**DEFAULT_DECODERS,
+ds = TarShardDataset("shards/index.json", batch_size=32, decoders={   # merged over the defaults: cls, txt, json
     "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True),   # Waveform(data, lengths)
     "mp4": VideoClipBatchDecoder(num_frames_per_clip=16, transform=v2.Compose([v2.Resize(128), v2.CenterCrop(112)]))})
 batch = next(iter(spdl_torch.DataLoader(ds, batch_size=32, num_workers=2)))
@@ -32,3 +32,4 @@ import torch
 print(batch["flac"].data.shape, batch["flac"].lengths.dtype, batch["mp4"].shape)
 assert batch["flac"].data.shape == (32, 1, 32000) and batch["flac"].lengths.dtype == torch.int64
 assert batch["mp4"].shape == (32, 1, 16, 3, 112, 112)
+assert batch["cls"].tolist() == [0] * 32  # decoded by the default cls decoder, which the decoders given kept

@@ -33,9 +33,8 @@ from tqdm import tqdm
 
 import spdl_torch
 import spdl_torch.datasets
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)  # ImageNet, per RGB channel, in [0, 1]
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]  # ImageNet, per RGB channel, in [0, 1]
 
 
 def build_loaders(root: str, batch_size: int, num_workers: int, limit: int | None) -> dict:

@@ -28,9 +28,8 @@ from tqdm import tqdm
 
 import spdl_torch
 import spdl_torch.datasets
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
 
-MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
+MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]  # ImageNet, per RGB channel, in [0, 1]
 LOADERS = {"spdl_torch": spdl_torch.DataLoader, "torch": torch.utils.data.DataLoader}
 
 

@@ -28,9 +28,9 @@ def window_samples(duration: float, sample_rate: int) -> int:
 
 
 def default_max_samples() -> int:
-    """The limit of ``max_samples=None``: ``spdl_torch.io.MAX_AUDIO_SAMPLES`` as the user set it, read at each
+    """The limit of ``max_samples=None``: ``spdl_torch.io.limits.audio_samples`` as the user set it, read at each
     call."""
-    return default("MAX_AUDIO_SAMPLES")
+    return default("audio_samples")
 
 
 def _int_arg(op: str, name: str, value, lo: int, hi: int, what: str = ""):

@@ -34,11 +34,11 @@ from torch import nn
 from . import _library  # noqa: F401  (registers torch.ops.spdl_torch.*)
 from ._errors import from_op_error
 
-__all__ = ["BatchClassifier", "BatchDecode", "Classifier", "DecodeResize", "IMAGENET_MEAN", "IMAGENET_STD",
-           "from_op_error"]
+__all__ = ["BatchDecode", "DecodeResize", "from_op_error"]
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
+# ImageNet's per-channel normalisation (RGB, of values in [0, 1]): the modules' defaults
+_IMAGENET_MEAN = (0.485, 0.456, 0.406)
+_IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 class DecodeResize(nn.Module):
@@ -48,14 +48,22 @@ class DecodeResize(nn.Module):
 
     ``forward(data)`` takes a 1-D uint8 CPU tensor of the encoded bytes (``torch.ops.spdl_torch.read_file``,
     ``torch.frombuffer``, or a C++ ``at::Tensor``). TorchScript-scriptable.
+
+    Args:
+        height, width: the output size (positive).
+        mean, std: 3 values each, per RGB channel, of pixels in [0, 1]; default ImageNet's,
+            ``(0.485, 0.456, 0.406)`` and ``(0.229, 0.224, 0.225)``.
+
+    Raises:
+        ValueError: a size below 1, not 3 means and 3 stds, or a std of 0 or less.
     """
 
     def __init__(
         self,
         height: int = 224,
         width: int = 224,
-        mean: Sequence[float] = IMAGENET_MEAN,
-        std: Sequence[float] = IMAGENET_STD,
+        mean: Sequence[float] = _IMAGENET_MEAN,
+        std: Sequence[float] = _IMAGENET_STD,
     ) -> None:
         super().__init__()
         if height < 1 or width < 1:
@@ -86,14 +94,23 @@ class BatchDecode(nn.Module):
 
     ``forward(data)`` takes a list of 1-D uint8 CPU tensors. The output shape is fixed by the arguments, so
     ``torch.compile(fullgraph=True)`` compiles it without graph breaks. TorchScript-scriptable.
+
+    Args:
+        height, width: the output size (positive).
+        mean, std: per RGB channel, of pixels in [0, 1], as ``decode_images`` takes them; default ImageNet's,
+            ``(0.485, 0.456, 0.406)`` and ``(0.229, 0.224, 0.225)``.
+        geometry: ``"resize"`` or ``"eval"``; resize_shorter: ``"eval"``'s shorter side before the crop.
+
+    Raises:
+        ValueError: a size below 1, another ``geometry``.
     """
 
     def __init__(
         self,
         height: int = 224,
         width: int = 224,
-        mean: Sequence[float] = IMAGENET_MEAN,
-        std: Sequence[float] = IMAGENET_STD,
+        mean: Sequence[float] = _IMAGENET_MEAN,
+        std: Sequence[float] = _IMAGENET_STD,
         *,
         geometry: str = "resize",
         resize_shorter: int = 0,
@@ -122,29 +139,3 @@ class BatchDecode(nn.Module):
             std=self.std,
         )
         return batch
-
-
-class Classifier(nn.Module):
-    """``preprocess`` then ``model`` then softmax: one encoded image (1-D uint8 tensor) -> class probabilities
-    ``Tensor[1, K]``; use with :class:`DecodeResize`. TorchScript-scriptable when ``model`` is."""
-
-    def __init__(self, preprocess: nn.Module, model: nn.Module) -> None:
-        super().__init__()
-        self.preprocess = preprocess
-        self.model = model
-
-    def forward(self, data: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(self.model(self.preprocess(data)), dim=1)
-
-
-class BatchClassifier(nn.Module):
-    """As :class:`Classifier` for a list of N encoded images -> ``Tensor[N, K]``; use with :class:`BatchDecode`.
-    (TorchScript needs the argument type in the signature, hence a second class.)"""
-
-    def __init__(self, preprocess: nn.Module, model: nn.Module) -> None:
-        super().__init__()
-        self.preprocess = preprocess
-        self.model = model
-
-    def forward(self, data: List[torch.Tensor]) -> torch.Tensor:
-        return torch.softmax(self.model(self.preprocess(data)), dim=1)

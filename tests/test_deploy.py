@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
 
-from spdl_torch.deploy import BatchClassifier, BatchDecode, Classifier, DecodeResize
+from spdl_torch.deploy import BatchDecode, DecodeResize
 
-from tests._utils.deploy import DecodeUnchanged, gradient_image, gray16_png, tiny_cnn
+from tests._utils.deploy import BatchClassifier, Classifier, DecodeUnchanged, gradient_image, gray16_png, tiny_cnn
 
 SIZE = 32
 

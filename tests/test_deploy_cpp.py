@@ -19,9 +19,9 @@ import torch
 import torchvision
 
 import spdl_torch
-from spdl_torch.deploy import Classifier, DecodeResize
+from spdl_torch.deploy import DecodeResize
 
-from tests._utils.deploy import DecodeUnchanged, gradient_image, gray16_png, tiny_cnn
+from tests._utils.deploy import Classifier, DecodeUnchanged, gradient_image, gray16_png, tiny_cnn
 
 pytestmark = pytest.mark.slow
 

@@ -44,7 +44,8 @@ struct ImageShape {
 // The caller owns the memory (the torch binding allocates a tensor here).
 using OutputAllocator = std::function<uint8_t*(const ImageShape&)>;
 
-// Default decoded-pixel limit, as Pillow's Image.MAX_IMAGE_PIXELS: (1024 * 1024 * 1024 // 4 // 3).
+// Default decoded-pixel limit (spdl_torch.io.limits.image_pixels at import): where Pillow raises
+// DecompressionBombError, twice its Image.MAX_IMAGE_PIXELS (1024 * 1024 * 1024 // 4 // 3).
 constexpr int64_t kDefaultMaxPixels = 178956970;
 
 struct DecodeOptions {

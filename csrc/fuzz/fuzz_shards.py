@@ -96,7 +96,8 @@ def _run(data: bytes, work: str, shards, errors) -> None:
         for name, content in (("index.json", index), ("s.tar.members.json", table), ("s.tar", body)):
             _write(os.path.join(work, name), content)
         try:
-            ds = shards._dataset.TarShardDataset(os.path.join(work, "index.json"), shuffle=False, decoders={})
+            ds = shards._dataset.TarShardDataset(os.path.join(work, "index.json"), shuffle=False,
+                                                   decoders=dict.fromkeys(("cls", "txt", "json")))  # raw members
             for n, _ in enumerate(ds):
                 if n >= _MAX_SAMPLES:
                     break

@@ -47,7 +47,7 @@ void check_output_bytes(const char* op, at::IntArrayRef sizes, int64_t element_s
   TORCH_CHECK_VALUE(false, op, ": the output, ", what, ", is ",
                     exact ? std::to_string(uint64_t(bytes)) + " bytes (" + gib + ")" : std::string("over 2^64 bytes"),
                     ", over max_output_bytes = ", max_output_bytes,
-                    " (raise it per call, or spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES; <= 0: no limit)");
+                    " (raise it per call, or spdl_torch.io.limits.video_output_bytes; <= 0: no limit)");
 }
 
 core::MediaSource video_source(const at::Tensor& data) {

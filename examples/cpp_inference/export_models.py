@@ -3,9 +3,9 @@
     .venv/bin/python examples/cpp_inference/export_models.py --out build/models [--aoti] image.jpg ...
 
 writes build/models/classifier.pt (TorchScript) and, with --aoti, build/models/classifier.pt2 (AOTInductor):
-spdl_torch.deploy.Classifier(DecodeResize(size, size), torchvision.models.<model>(num_classes=...)) with
-random weights seeded by --seed (no downloads). Each takes one encoded image (1-D uint8 tensor) and returns
-probabilities [1, K].
+Classifier(DecodeResize(size, size), torchvision.models.<model>(num_classes=...)) (defined here: preprocess ->
+model -> softmax) with random weights seeded by --seed (no downloads). Each takes one encoded image (1-D uint8
+tensor) and returns probabilities [1, K].
 """
 
 import argparse
@@ -16,7 +16,20 @@ from pathlib import Path
 import torch
 import torchvision
 
-from spdl_torch.deploy import Classifier, DecodeResize
+from spdl_torch.deploy import DecodeResize
+
+
+class Classifier(torch.nn.Module):
+    """``preprocess`` (a ``DecodeResize``) then ``model`` then softmax: one encoded image (1-D uint8 tensor) ->
+    probabilities float32 Tensor[1, K]. TorchScript-scriptable when ``model`` is."""
+
+    def __init__(self, preprocess: torch.nn.Module, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.preprocess = preprocess
+        self.model = model
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 // spdl_infer: image files -> top-k classes, with a TorchScript module (and optionally an AOTInductor package)
 // whose forward(Tensor data) takes one encoded image as a 1-D uint8 tensor and returns probabilities [1, K];
-// spdl_torch.deploy.Classifier(DecodeResize(...), model) saved by torch.jit.script(...).save(...), or
-// torch._inductor.aoti_compile_and_package(torch.export.export(...)).
+// export_models.py's Classifier(spdl_torch.deploy.DecodeResize(...), model) saved by
+// torch.jit.script(...).save(...), or torch._inductor.aoti_compile_and_package(torch.export.export(...)).
 //
 // The module calls torch.ops.spdl_torch.decode_image, so the ops library spdl_torch/_C*.so is dlopen()ed
 // before anything is loaded: its static TORCH_LIBRARY / TORCH_LIBRARY_IMPL registrars run then. No Python.

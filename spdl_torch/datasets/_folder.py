@@ -59,11 +59,11 @@ class ImageFolder(FusedBatchMixin, Dataset):
             drawn from torch's global RNG once); with :meth:`set_epoch`, sample ``i`` of epoch ``e`` always
             gets the same random crop and flip.
         max_pixels (int, optional, keyword): decode no image with more than this many pixels
-            (:class:`spdl_torch.DecodeError`); ``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` at each fetch
+            (:class:`spdl_torch.DecodeError`); ``None``: :data:`spdl_torch.io.limits.image_pixels` at each fetch
             (set it to change the default, like Pillow's ``Image.MAX_IMAGE_PIXELS``); 0 or less: no limit.
             Applies to the default loader only.
         max_bytes (int, optional, keyword): read no file larger than this many bytes (``OSError`` with
-            errno ``EFBIG``, before reading); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` at each
+            errno ``EFBIG``, before reading); ``None``: :data:`spdl_torch.io.limits.image_bytes` at each
             fetch (default 0: no limit). Applies to the default loader only.
         warn_unfused (bool, keyword): warn (``UserWarning``, once, at construction) when the transform is
             not fully fused, naming the first transform that is not and what it costs. Default ``True``.

@@ -148,10 +148,10 @@ class FusedBatchMixin:
 
     def _max_pixels(self) -> int:
         # the values users set on spdl_torch.io, read at each fetch
-        return default("MAX_IMAGE_PIXELS") if self.max_pixels is None else self.max_pixels
+        return default("image_pixels") if self.max_pixels is None else self.max_pixels
 
     def _max_bytes(self) -> int:
-        return default("MAX_IMAGE_BYTES") if self.max_bytes is None else self.max_bytes
+        return default("image_bytes") if self.max_bytes is None else self.max_bytes
 
     def _decode(self, path: str) -> Any:
         """The unfused default load: ``decode_image`` under the limits; a PIL RGB image for a pipeline of
@@ -219,7 +219,7 @@ class FusedBatchMixin:
         return datas, paths, [self._transformed_target(i) for i in indices]
 
     def _fused_items(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
-        from ..transforms import sample_seeds
+        from .._seeds import sample_seeds
 
         datas, paths, targets = self._sources(indices)
         base, epoch = self._seed_and_epoch()
@@ -287,9 +287,9 @@ class FileListDataset(FusedBatchMixin, Dataset):
         target_transform: applied to the label.
         seed: base seed of the per-sample random streams (``None``: drawn from torch's global RNG once).
         max_pixels: decode no image with more than this many pixels (``spdl_torch.DecodeError``);
-            ``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS` at each fetch; 0 or less: no limit.
+            ``None``: :data:`spdl_torch.io.limits.image_pixels` at each fetch; 0 or less: no limit.
         max_bytes: read no file larger than this many bytes (``OSError``, errno ``EFBIG``, checked before
-            reading); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` (0: no limit) at each fetch.
+            reading); ``None``: :data:`spdl_torch.io.limits.image_bytes` (0: no limit) at each fetch.
         warn_unfused: warn (``UserWarning``, once, here) when the transform is not fully fused, naming the
             first transform that is not and what it costs.
         require_fused: raise ``ValueError`` instead unless the whole transform is fused.

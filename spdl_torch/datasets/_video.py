@@ -51,7 +51,7 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
             unused).
         dimension_order: ``"NTCHW"`` or ``"NCTHW"``.
         seed: base seed of the per-sample random streams (``None``: the loader's base seed in a
-            ``spdl_torch.DataLoader``, else drawn once); sample i's seed is ``sample_seeds(seed, epoch, [i])``.
+            ``spdl_torch.DataLoader``, else drawn once); sample i's seed is ``FusedPlan.sample_seeds(seed, epoch, [i])``.
         seek_mode, num_ffmpeg_threads, max_pixels, max_frames: as :func:`spdl_torch.io.decode_video_clips`.
         max_bytes: read no file larger than this (``OSError``, errno ``EFBIG``); ``None``: no limit.
         warn_unfused: warn (``UserWarning``) when the transform is not fully fused.
@@ -187,7 +187,7 @@ class VideoClipDataset(FusedBatchMixin, Dataset):
         """Samples ``indices`` as a list of ``(clips, target)``; with a fused transform one native call
         decodes them all, and the clips are views ``batch[k]`` of one Tensor[B, N, T, 3, H, W] (see
         :func:`spdl_torch.datasets.collate`: it returns that tensor without a copy)."""
-        from ..transforms import sample_seeds
+        from .._seeds import sample_seeds
 
         indices = [int(i) for i in indices]
         if not indices:

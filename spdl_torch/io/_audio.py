@@ -19,7 +19,7 @@ from .._audio_args import (DEFAULT_SEEK_MODE, _check_common, _seconds, _seeds, c
                            seek_mode_arg, window_samples)
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._limits import MAX_AUDIO_SAMPLES
+from .._limits import DEFAULTS
 from ._results import AudioBatch, AudioSamples, AudioStreamMetadata
 
 __all__ = ["audio_metadata", "decode_audio", "decode_audio_batch"]
@@ -37,7 +37,7 @@ def _audio_fake(c, *, num_channels=0, dtype=None):
 
 @torch.library.register_fake("spdl_torch::decode_audio")
 def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
-                       strict=True, max_samples=MAX_AUDIO_SAMPLES, seek_mode=DEFAULT_SEEK_MODE):
+                       strict=True, max_samples=DEFAULTS["audio_samples"], seek_mode=DEFAULT_SEEK_MODE):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_audio: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_audio: expected 1-D data, got {data.dim()} dimensions")
     return _audio_fake(data, num_channels=num_channels, dtype=dtype)
@@ -45,13 +45,13 @@ def _decode_audio_fake(data, *, sample_rate=0, num_channels=0, start_seconds=0.0
 
 @torch.library.register_fake("spdl_torch::decode_audio_file")
 def _decode_audio_file_fake(path, *, sample_rate=0, num_channels=0, start_seconds=0.0, stop_seconds=None, dtype=None,
-                            strict=True, max_samples=MAX_AUDIO_SAMPLES, seek_mode=DEFAULT_SEEK_MODE):
+                            strict=True, max_samples=DEFAULTS["audio_samples"], seek_mode=DEFAULT_SEEK_MODE):
     return _audio_fake(None, num_channels=num_channels, dtype=dtype)
 
 
 @torch.library.register_fake("spdl_torch::decode_audio_batch")
 def _decode_audio_batch_fake(data, paths, *, sample_rate, num_channels, duration=-1.0, starts=None, seeds=None,
-                             dtype=None, pin_memory=False, strict=True, max_samples=MAX_AUDIO_SAMPLES,
+                             dtype=None, pin_memory=False, strict=True, max_samples=DEFAULTS["audio_samples"],
                              seek_mode=DEFAULT_SEEK_MODE):
     n = len(data) if len(data) else len(paths)
     length = window_samples(duration, sample_rate) if duration > 0 else torch.library.get_ctx().new_dynamic_size()
@@ -156,7 +156,7 @@ def decode_audio(
         strict: raise on a packet the decoder rejects and on a PCM / FLAC stream shorter than its header
             states; ``False``: skip the bad packets (as the CLI does) and return what decoded.
         max_samples: refuse outputs over this many samples (all channels); ``None``:
-            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples; set that attribute to raise the default).
+            :data:`spdl_torch.io.limits.audio_samples` (1 Gi samples; set that attribute to raise the default).
         seek_mode: ``"approximate"`` (the default: a window of Ogg Opus or AAC in MP4 is reached by seeking,
             as above) or ``"exact"`` (bit for bit the whole decode's for every format: Opus and AAC decode from
             their start, torchcodec's ``seek_mode="exact"``). Every other format is exact in both modes.
@@ -254,7 +254,7 @@ def decode_audio_batch(
         pin_memory: allocate the batch in pinned memory (torch's caching host allocator; needs CUDA).
         strict: raise on the first bad sample; ``False``: zero its slot, ``ok[i] = False``.
         max_samples: cap on the whole batch, B x C x N samples (padding included); ``None``:
-            :data:`spdl_torch.io.MAX_AUDIO_SAMPLES` (1 Gi samples, 4 GiB of float32; set that attribute to
+            :data:`spdl_torch.io.limits.audio_samples` (1 Gi samples, 4 GiB of float32; set that attribute to
             raise the default). Windows are checked before anything is decoded; whole files stop decoding
             once a file passes ``max_samples / B`` samples (all channels), since the batch padded to it
             could not fit.
@@ -294,7 +294,7 @@ def decode_audio_batch(
     if duration is not None and len(srcs) * num_channels * window_samples(duration, sample_rate) > limit:
         raise ValueError(f"{op}: a batch of {len(srcs)} x {num_channels} channels x "
                          f"{window_samples(duration, sample_rate)} samples exceeds max_samples = {limit}; pass a "
-                         f"larger max_samples or raise spdl_torch.io.MAX_AUDIO_SAMPLES")
+                         f"larger max_samples or raise spdl_torch.io.limits.audio_samples")
     is_path = [isinstance(s, (str, os.PathLike)) for s in srcs]
     if any(is_path) and not all(is_path):
         raise ValueError(f"{op}: expected all inputs as paths or all as bytes / tensors, not a mix")

@@ -12,7 +12,7 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import name_sample, translate
-from .._limits import MAX_IMAGE_PIXELS
+from .._limits import DEFAULTS
 from ._image import default_max_pixels
 from ._results import ImageBatch
 
@@ -26,7 +26,7 @@ _ERASE_COLUMNS = 8
 
 
 @torch.library.register_fake("spdl_torch::decode_images")
-def _decode_images_fake(data, *, seeds=None, apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS, dct_min_ratio=2.0,
+def _decode_images_fake(data, *, seeds=None, apply_exif_orientation=True, max_pixels=DEFAULTS["image_pixels"], dct_min_ratio=2.0,
                         partial_decode=True, height, width, geometry="eval", resize_shorter=0, max_size=0,
                         scale=(0.08, 1.0), ratio=(0.75, 4.0 / 3.0), padding=(), pad_if_needed=False,
                         interpolation="bilinear", hflip_prob=0.0, vflip_prob=0.0, augment=None, erase=None, color="rgb",
@@ -154,7 +154,7 @@ def decode_images(
         seeds: int64 per sample (tensor [N] or ints); required for ``"train"``, ``"random_crop"``, a flip
             probability > 0 or random erasing.
         apply_exif_orientation: apply the EXIF orientation (JPEG, PNG, WebP) before the geometry.
-        max_pixels: per-image pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
+        max_pixels: per-image pixel limit (``None``: :data:`spdl_torch.io.limits.image_pixels`; <= 0: none).
         dct_min_ratio: JPEG DCT scaling decodes at the smallest of 1/8, 1/4, 1/2, 1 that keeps at least
             this many source pixels per output pixel on both axes (the antialiased resize then does the
             rest). 2 (default, Pillow's ``reducing_gap``) stays >= 40 dB PSNR from torchvision's full-size

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import torch
 
 from .._errors import name_sample, translate
-from .._limits import MAX_IMAGE_PIXELS
+from .._limits import DEFAULTS
 
 __all__ = ["decode_images_cuda"]
 
@@ -18,7 +18,7 @@ _CPU_ONLY = ("pin_memory", "dct_min_ratio", "partial_decode")
 
 
 @torch.library.register_fake("spdl_torch::decode_images_cuda")
-def _decode_images_cuda_fake(data, *, device_index, seeds=None, apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS,
+def _decode_images_cuda_fake(data, *, device_index, seeds=None, apply_exif_orientation=True, max_pixels=DEFAULTS["image_pixels"],
                              height, width, geometry="eval", resize_shorter=0, scale=(0.08, 1.0),
                              ratio=(0.75, 4.0 / 3.0), interpolation="bilinear", hflip_prob=0.0, dtype=None, mean=None,
                              std=None, dimension_order="NCHW", strict=True):

@@ -1,31 +1,27 @@
-"""``decode_image``: one image file's bytes to a tensor (op ``decode_image``), ``ImageReadMode``, the pixel limit,
+"""``decode_image``: one image file's bytes to a tensor (op ``decode_image``), its colour modes, the pixel limit,
 and the fake kernel."""
 
-import enum
+from __future__ import annotations
+
 import os
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 
 from .._errors import translate
-from .._limits import MAX_IMAGE_PIXELS, default
+from .._limits import DEFAULTS, default
 
-__all__ = ["ImageReadMode", "decode_image", "default_max_pixels"]
+if TYPE_CHECKING:
+    from torchvision.io import ImageReadMode
+
+__all__ = ["decode_image", "default_max_pixels"]
+
 
 def default_max_pixels() -> int:
-    """The limit of ``max_pixels=None``: ``spdl_torch.io.MAX_IMAGE_PIXELS`` as the user set it, read at each call."""
-    return default("MAX_IMAGE_PIXELS")
-
-
-class ImageReadMode(str, enum.Enum):
-    """Output colour modes, as ``torchvision.io.ImageReadMode``."""
-
-    UNCHANGED = "UNCHANGED"  #: the file's own channels (1, 2, 3 or 4) and depth (uint8, or uint16 for 16-bit files)
-    GRAY = "GRAY"  #: 1 channel (ITU-R 601-2 luma; the Y plane for JPEG)
-    GRAY_ALPHA = "GRAY_ALPHA"  #: 2 channels: GRAY's luma and the alpha (opaque where absent), Pillow's "LA"
-    RGB = "RGB"  #: 3 channels; alpha dropped
-    RGBA = "RGBA"  #: 4 channels; opaque alpha (the dtype's maximum) added where absent
-    RGB_ALPHA = "RGBA"  #: alias of RGBA, as in torchvision
+    """The limit of ``max_pixels=None``: ``spdl_torch.io.limits.image_pixels`` as the user set it, read at each
+    call."""
+    return default("image_pixels")
 
 
 _CHANNELS = {"RGB": 3, "RGBA": 4, "GRAY": 1, "GRAY_ALPHA": 2}
@@ -41,7 +37,8 @@ warnings.filterwarnings("ignore", message="The given buffer is not writable", mo
 
 
 @torch.library.register_fake("spdl_torch::decode_image")
-def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=MAX_IMAGE_PIXELS, dtype=None):
+def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pixels=DEFAULTS["image_pixels"],
+                       dtype=None):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_image: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_image: expected 1-D data, got {data.dim()} dimensions")
     if dtype is None and mode == "UNCHANGED":
@@ -55,8 +52,8 @@ def _decode_image_fake(data, *, mode="RGB", apply_exif_orientation=True, max_pix
 
 
 def _mode_name(mode) -> str:
-    # ours (a str enum), torchvision.io.ImageReadMode (an int enum: use its name), or a string
-    name = mode.value if isinstance(mode, ImageReadMode) else getattr(mode, "name", str(mode)).upper()
+    # a string (any case), or torchvision.io.ImageReadMode (an int enum: its name)
+    name = mode.upper() if isinstance(mode, str) else str(getattr(mode, "name", mode)).upper()
     if name == "RGB_ALPHA":
         name = "RGBA"
     if name not in _MODES:
@@ -66,7 +63,7 @@ def _mode_name(mode) -> str:
 
 def decode_image(
     src: str | os.PathLike | bytes | bytearray | memoryview | torch.Tensor,
-    mode: str | ImageReadMode = ImageReadMode.RGB,
+    mode: str | ImageReadMode = "RGB",
     *,
     apply_exif_orientation: bool = True,
     max_pixels: int | None = None,
@@ -88,18 +85,21 @@ def decode_image(
     Args:
         src: a file path, the encoded bytes, or a 1-D uint8 CPU tensor of them (used without a copy; bytes
             are wrapped zero-copy with ``torch.frombuffer``).
-        mode: ``"RGB"`` (default), ``"RGBA"``, ``"GRAY"``, ``"GRAY_ALPHA"`` or ``"UNCHANGED"`` (see
-            :class:`ImageReadMode`); ``torchvision.io.ImageReadMode`` values are accepted too. UNCHANGED
-            returns the file's own channels, as Pillow opens it: palette images (GIF, PNG, BMP) give RGB, or
+        mode: the output's colour mode, torchvision's names, as a string (any case) or a
+            ``torchvision.io.ImageReadMode``: ``"RGB"`` (default): 3 channels, alpha dropped; ``"RGBA"`` (or
+            ``"RGB_ALPHA"``): 4 channels, an opaque alpha (the dtype's maximum) added where the file has none;
+            ``"GRAY"``: 1 channel, ITU-R 601-2 luma (the Y plane for JPEG); ``"GRAY_ALPHA"``: 2 channels, the
+            luma and the alpha (opaque where absent), Pillow's ``"LA"``; ``"UNCHANGED"``: the file's own
+            channels (1, 2, 3 or 4) and depth, as Pillow opens it: palette images (GIF, PNG, BMP) give RGB, or
             RGBA when they carry transparency (a GIF: when its first frame has a transparency index);
             lossless WebP gives RGBA only when the file has alpha.
         apply_exif_orientation: rotate/mirror the image by its EXIF orientation tag (0x0112), as
             ``PIL.ImageOps.exif_transpose``: JPEG (APP1), PNG (``eXIf`` chunk) and WebP (``EXIF`` chunk).
         max_pixels: raise instead of decoding images with more than this many pixels (width * height);
-            ``None`` uses :data:`spdl_torch.io.MAX_IMAGE_PIXELS`, 0 or less disables the limit.
+            ``None`` uses :data:`spdl_torch.io.limits.image_pixels`, 0 or less disables the limit.
         max_bytes: when ``src`` is a path, refuse files larger than this many bytes before reading them
-            (``OSError`` with errno ``EFBIG``); ``None``: :data:`spdl_torch.io.MAX_IMAGE_BYTES` (0 by default: no limit); 0 or
-            less: no limit.
+            (``OSError`` with errno ``EFBIG``); ``None``: :data:`spdl_torch.io.limits.image_bytes` (0 by default: no
+            limit); 0 or less: no limit.
         dtype: ``torch.uint8`` (values 0..255) or ``torch.uint16`` (0..65535), in every mode: 16-bit samples
             keep their high byte in uint8, 8-bit samples are replicated into uint16 (``v * 257``, so 255 ->
             65535). ``None`` (default): uint8, except UNCHANGED, which keeps a 16-bit file's 16 bits (16-bit
@@ -132,7 +132,7 @@ def decode_image(
         sample = path = os.fspath(src)
         if "\0" in sample:
             raise ValueError(f"decode_image: embedded null byte in path {sample!r}")
-        data = _read(sample, default("MAX_IMAGE_BYTES") if max_bytes is None else max_bytes)
+        data = _read(sample, default("image_bytes") if max_bytes is None else max_bytes)
     elif isinstance(src, torch.Tensor):
         data = src
     elif isinstance(src, (bytes, bytearray, memoryview)):

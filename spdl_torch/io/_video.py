@@ -13,7 +13,7 @@ import torch
 
 from .._errors import translate
 from .._integers import as_integer, is_bool
-from .._limits import MAX_IMAGE_PIXELS, MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES, default
+from .._limits import DEFAULTS, default
 from ._image import default_max_pixels
 from ._results import VideoFrames, VideoStreamMetadata
 
@@ -56,14 +56,14 @@ def call_video_op(fn, path: str | None, *args, **kwargs):
 
 
 def default_max_frames() -> int:
-    """The limit of ``max_frames=None``: ``spdl_torch.io.MAX_VIDEO_FRAMES`` as the user set it, read at each call."""
-    return default("MAX_VIDEO_FRAMES")
+    """The limit of ``max_frames=None``: ``spdl_torch.io.limits.video_frames`` as the user set it, read at each call."""
+    return default("video_frames")
 
 
 def default_max_output_bytes() -> int:
-    """The limit of ``max_output_bytes=None``: ``spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`` as the user set it,
+    """The limit of ``max_output_bytes=None``: ``spdl_torch.io.limits.video_output_bytes`` as the user set it,
     read at each call."""
-    return default("MAX_VIDEO_OUTPUT_BYTES")
+    return default("video_output_bytes")
 
 
 def frame_indices(op: str, indices) -> list[int]:
@@ -171,8 +171,8 @@ def video_metadata(src, *, stream_index: int | None = -1, count_frames: bool = F
 
 @torch.library.register_fake("spdl_torch::decode_video_frames")
 def _decode_video_frames_fake(data, *, indices=None, seconds=None, seek_mode="exact", stream_index=-1, num_ffmpeg_threads=1,
-                              strict=True, apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
-                              max_frames=MAX_VIDEO_FRAMES, max_output_bytes=MAX_VIDEO_OUTPUT_BYTES):
+                              strict=True, apply_rotation=True, skip_nonref=True, max_pixels=DEFAULTS["image_pixels"],
+                              max_frames=DEFAULTS["video_frames"], max_output_bytes=DEFAULTS["video_output_bytes"]):
     torch._check(data.dtype == torch.uint8, lambda: f"decode_video_frames: expected uint8 data, got {data.dtype}")
     torch._check(data.dim() == 1, lambda: f"decode_video_frames: expected 1-D data, got {data.dim()} dimensions")
     n = len(indices) if indices is not None else len(seconds)
@@ -224,10 +224,10 @@ def decode_video_frames(
         apply_rotation: rotate frames as the stream's display matrix says (as the ffmpeg CLI's autorotate).
         skip_nonref: let the decoder skip non-reference frames that are not wanted.
         max_pixels: per-frame pixel limit, checked from the header before any memory is allocated
-            (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`; <= 0: none).
-        max_frames: the most frames one call may request (``None``: :data:`MAX_VIDEO_FRAMES`; <= 0: none).
+            (``None``: :data:`spdl_torch.io.limits.image_pixels`; <= 0: none).
+        max_frames: the most frames one call may request (``None``: :data:`spdl_torch.io.limits.video_frames`; <= 0: none).
         max_output_bytes: the most bytes of the returned frames, N x H x W x 3, checked from the header
-            before any frame memory is allocated (``None``: :data:`MAX_VIDEO_OUTPUT_BYTES`, 16 GiB; <= 0: none).
+            before any frame memory is allocated (``None``: :data:`spdl_torch.io.limits.video_output_bytes`, 16 GiB; <= 0: none).
 
     Returns:
         :class:`VideoFrames`: ``data`` uint8 Tensor[N, 3, H, W] (RGB, H x W the displayed size),

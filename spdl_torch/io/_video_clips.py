@@ -9,7 +9,7 @@ import torch
 
 from .._batch_order import before_batch_op
 from .._errors import DecodeError, name_sample
-from .._limits import MAX_IMAGE_PIXELS, MAX_VIDEO_FRAMES, MAX_VIDEO_OUTPUT_BYTES
+from .._limits import DEFAULTS
 from ._image import default_max_pixels
 from ._results import VideoClips
 from ._video import call_video_op, default_max_frames, default_max_output_bytes, limit, video_bytes
@@ -25,8 +25,8 @@ def _decode_video_clips_fake(data, *, num_frames_per_clip, num_clips=1, num_indi
                              resize_shorter=0, scale=(0.08, 1.0), ratio=(0.75, 4.0 / 3.0), hflip_prob=0.0, seeds=None,
                              interpolation="bilinear", dtype=None, mean=None, std=None, dimension_order="NTCHW",
                              pin_memory=False, strict=True, seek_mode="exact", num_ffmpeg_threads=1,
-                             apply_rotation=True, skip_nonref=True, max_pixels=MAX_IMAGE_PIXELS,
-                             max_frames=MAX_VIDEO_FRAMES, max_output_bytes=MAX_VIDEO_OUTPUT_BYTES):
+                             apply_rotation=True, skip_nonref=True, max_pixels=DEFAULTS["image_pixels"],
+                             max_frames=DEFAULTS["video_frames"], max_output_bytes=DEFAULTS["video_output_bytes"]):
     for i, d in enumerate(data):
         torch._check(d.dtype == torch.uint8, lambda: f"decode_video_clips: expected uint8 data, got {d.dtype} (sample {i})")
         torch._check(d.dim() == 1, lambda: f"decode_video_clips: expected 1-D data (sample {i})")
@@ -119,10 +119,10 @@ def decode_video_clips(
         The decode and the execution:
 
         seek_mode, num_ffmpeg_threads, apply_rotation, skip_nonref: as :func:`decode_video_frames`.
-        max_pixels: per-frame pixel limit (``None``: :data:`spdl_torch.io.MAX_IMAGE_PIXELS`).
-        max_frames: the most frames per video, N * T (``None``: :data:`spdl_torch.io.MAX_VIDEO_FRAMES`).
+        max_pixels: per-frame pixel limit (``None``: :data:`spdl_torch.io.limits.image_pixels`).
+        max_frames: the most frames per video, N * T (``None``: :data:`spdl_torch.io.limits.video_frames`).
         max_output_bytes: the most bytes of the batch, B x N x T x 3 x H x W x the element size, checked
-            before anything is read or allocated (``None``: :data:`spdl_torch.io.MAX_VIDEO_OUTPUT_BYTES`,
+            before anything is read or allocated (``None``: :data:`spdl_torch.io.limits.video_output_bytes`,
             16 GiB; <= 0: none).
         pin_memory: allocate the batch in pinned memory (needs a CUDA runtime).
         strict: raise for the first bad video (True), or zero-fill it and report it in ``ok`` (False).

@@ -48,8 +48,8 @@ Augmentations (:mod:`._policies`; they fuse when ``decode_images`` takes ``augme
 RGB crop after the resize and flips, before the conversion and normalisation, in the pipeline's order; each
 sample's ops are drawn from its seed with torchvision's rules (which op, magnitude bin, sign and
 probability; magnitudes that depend on the image size use the crop's output size), so they repeat exactly
-whatever the number of threads. :meth:`FusedPlan.sample_augmentation` lists the ops (:class:`AugmentOp`) a seed
-gets, :meth:`FusedPlan.sample_geometry` the crop box and flips (:class:`SampleGeometry`). ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
+whatever the number of threads. :meth:`FusedPlan.sample_augmentation` lists the ops a seed
+gets, :meth:`FusedPlan.sample_geometry` the crop box and flips. ``AugMix`` draws its weights (Dirichlet, as ``torch._sample_dirichlet``), chains, ops,
 magnitude bins and signs from the sample's seed too and mixes the chains with torchvision's float32
 arithmetic (mix rows; ``sample_augmentation`` lists the weights and each chain's ops). The rows compute what
 torchvision computes for the image the transform gets. On a tensor: torchvision's tensor kernels; affine ops
@@ -129,16 +129,13 @@ remainder that starts
 while the image is still a PIL image (e.g. ``ColorJitter`` before ``ToTensor``) gets each sample as a
 ``PIL.Image``.
 
-Random fused transforms draw from per-sample seeds (see :func:`sample_seeds`), not from torch's global RNG,
+Random fused transforms draw from per-sample seeds (see :meth:`FusedPlan.sample_seeds`), not from torch's global RNG,
 so a sample's crop and flip depend only on (base seed, epoch, index); crop boxes follow torchvision's
 ``RandomResizedCrop.get_params`` rule (the same in v1 and v2). Unfused random transforms use torch's
 global RNG, as in torchvision.
 """
 
-from .._seeds import sample_seeds
-from ._augment_program import AugmentOp
 from ._fuse import fuse
 from ._plan import FusedPlan
-from ._sample_geometry import SampleGeometry
 
-__all__ = ["AugmentOp", "FusedPlan", "SampleGeometry", "fuse", "sample_seeds"]
+__all__ = ["FusedPlan", "fuse"]

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from .._pil import to_pil
+from .._seeds import sample_seeds as _sample_seeds
 
 __all__ = ["FusedPlan"]
 
@@ -120,12 +121,30 @@ class FusedPlan:
             batch = [self.per_sample(img) for img in samples]
         return batch if strict else (batch, ok)
 
+    @staticmethod
+    def sample_seeds(base_seed: int, epoch: int, indices: Sequence[int]) -> torch.Tensor:
+        """The per-sample seeds the fused ``decode_images`` call draws from, one per index:
+        ``splitmix64(splitmix64(splitmix64(base_seed) ^ epoch) ^ index)`` as int64 Tensor[N] (the 64 bits
+        reinterpreted as signed). A sample's seed depends only on ``(base_seed, epoch, index)``, never on
+        threads, batches or completion order; the datasets draw sample ``i``'s as
+        ``FusedPlan.sample_seeds(seed, epoch, [i])``."""
+        return _sample_seeds(base_seed, epoch, indices)
+
     def sample_augmentation(self, seed: int) -> list:
-        """The augmentation ops the sample with this ``seed`` gets (``[]`` when none is fused), in order:
-        a list of ``AugmentOp(op, args, transform, name, magnitude)`` (``op`` the row's op name in the library's
-        table, ``args`` its argument columns, ``arguments`` the same by name; ``name`` / ``magnitude`` the policy's
-        op and signed magnitude as torchvision draws them). The erasing, if drawn, comes last (``op="erase"``,
-        ``arguments``: ``mode``, ``top``, ``left``, ``height``, ``width``, ``value``)."""
+        """The augmentation ops the sample with this ``seed`` gets (``[]`` when none is fused), in order.
+
+        Returns:
+            A list of frozen op records, each with the fields ``op`` (the row's op name in the library's table:
+            ``"affine"``, ``"adjust_brightness"``, ..., ``"identity"``, ``"erase"``), ``args`` (its argument
+            columns, a tuple of floats; the property ``arguments`` gives them by name, a tuple for an argument of
+            several columns such as ``translate``), ``transform`` (the name of the transform that drew it),
+            ``name`` / ``magnitude`` (the policy's op name and value: for torchvision's policies the signed
+            magnitude as torchvision draws it, e.g. ``"ShearX"``, -0.3; for timm's the op's argument after timm's
+            level rule; ``None`` where there is none). The erasing, if drawn, comes last (``op="erase"``,
+            ``arguments``: ``mode``, ``top``, ``left``, ``height``, ``width``, ``value``). AugMix's rows:
+            ``mix_begin`` (the original image's weight), each chain's ops and a ``mix_add`` (the chain's weight),
+            then ``mix_end``.
+        """
         return [] if self.augment is None else self.augment.sample(int(seed))
 
     @property
@@ -137,9 +156,15 @@ class FusedPlan:
 
     def sample_geometry(self, seed: int, image_height: int, image_width: int):
         """The crop box and flips the op draws for the sample with this ``seed`` (its own seed:
-        ``sample_seeds(seed, epoch, [index])``, as the datasets draw it) whose EXIF-oriented image is
-        ``image_height x image_width`` pixels: a :class:`~spdl_torch.transforms.SampleGeometry`, e.g. to crop
-        a sample's boxes or masks as its image was cropped.
+        ``FusedPlan.sample_seeds(seed, epoch, [index])``, as the datasets draw it) whose EXIF-oriented image is
+        ``image_height x image_width`` pixels, e.g. to crop a sample's boxes or masks as its image was cropped.
+
+        Returns:
+            A frozen record with the fields ``top``, ``left``, ``height``, ``width`` (ints: for
+            ``geometry="train"`` the ``RandomResizedCrop`` box in source pixels of the EXIF-oriented image; for
+            ``"random_crop"`` the ``RandomCrop`` box in the resized and padded image, torchvision's
+            ``RandomCrop.make_params`` coordinates; for ``"eval"`` / ``"resize"`` the whole source image) and
+            ``hflip``, ``vflip`` (bools: whether the sample is flipped horizontally / vertically).
 
         Raises:
             ValueError: ``geometry="random_crop"`` and a crop larger than the padded resized image.

@@ -1,5 +1,8 @@
 """What the deploy tests of both sides share (tests/test_deploy.py, tests/test_deploy_cpp.py): encoded test
-images, a tiny seeded CNN, a module that decodes in UNCHANGED mode, and a 16-bit PNG."""
+images, a tiny seeded CNN, the classifier a user writes around a ``spdl_torch.deploy`` module (preprocess ->
+model -> softmax, docs/deploy.md), a module that decodes in UNCHANGED mode, and a 16-bit PNG."""
+
+from typing import List
 
 import numpy as np
 import torch
@@ -28,6 +31,32 @@ def tiny_cnn(num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
         torch.nn.Flatten(),
         torch.nn.Linear(16, num_classes),
     ).eval()
+
+
+class Classifier(torch.nn.Module):
+    """``preprocess`` (a ``DecodeResize``) then ``model`` then softmax: one encoded image (1-D uint8 tensor) ->
+    class probabilities float32 Tensor[1, K]. TorchScript-scriptable when ``model`` is."""
+
+    def __init__(self, preprocess: torch.nn.Module, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.preprocess = preprocess
+        self.model = model
+
+    def forward(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
+
+
+class BatchClassifier(torch.nn.Module):
+    """As :class:`Classifier` for a list of N encoded images (with a ``BatchDecode``) -> Tensor[N, K] (TorchScript
+    needs the argument's type in the signature, hence a second class)."""
+
+    def __init__(self, preprocess: torch.nn.Module, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.preprocess = preprocess
+        self.model = model
+
+    def forward(self, data: List[torch.Tensor]) -> torch.Tensor:
+        return torch.softmax(self.model(self.preprocess(data)), dim=1)
 
 
 class DecodeUnchanged(torch.nn.Module):

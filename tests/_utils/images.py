@@ -19,6 +19,9 @@ import torch
 from PIL import Image
 
 Pixels = np.ndarray | Image.Image
+# ImageNet's normalisation (per RGB channel, of values in [0, 1]): spdl_torch.deploy's modules' default
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 def rng_of(seed: int | np.random.Generator) -> np.random.Generator:

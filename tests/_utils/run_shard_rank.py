@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 
 import spdl_torch
-from spdl_torch.datasets import TarShardDataset, merge_states
+from spdl_torch.datasets import TarShardDataset
 
 
 def _indices(batch):
@@ -39,7 +39,7 @@ def main(index: str, out_dir: str) -> None:
     states = [None] * dist.get_world_size()
     dist.all_gather_object(states, state)
     out = {"rank": rank, "world": dist.get_world_size(), "seen": seen, "batches": batches, "len": len(ds),
-           "consumed": consumed, "merged": merge_states(states) if rank == 0 else None}
+           "consumed": consumed, "merged": TarShardDataset.merge_states(states) if rank == 0 else None}
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump(out, f)
     dist.barrier()

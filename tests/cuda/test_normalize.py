@@ -8,7 +8,7 @@ from torchvision.transforms import v2
 
 from spdl_torch import cuda
 from spdl_torch._build_info import cuda_build
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 

@@ -14,7 +14,7 @@ from spdl_torch.cuda import _transfer
 from spdl_torch.dataloader._finish import DeviceFinish, mark_finish, pending_finish
 
 from tests._utils.fake_cuda import FakeBackend, fake_pinning
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 
 def _batches(n, log=None):

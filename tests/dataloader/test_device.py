@@ -9,7 +9,7 @@ from torchvision.transforms import v2
 import spdl_torch
 
 from tests._utils import images
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 pytestmark = pytest.mark.cuda  # skipped without a CUDA device (tests/conftest.py)
 

@@ -10,7 +10,7 @@ from torchvision.transforms import v2
 
 from spdl_torch import transforms
 from spdl_torch.dataloader._finish import DeviceFinish, pending_finish, run_plan, split_plan
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 from tests._utils import images
 

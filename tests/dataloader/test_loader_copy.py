@@ -26,7 +26,7 @@ from torchvision.transforms import v2
 
 import spdl_torch
 from spdl_torch.datasets import (AudioDataset, FileListDataset, ImageFolder, PipelineDataset, TarShardDataset,
-                                 VideoClipDataset, merge_states, write_shards)
+                                 VideoClipDataset, write_shards)
 from spdl_torch.dataloader._torch import TORCH_DATALOADER
 from spdl_torch.pipeline import PipelineBuilder
 
@@ -566,7 +566,7 @@ def test_tar_shards_copy_with_a_merged_state(shard_index, how):
                                    num_workers=2, collate_fn=_shard_keys)
     it = iter(loader)
     head = [i for _ in range(3) for i in next(it)["__index__"].tolist()]
-    merged = merge_states([loader.state_dict()])
+    merged = TarShardDataset.merge_states([loader.state_dict()])
     del it
     ds = TarShardDataset(shard_index, shuffle_buffer=8, seed=1)
     ds.load_state_dict(merged)

@@ -8,7 +8,7 @@ from torchvision.transforms import v2
 
 from spdl_torch.datasets import ImageFolder, collate
 
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)

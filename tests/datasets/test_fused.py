@@ -19,7 +19,7 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
 from spdl_torch.io import decode_image
 
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
@@ -101,7 +101,7 @@ def test_max_pixels(root, transform, monkeypatch):
     assert ImageFolder(root, transform=transform, max_pixels=0)[0][0].shape[-1] in (32, 50)
     ds = FileListDataset(_paths(root), transform=transform)
     ds[0]
-    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_PIXELS", 100)  # the global default, read at each fetch
+    monkeypatch.setattr(spdl_torch.io.limits, "image_pixels", 100)  # the global default, read at each fetch
     with pytest.raises(DecodeError):
         ds[0]
     FileListDataset(_paths(root), transform=transform, max_pixels=10**6)[0]  # the argument wins
@@ -116,8 +116,8 @@ def test_max_bytes(root, transform, monkeypatch):
         ds[0]
     assert info.value.errno == errno.EFBIG
     FileListDataset([path], transform=transform, max_bytes=size)[0]
-    assert spdl_torch.io.MAX_IMAGE_BYTES == 0
-    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_BYTES", size - 1)
+    assert spdl_torch.io.limits.image_bytes == 0
+    monkeypatch.setattr(spdl_torch.io.limits, "image_bytes", size - 1)
     with pytest.raises(OSError, match=os.path.basename(path)):
         ImageFolder(root, transform=transform)[0]
     with pytest.raises(OSError) as info:  # the one default limit: decode_image of a path reads it too

@@ -12,7 +12,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.datasets import VideoClipDataset, collate
 from spdl_torch.io import decode_video_clips
-from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms import FusedPlan, fuse
 
 from tests._utils import video as vm
 
@@ -49,7 +49,7 @@ def test_train_transform_draws_from_the_sample_seeds(paths):
     assert ds.plan.random and ds.sampling == "random"
     (a, _), (b, _) = ds.__getitems__([1, 3])
     ref = decode_video_clips([paths[1], paths[3]], num_frames_per_clip=3, num_clips=2, height=24, width=24,
-                             geometry="train", hflip_prob=0.5, sampling="random", seeds=sample_seeds(11, 0, [1, 3])).data
+                             geometry="train", hflip_prob=0.5, sampling="random", seeds=FusedPlan.sample_seeds(11, 0, [1, 3])).data
     assert torch.equal(a, ref[0]) and torch.equal(b, ref[1])
     ds.set_epoch(1)
     assert not torch.equal(ds[1][0], a)

@@ -183,8 +183,8 @@ def test_batch_over_max_samples_is_a_value_error_naming_the_size(media, tmp_path
         with pytest.raises(ValueError, match=r"ok\.wav: decodes to more than 15999 samples x 1 channels, so the "
                                              r"batch of 3 padded to it exceeds max_samples = 47999"):
             decode_audio_batch(paths, sample_rate=16000, num_channels=1, max_samples=3 * 16000 - 1, strict=strict)
-    # the default cap is spdl_torch.io.MAX_AUDIO_SAMPLES, read at each call
-    monkeypatch.setattr(spdl_torch.io, "MAX_AUDIO_SAMPLES", 2 * 16000)
+    # the default cap is spdl_torch.io.limits.audio_samples, read at each call
+    monkeypatch.setattr(spdl_torch.io.limits, "audio_samples", 2 * 16000)
     with pytest.raises(ValueError, match="max_samples = 32000"):
         decode_audio_batch([wav] * 3, sample_rate=16000, num_channels=1)
     with pytest.raises(DecodeError, match="exceeds max_samples"):

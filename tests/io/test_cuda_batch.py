@@ -13,7 +13,7 @@ from spdl_torch._build_info import nvjpeg_build
 
 from tests._utils import images
 from tests._utils.images import encode_tensor, noise
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 
 @pytest.mark.parametrize("kwargs, name", [

@@ -310,6 +310,13 @@ def test_torchvision_read_modes_are_accepted():
     assert decode_image(data, mode=TV.GRAY).shape == (1, 8, 8)
     assert decode_image(data, mode=TV.RGB_ALPHA).shape == (4, 8, 8)
     assert decode_image(data, mode=TV.UNCHANGED).shape == (3, 8, 8)
+    for member in TV:  # every torchvision mode is one of the strings, by name (RGB_ALPHA: RGBA)
+        assert torch.equal(decode_image(data, mode=member), decode_image(data, mode=member.name))
+    assert torch.equal(decode_image(data, mode="gray_alpha"), decode_image(data, mode="GRAY_ALPHA"))  # any case
+    assert not hasattr(spdl_torch.io, "ImageReadMode")  # torchvision's enum or the strings, no enum of ours
+    with pytest.raises(ValueError, match=r"mode='BGR' is not supported; expected one of RGB, RGBA, GRAY, "
+                                         r"GRAY_ALPHA, UNCHANGED"):
+        decode_image(data, mode="BGR")
 
 
 def test_fifo_and_special_paths_are_refused_without_blocking(tmp_path):
@@ -338,7 +345,7 @@ def test_setting_max_image_pixels_on_the_package_is_the_default_of_every_call(mo
     Image.new("RGB", (64, 10), (1, 2, 3)).save(buf, format="PNG")  # 64 wide: FFmpeg's own check pads rows
     data = buf.getvalue()
     assert spdl_torch.io.decode_image(data).shape == (3, 10, 64)
-    monkeypatch.setattr(spdl_torch.io, "MAX_IMAGE_PIXELS", 639)  # 640 pixels: one too many
+    monkeypatch.setattr(spdl_torch.io.limits, "image_pixels", 639)  # 640 pixels: one too many
     with pytest.raises(spdl_torch.DecodeError, match="pixel"):
         spdl_torch.io.decode_image(data)
     with pytest.raises(spdl_torch.DecodeError, match="pixel"):

@@ -8,7 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from spdl_torch.io import ImageReadMode, decode_image
+from spdl_torch.io import decode_image
 
 from tests._utils import images
 from tests._utils.corpus import files, params, short_name
@@ -162,7 +162,7 @@ def test_gray_alpha_equals_pillow_la(path, request):
 
 def test_gray_alpha_of_jpeg_is_gray_with_opaque_alpha():
     data = images.encode(images.upsampled_noise(16, 24), "JPEG", quality=90)
-    la = decode_image(data, mode=ImageReadMode.GRAY_ALPHA)
+    la = decode_image(data, mode="GRAY_ALPHA")
     assert la.shape == (2, 16, 24) and la.dtype == torch.uint8
     assert torch.equal(la[:1], decode_image(data, mode="GRAY"))
     assert bool((la[1] == 255).all())

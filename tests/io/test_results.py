@@ -97,12 +97,15 @@ def test_audio_batch_fields(wav):
 def test_result_types_are_frozen_dataclasses_with_data():
     import dataclasses
 
+    from spdl_torch.transforms._augment_program import AugmentOp
+    from spdl_torch.transforms._sample_geometry import SampleGeometry
+
     for name in ("ImageBatch", "VideoClips", "AudioSamples", "AudioBatch", "VideoFrames"):
         cls = getattr(spdl_torch.io, name)
         assert name in spdl_torch.io.__all__ and dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
         assert dataclasses.fields(cls)[0].name == "data"
     for cls in (spdl_torch.io.VideoStreamMetadata, spdl_torch.io.AudioStreamMetadata,
-                spdl_torch.transforms.SampleGeometry, spdl_torch.transforms.AugmentOp, spdl_torch.datasets.Waveform):
+                SampleGeometry, AugmentOp, spdl_torch.datasets.Waveform):
         assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
     assert spdl_torch.__version__ == "0.2.0"
 

@@ -222,7 +222,7 @@ def test_a_header_declaring_a_picture_ffmpeg_refuses_names_the_size_and_the_limi
     cli = subprocess.run([vm.FFMPEG, "-v", "error", "-i", str(path), "-f", "null", "-"], capture_output=True, text=True)
     assert cli.returncode != 0 and "Picture size 40000x30000 is invalid" in cli.stderr
     ours = (rf"^{re.escape(str(path))}: video: image of 40000x30000 = 1200000000 pixels exceeds the limit of "
-            rf"{spdl_torch.io.MAX_IMAGE_PIXELS} pixels \(max_pixels\)$")
+            rf"{spdl_torch.io.limits.image_pixels} pixels \(max_pixels\)$")
     with pytest.raises(spdl_torch.DecodeError, match=ours):
         decode_video_frames(path, indices=[0])
     with pytest.raises(spdl_torch.DecodeError, match=ours):
@@ -355,13 +355,13 @@ def test_output_over_max_output_bytes_is_refused_up_front(monkeypatch):
     assert exact.data.shape == (2, 3, 120, 160)
     with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: decode_video_frames: the output, 3 frames of 3x120x160 uint8, "
                                          r"is 172800 bytes \(0\.0 GiB\), over max_output_bytes = 172799 "
-                                         r"\(raise it per call, or spdl_torch\.io\.MAX_VIDEO_OUTPUT_BYTES"):
+                                         r"\(raise it per call, or spdl_torch\.io\.limits\.video_output_bytes"):
         decode_video_frames(path, indices=[0, 1, 2], max_output_bytes=172799)
     # a header's huge frame size times many indices: refused before the index is read or anything allocated
     with pytest.raises(ValueError, match=r"the output, 4096 frames of 3x120x160 uint8, is 235929600 bytes"):
         decode_video_frames(path, indices=[10 ** 6] * 4096, max_output_bytes=10 ** 8)
     assert decode_video_frames(path, indices=[0], max_output_bytes=0).data.shape[0] == 1
-    monkeypatch.setattr(spdl_torch.io, "MAX_VIDEO_OUTPUT_BYTES", 57600)
+    monkeypatch.setattr(spdl_torch.io.limits, "video_output_bytes", 57600)
     decode_video_frames(path, indices=[0])
     with pytest.raises(ValueError, match="over max_output_bytes = 57600"):
         decode_video_frames(path, indices=[0, 1])

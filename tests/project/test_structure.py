@@ -349,3 +349,79 @@ def test_the_mirror_check_on_a_small_tree(tmp_path):
         "tests/test_error.py: names no module or package of spdl_torch/",
         "tests/widgets/test_widgets.py: spdl_torch/widgets is no package",
     ]
+
+
+# ---------------------------------------------------------------------------------------------- the public names
+
+README = PACKAGE / "README.md"
+# The bound on the public surface: every name is one more a user must learn and the project must keep
+MAX_PUBLIC_NAMES = 60
+
+
+def _public_modules(package: Path = PACKAGE) -> list[str]:
+    """The modules a user imports (no ``_`` component below the package: ``spdl_torch``, its namespaces,
+    ``spdl_torch.datasets.shards``, ``spdl_torch.deploy``, ...), sorted."""
+    names = {_module_name(p, package.parent) for p in package.rglob("*.py")}
+    return sorted(n for n in names if not any(part.startswith("_") for part in n.split(".")))
+
+
+def _exports() -> dict[str, list[str]]:
+    """Public module -> its ``__all__`` minus the submodules it lists (``spdl_torch.__all__`` names its
+    namespaces), each module imported."""
+    import importlib
+    import types
+
+    out = {}
+    for name in _public_modules():
+        module = importlib.import_module(name)
+        assert hasattr(module, "__all__"), f"{name} has no __all__"
+        out[name] = [n for n in module.__all__ if not isinstance(getattr(module, n, None), types.ModuleType)]
+    return out
+
+
+def _readme_table(text: str) -> dict[str, list[str]]:
+    """namespace -> the backquoted names of its row in the table under "## The public names"."""
+    section = text.split("## The public names", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and re.fullmatch(r"`[\w.]+`", cells[0]):
+            rows[cells[0].strip("`")] = re.findall(r"`(\w+)`", cells[1])
+    return rows
+
+
+def test_public_modules_are_the_namespaces():
+    assert _public_modules() == ["spdl_torch", "spdl_torch.cuda", "spdl_torch.dataloader", "spdl_torch.datasets",
+                                 "spdl_torch.datasets.shards", "spdl_torch.deploy", "spdl_torch.distributed",
+                                 "spdl_torch.io", "spdl_torch.pipeline", "spdl_torch.transforms"]
+
+
+def test_every_public_name_imports_and_is_exported_from_one_place():
+    import importlib
+
+    where: dict[str, list[str]] = {}
+    for module, names in _exports().items():
+        assert len(names) == len(set(names)), f"{module}.__all__ lists a name twice"
+        for n in names:
+            assert hasattr(importlib.import_module(module), n), f"{module}.__all__ lists {n}, which is not there"
+            exec(f"from {module} import {n}", {})  # the import a user writes
+            where.setdefault(n, []).append(module)
+    twice = {n: ms for n, ms in where.items() if len(ms) > 1}
+    assert twice == {}, f"names exported from more than one place: {twice}"
+    assert len(where) <= MAX_PUBLIC_NAMES, f"{len(where)} public names (at most {MAX_PUBLIC_NAMES}): {sorted(where)}"
+
+
+def test_the_readme_table_lists_exactly_the_exports():
+    table, exports = _readme_table(README.read_text()), _exports()
+    assert sorted(table) == sorted(exports), "spdl_torch/README.md's namespaces differ from the public modules"
+    for module, names in exports.items():
+        assert sorted(table[module]) == sorted(names), (
+            f"spdl_torch/README.md's row of {module}: missing {sorted(set(names) - set(table[module]))}, "
+            f"not exported {sorted(set(table[module]) - set(names))}")
+        assert len(table[module]) == len(set(table[module])), f"spdl_torch/README.md's row of {module} repeats a name"
+
+
+def test_the_readme_table_reader_on_a_small_table():
+    text = ("# x\n\n## The public names\n\n| namespace | names |\n|---|---|\n| `pkg` | `A`, `b` |\n"
+            "| `pkg.io` | images: `decode`, `Mode`; limits: `limits` |\n\n## The modules\n\n| `pkg.other` | `X` |\n")
+    assert _readme_table(text) == {"pkg": ["A", "b"], "pkg.io": ["decode", "Mode", "limits"]}

@@ -25,7 +25,7 @@ from spdl_torch.transforms import _augment_codes as codes
 
 from tests._utils import images
 from tests._utils.augment import program_rows
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 _REPO = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from torchvision.transforms import v2
 from tests._utils.images import psnr, smooth_jpegs
 from spdl_torch.io import decode_image, read_file
 from spdl_torch.transforms import fuse
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 EVAL = v2.Compose([v2.Resize(40), v2.CenterCrop(32), v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])

@@ -12,11 +12,11 @@ from torchvision.transforms.v2 import functional as F
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import FileListDataset, collate
-from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms import FusedPlan, fuse
 from spdl_torch.transforms._fuse import analyse
 
 from tests._utils import images
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = IMAGENET_MEAN, IMAGENET_STD
 BILINEAR = v2.InterpolationMode.BILINEAR
@@ -104,7 +104,7 @@ def test_colour_and_geometry_augmentations_fuse():
     plan = fuse(t)
     assert plan.rest is None, plan
     assert plan.augment.max_rows == 4 + 10 and plan.augment.eraser is not None
-    seeds = sample_seeds(0, 0, range(64))
+    seeds = FusedPlan.sample_seeds(0, 0, range(64))
     built = plan.augment.build(seeds)
     for k, seed in enumerate(seeds.tolist()):
         ops = plan.sample_augmentation(seed)
@@ -155,7 +155,7 @@ def test_fused_preset_equals_torchvision_ops_end_to_end(paths, policy):
     got = collate(ds.__getitems__(range(len(paths))))[0]
     assert got.shape == (len(paths), 3, 48, 48) and got.dtype == torch.float32
     plan = ds.plan
-    seeds = sample_seeds(11, 0, range(len(paths)))
+    seeds = FusedPlan.sample_seeds(11, 0, range(len(paths)))
     geometry = {k: v for k, v in plan.op_kwargs.items() if k not in ("dtype", "mean", "std")}
     crops = _real_decode(paths, seeds, geometry)  # the same crops and flips, uint8
     t = preset.transforms[3]
@@ -244,7 +244,7 @@ def test_augmix_fuses_and_equals_the_reference_end_to_end(paths, tmp_path, form,
     got = collate(ds.__getitems__(range(n)))[0]
     assert got.shape == (n, 3, 64, 64)
     plan = ds.plan
-    seeds = sample_seeds(21, 0, range(n))
+    seeds = FusedPlan.sample_seeds(21, 0, range(n))
     geometry = {k: v for k, v in plan.op_kwargs.items() if k not in ("dtype", "mean", "std")}
     crops = _real_decode(files, seeds, geometry)
     built = plan.augment.build(seeds)["augment"]
@@ -270,7 +270,7 @@ def test_augmix_fuses_and_equals_the_reference_end_to_end(paths, tmp_path, form,
     again = (ImageFolder(tmp_path, transform=t, seed=21, require_fused=True) if dataset == "folder"
              else FileListDataset(files, transform=t, seed=21, require_fused=True))
     assert torch.equal(collate(again.__getitems__(range(n)))[0], got)
-    assert not torch.equal(plan.augment.build(sample_seeds(22, 0, range(n)))["augment"], built)
+    assert not torch.equal(plan.augment.build(FusedPlan.sample_seeds(22, 0, range(n)))["augment"], built)
 
 
 def test_augmix_does_not_depend_on_the_thread_count(paths):

@@ -14,12 +14,12 @@ import torchvision.transforms.functional as F1
 from PIL import Image
 
 from spdl_torch.datasets import FileListDataset, ImageFolder, collate
-from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms import FusedPlan, fuse
 from spdl_torch.transforms._fuse import input_kind
 from tests._utils.images import psnr
 from tests._utils import corpus
 from tests._utils.images import train_box
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 MIN_PSNR = 38.0
@@ -150,7 +150,7 @@ def test_train_geometry_follows_the_rrc_rule(photo_tree):
     ref = torchvision.datasets.ImageFolder(photo_tree)  # PIL images
     idx = list(range(0, len(ours), 2))
     batch = collate(ours.__getitems__(idx))[0]
-    seeds = sample_seeds(ours.seed, ours.epoch, idx).tolist()
+    seeds = FusedPlan.sample_seeds(ours.seed, ours.epoch, idx).tolist()
     worst = math.inf
     for k, (i, s) in enumerate(zip(idx, seeds)):
         img = ref[i][0]

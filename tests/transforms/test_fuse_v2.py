@@ -10,7 +10,7 @@ from torchvision.transforms import v2
 from tests._utils.images import psnr, transform_each
 from spdl_torch.io import read_file
 from spdl_torch.transforms import fuse
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 F32 = v2.ToDtype(torch.float32, scale=True)

@@ -24,7 +24,7 @@ from spdl_torch.transforms._fuse import analyse
 
 from tests._utils.images import psnr, smooth_jpegs
 from tests._utils import corpus
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)
 NEAREST, NEAREST_EXACT = v2.InterpolationMode.NEAREST, v2.InterpolationMode.NEAREST_EXACT

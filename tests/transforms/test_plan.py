@@ -12,7 +12,7 @@ from spdl_torch.io import decode_image
 from spdl_torch.transforms import fuse
 
 from tests._utils.images import psnr, transform_each
-from spdl_torch.deploy import IMAGENET_MEAN, IMAGENET_STD
+from tests._utils.images import IMAGENET_MEAN, IMAGENET_STD
 
 
 MEAN, STD = list(IMAGENET_MEAN), list(IMAGENET_STD)

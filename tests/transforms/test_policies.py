@@ -16,7 +16,7 @@ import torchvision.transforms.autoaugment as autoaugment_v1
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
-from spdl_torch.transforms import _augment_codes as codes, _augment_program as P, sample_seeds
+from spdl_torch.transforms import FusedPlan, _augment_codes as codes, _augment_program as P
 from spdl_torch.transforms._augment_program import AugmentOp
 from spdl_torch.transforms._policies import _policy_op, match_augment, match_erasing
 
@@ -25,7 +25,7 @@ from tests._utils.stats import chi2_sf, fit_p, homogeneity_p, ks_p
 
 N = 20_000
 H, W = 56, 72
-SEEDS = sample_seeds(1234, 0, range(N)).tolist()
+SEEDS = FusedPlan.sample_seeds(1234, 0, range(N)).tolist()
 
 
 def ours(t, key, h=H, w=W, n=N):
@@ -174,7 +174,7 @@ def test_one_magnitude_bin_fuses_with_torchvision_ops(v1, tmp_path):
         t = T.Compose([T.CenterCrop(32), aug] + ([T.PILToTensor()] if v1 else []))
         ds = FileListDataset([str(path)] * 64, transform=t, seed=1, require_fused=True)
         good, refused = [], []
-        for i, s in enumerate(sample_seeds(ds.seed, 0, range(64)).tolist()):
+        for i, s in enumerate(FusedPlan.sample_seeds(ds.seed, 0, range(64)).tolist()):
             try:
                 ops = ds.plan.sample_augmentation(s)  # (a PIL image's geometric op: fill and low rows first)
                 good.append((i, [op for op in ops if op.op not in ("fill", "pil_affine_low")][0]))
@@ -703,7 +703,7 @@ def test_programs_repeat_and_do_not_depend_on_threads():
                 (v2.RandAugment(), v2.ColorJitter(0.4, 0.4, 0.4, 0.1), v2.RandomApply([v2.GaussianBlur(9)], p=0.5))]
     eraser = match_erasing(v2.RandomErasing(0.25), 3)[0]
     prog = P.AugmentProgram(samplers, eraser, 176, 176)
-    seeds = sample_seeds(7, 3, range(512))
+    seeds = FusedPlan.sample_seeds(7, 3, range(512))
     whole = prog.build(seeds)
     assert whole["augment"].shape == (512, 2 + 4 + 1, 8) and whole["erase"].shape == (512, 8)
     assert torch.equal(prog.build(seeds)["augment"], whole["augment"])
@@ -713,7 +713,7 @@ def test_programs_repeat_and_do_not_depend_on_threads():
         assert torch.equal(parts[k]["augment"], whole["augment"][k::4])
         assert torch.equal(parts[k]["erase"], whole["erase"][k::4])
     # other epochs draw other programs; erasing happens about a quarter of the time
-    assert not torch.equal(prog.build(sample_seeds(7, 4, range(512)))["augment"], whole["augment"])
+    assert not torch.equal(prog.build(FusedPlan.sample_seeds(7, 4, range(512)))["augment"], whole["augment"])
     assert 0.15 < (whole["erase"][:, 0] > 0).float().mean().item() < 0.35
 
 

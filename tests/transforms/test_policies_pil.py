@@ -20,7 +20,7 @@ from torchvision.transforms.v2 import functional as F2
 
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import _augment_program as P
-from spdl_torch.transforms import fuse, sample_seeds
+from spdl_torch.transforms import FusedPlan, fuse
 from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._policies import match_augment
 
@@ -238,7 +238,7 @@ def test_v1_pipeline_on_pil_equals_torchvision_end_to_end(tmp_path):
     got = collate(ds.__getitems__(range(len(paths))))[0]
     assert got.shape == (6, 3, 48, 48) and got.dtype == torch.uint8
     plan = ds.plan
-    seeds = sample_seeds(3, 0, range(len(paths)))
+    seeds = FusedPlan.sample_seeds(3, 0, range(len(paths)))
     geometry = {k: v for k, v in plan.op_kwargs.items() if k not in ("dtype", "mean", "std")}
     crops = decode_images(paths, seeds=seeds, **geometry).data
     for k, seed in enumerate(seeds.tolist()):

@@ -103,13 +103,13 @@ def test_timm_random_draws_match_ours():
 
     from spdl_torch.transforms._sample_geometry import sample_geometry
     from spdl_torch.transforms import _augment_program as P
-    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms import FusedPlan
     from spdl_torch.transforms._timm import translate
 
     from tests._utils.stats import homogeneity_p
 
     n, h, w = 20_000, 40, 52
-    seeds = sample_seeds(77, 0, range(n)).tolist()
+    seeds = FusedPlan.sample_seeds(77, 0, range(n)).tolist()
     erase = RandomErasing(probability=0.5, mode="const", device="cpu")
     random.seed(0)
     theirs = collections.Counter()
@@ -141,14 +141,14 @@ def test_random_interpolation_draws_a_filter_per_sample(paths, tmp_path):
 
     from spdl_torch import DecodeError
     from spdl_torch.io import decode_images
-    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms import FusedPlan
     from spdl_torch.transforms._augment_program import interpolation_choice
 
     rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(40, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
                       interpolation=(InterpolationMode.BILINEAR, InterpolationMode.BICUBIC))
     plan = fuse(T1.Compose([rrc, timm_stand_in("MaybeToTensor")]))
     srcs = paths * 4
-    seeds = sample_seeds(3, 0, range(len(srcs)))
+    seeds = FusedPlan.sample_seeds(3, 0, range(len(srcs)))
     got = plan(srcs, seeds)
     kw = {k: v for k, v in plan.op_kwargs.items() if k not in ("geometry", "interpolation")}
     picks = [interpolation_choice(s, 2) for s in seeds.tolist()]

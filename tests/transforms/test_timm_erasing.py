@@ -31,7 +31,7 @@ def test_timm_erasing_count_and_colour_draws_match_timms():
     from timm.data import random_erasing as timm_re
 
     from spdl_torch.transforms import _augment_program as P
-    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms import FusedPlan
     from spdl_torch.transforms._timm import translate
 
     from tests._utils.stats import homogeneity_p
@@ -58,7 +58,7 @@ def test_timm_erasing_count_and_colour_draws_match_timms():
         timm_re._get_pixels = real
     sampler, _ = translate(erase)[0].sampler(3)
     mine_boxes, mine_colours = [], []
-    for s in sample_seeds(5, 0, range(n)).tolist():
+    for s in FusedPlan.sample_seeds(5, 0, range(n)).tolist():
         ops = sampler.draw(P.Rng(s), h, w)
         mine_boxes.append([(int(op.args[3]), int(op.args[4])) for op in ops])
         mine_colours.append([op.args[5] for op in ops])
@@ -85,7 +85,7 @@ def test_timm_erasing_values_timm_runs_draw_as_timm(kw):
 
     timm_re = pytest.importorskip("timm.data.random_erasing")
     from spdl_torch.transforms import _augment_program as P
-    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms import FusedPlan
     from spdl_torch.transforms._timm import translate
 
     from tests._utils.stats import homogeneity_p
@@ -109,7 +109,7 @@ def test_timm_erasing_values_timm_runs_draw_as_timm(kw):
         timm_re._get_pixels = real
     sampler, _ = translate(erase)[0].sampler(3)
     mine = [[(int(op.args[3]) // 4, int(op.args[4]) // 4) for op in sampler.draw(P.Rng(s), h, w)]
-            for s in sample_seeds(5, 0, range(n)).tolist()]
+            for s in FusedPlan.sample_seeds(5, 0, range(n)).tolist()]
     theirs = [[(bh // 4, bw // 4) for bh, bw in b] for b in boxes]
     a, b = collections.Counter(map(tuple, mine)), collections.Counter(map(tuple, theirs))
     if len(a) == len(b) == 1:  # one outcome (never erased): the same one
@@ -124,13 +124,13 @@ def test_timm_erasing_is_written_by_the_op(paths):
     import torchvision.transforms as T1
     import torchvision.transforms.v2.functional as F
 
-    from spdl_torch.transforms import sample_seeds
+    from spdl_torch.transforms import FusedPlan
 
     rrc = timm_stand_in("RandomResizedCropAndInterpolation", size=(48, 40), scale=(0.3, 1.0), ratio=(0.75, 1.33),
                       interpolation=InterpolationMode.BILINEAR)
     head = [rrc, timm_stand_in("MaybeToTensor"), T1.Normalize(torch.tensor([0.5] * 3), torch.tensor([0.25] * 3))]
     srcs = paths * 6
-    seeds = sample_seeds(11, 0, range(len(srcs)))
+    seeds = FusedPlan.sample_seeds(11, 0, range(len(srcs)))
     plain = fuse(T1.Compose(head))(srcs, seeds)
     for mode in ("const", "rand", "pixel"):
         erase = timm_stand_in("RandomErasing", probability=0.8, min_area=0.02, max_area=0.4,

@@ -15,7 +15,7 @@ from PIL import Image
 
 from spdl_torch.datasets import FileListDataset, collate
 from spdl_torch.transforms import _augment_program as P
-from spdl_torch.transforms import sample_seeds
+from spdl_torch.transforms import FusedPlan
 from spdl_torch.transforms._fuse import analyse
 from spdl_torch.transforms._pil_rows import rotate_matrix
 from spdl_torch.transforms._timm_policies import _Op, timm_sampler
@@ -208,7 +208,7 @@ def our_draws(aa, monkeypatch, n=N):
         return out
 
     monkeypatch.setattr(_Op, "draw", draw)
-    for s in sample_seeds(2024, 0, range(n)).tolist():
+    for s in FusedPlan.sample_seeds(2024, 0, range(n)).tolist():
         calls.append([])
         ops = sampler.draw(P.Rng(s), H, W)
         if ops and ops[0].op == "mix_begin":
@@ -319,7 +319,7 @@ def test_batch_equals_reference_on_the_crops(paths, config, interpolation):
     got = collate(ds.__getitems__(range(len(ds))))[0]
     assert got.shape == (len(ds), 3, size, size) and got.dtype == torch.float32
     plan = ds.plan
-    seeds = sample_seeds(11, 0, range(len(ds)))
+    seeds = FusedPlan.sample_seeds(11, 0, range(len(ds)))
     crops = _uint8_crops(paths * 2, plan, seeds)
     rows = plan.augment.build(seeds)["augment"]
     mean = torch.tensor(plan.op_kwargs["mean"]).view(3, 1, 1)

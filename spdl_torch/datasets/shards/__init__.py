@@ -1,9 +1,9 @@
 """Tar (WebDataset) shards: what :class:`spdl_torch.datasets.TarShardDataset` (local or ``http(s)://``),
-:func:`spdl_torch.datasets.write_shards` and :func:`spdl_torch.datasets.merge_states` use, and the extras a user
-passes them: member decoders (:data:`DEFAULT_DECODERS`; :class:`BatchDecoder`, one native call per batch:
-:class:`AudioBatchDecoder`, :class:`VideoClipBatchDecoder`) and remote reads (:class:`HttpFetch`,
-:class:`RetryPolicy`; any ``async def fetch(url, start, stop) -> bytes`` raising :class:`FetchStatusError` /
-:class:`TransientFetchError`).
+:func:`spdl_torch.datasets.write_shards` and :meth:`spdl_torch.datasets.TarShardDataset.merge_states` use, and the extras a user
+passes them: member decoders (merged over the defaults of ``cls``, ``txt``, ``json``; :class:`BatchDecoder`, one
+native call per batch: :class:`AudioBatchDecoder`, :class:`VideoClipBatchDecoder`) and remote reads
+(:class:`HttpFetch`, :class:`RetryPolicy`; any ``async def fetch(url, start, stop) -> bytes`` raising
+:class:`FetchStatusError` for a status, ``ConnectionError`` or ``TimeoutError`` for what a retry may fix).
 
 Modules, one noun each: ``_dataset`` (the dataset, its state), ``_order`` (global order, split over ranks and
 workers), ``_stream`` (sources, one unit's reader and its read-ahead thread), ``_tar`` (tarfile reader, samples by
@@ -12,8 +12,7 @@ untrusted input), ``_members`` (member -> decoder mapping, batch decoders, fused
 (range fetch, retries, streams, ``HttpFetch``, the local cache), ``_write`` (``write_shards``).
 """
 
-from ._members import DEFAULT_DECODERS, AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
-from ._remote import FetchStatusError, HttpFetch, RetryPolicy, TransientFetchError
+from ._members import AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
+from ._remote import FetchStatusError, HttpFetch, RetryPolicy
 
-__all__ = ["DEFAULT_DECODERS", "AudioBatchDecoder", "BatchDecoder", "FetchStatusError", "HttpFetch", "RetryPolicy",
-           "TransientFetchError", "VideoClipBatchDecoder"]
+__all__ = ["AudioBatchDecoder", "BatchDecoder", "FetchStatusError", "HttpFetch", "RetryPolicy", "VideoClipBatchDecoder"]

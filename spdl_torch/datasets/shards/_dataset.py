@@ -19,7 +19,7 @@ from ._order import Layout, Split, intervals_len, normalize, subtract, take
 from ._remote import FetchFn, RetryPolicy
 from ._stream import ShardSet, unit_samples
 
-__all__ = ["STATE_FORMAT", "TarShardDataset", "merge_states"]
+__all__ = ["STATE_FORMAT", "TarShardDataset"]
 
 STATE_FORMAT = "spdl_torch.TarShardDataset/1"
 MERGED_FORMAT = "spdl_torch.TarShardDataset.merged/1"
@@ -62,15 +62,18 @@ class TarShardDataset(IterableDataset):
             ``WORLD_SIZE``, else ``(0, 1)``).
         drop_last: ranks get ``len // world_size`` samples (the tail dropped) instead of ``ceil(len /
             world_size)`` (padded by repeating from the start), as ``DistributedSampler``.
-        decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``; default
-            :data:`~spdl_torch.datasets.shards.DEFAULT_DECODERS` (``cls``, ``txt``, ``json``); a dict given
-            replaces them (merge: ``{**DEFAULT_DECODERS, ...}``); other members stay uint8 tensors (views of
-            their read buffers). A :class:`~spdl_torch.datasets.shards.BatchDecoder`
-            decodes its member of ``batch_size`` samples in one native call: audio
-            (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
+        decoders: dict mode: ``{ext: callable(uint8 Tensor[num_bytes]) -> value}``, merged over the default
+            decoders: ``cls`` -> int (``int(text.strip())``), ``txt`` -> str (UTF-8), ``json`` -> the parsed
+            value (``json.loads``). A key adds a decoder or replaces the default of its extension; a value
+            ``None`` drops that default (``{"cls": None, "txt": None, "json": None}``: no member decoded);
+            other members stay uint8 tensors (views of their read buffers). A
+            :class:`~spdl_torch.datasets.shards.BatchDecoder` decodes its member of ``batch_size`` samples in
+            one native call: audio (:class:`~spdl_torch.datasets.shards.AudioBatchDecoder`, values
             :class:`~spdl_torch.datasets.Waveform`) and video clips
-            (:class:`~spdl_torch.datasets.shards.VideoClipBatchDecoder`), e.g. ``decoders={**DEFAULT_DECODERS,
-            "flac": AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}``.
+            (:class:`~spdl_torch.datasets.shards.VideoClipBatchDecoder`), e.g. ``decoders={"flac":
+            AudioBatchDecoder(sample_rate=16000, duration=2.0, random_crop=True)}`` (``cls``, ``txt`` and
+            ``json`` still decoded). A value that is neither a callable, a ``BatchDecoder`` nor ``None`` raises
+            ``TypeError``.
         image_exts, label_ext: which members image mode reads (``label_ext=None``: label ``None``).
         on_error: ``"raise"``: a damaged member or shard raises :class:`spdl_torch.DecodeError` naming the
             shard, the key and the member (a shard that cannot be read at all, missing or unreachable, raises
@@ -103,7 +106,7 @@ class TarShardDataset(IterableDataset):
 
     Resume: ``spdl_torch.DataLoader.state_dict()`` holds each worker's :meth:`state_dict` (a few integers);
     ``load_state_dict`` of the loader resumes the same split exactly (same samples, order, augmentations).
-    For another world size or thread count, combine every rank's loader state with :func:`merge_states` and
+    For another world size or thread count, combine every rank's loader state with :meth:`merge_states` and
     call :meth:`load_state_dict` of a new dataset with it: every sample of the epoch not consumed is delivered
     exactly once (plus padding repeats when the remainder does not divide evenly, as ``DistributedSampler``),
     the remainder keeping its global order and split anew. The remainder is delivered once, by the first
@@ -120,6 +123,8 @@ class TarShardDataset(IterableDataset):
         ValueError: bad arguments; no shard; an index of another format, with a bad entry, one naming a file
             outside its directory or URL, or longer than its bound; a prefix without an index or shards, an
             ``http(s)://`` prefix (a web server cannot be listed).
+        TypeError: ``decoders`` is not a mapping, or holds a value that is neither a callable, a ``BatchDecoder``
+            nor ``None``.
         ImportError: an object URL without obstore installed (the message names the ``cloud`` extra).
         OSError, spdl_torch.DecodeError: a shard cannot be read while counting its samples; the index or a
             prefix cannot be read (a missing bucket or object, denied access: the URL, the status and the
@@ -133,7 +138,7 @@ class TarShardDataset(IterableDataset):
     def __init__(self, sources: Any, *, transform: Callable | None = None, target_transform: Callable | None = None,
                  batch_size: int = 32, shuffle: bool = True, shuffle_buffer: int = 1000, seed: int = 0,
                  rank: int | None = None, world_size: int | None = None, drop_last: bool = False,
-                 decoders: Mapping[str, Callable] | None = None, image_exts: Sequence[str] = IMAGE_EXTS,
+                 decoders: Mapping[str, Callable | None] | None = None, image_exts: Sequence[str] = IMAGE_EXTS,
                  label_ext: str | None = "cls", on_error: str = "raise", fetch: FetchFn | None = None,
                  retry: RetryPolicy | None = None, max_concurrency: int = 16, chunk_size: int = 4 << 20,
                  read_ahead: int = 4, cache_dir: str | os.PathLike | None = None, cache_bytes: int = 0,
@@ -335,11 +340,11 @@ class TarShardDataset(IterableDataset):
                 raise ValueError(
                     f"TarShardDataset.load_state_dict: the state has {k}={state.get(k)!r:.100}, this worker has "
                     f"{mine[k]!r:.100}: a state resumes only the same split; for another world size or number of "
-                    "workers, load merge_states(all ranks' states) into a new dataset")
+                    "workers, load TarShardDataset.merge_states(all ranks' states) into a new dataset")
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Loads a worker's :meth:`state_dict` (the loader does, per worker, before its ``iter()``) or a
-        :func:`merge_states` result (before the loader is created: the saved epoch's remaining samples, split
+        :meth:`merge_states` result (before the loader is created: the saved epoch's remaining samples, split
         for this dataset's ranks and the loader's workers).
 
         Raises:
@@ -360,27 +365,32 @@ class TarShardDataset(IterableDataset):
         self._resume.update(merged=dict(state), offset=None, first=None, served=False, owner=id(self),
                             iterated_by=None)
 
+    @staticmethod
+    def merge_states(states: Sequence[Any]) -> dict[str, Any]:
+        """One state for a resume with another world size or number of workers: the samples of the epoch that
+        no worker of any rank has consumed (``ds.load_state_dict(TarShardDataset.merge_states(states))``).
+
+        Args:
+            states: every rank's ``spdl_torch.DataLoader.state_dict()`` (or :meth:`state_dict` of the workers); a
+                worker missing from them has consumed nothing.
+
+        Returns:
+            ``{"format", "seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "remaining"}`` where
+            ``remaining`` lists G's positions not consumed, as ``[start, stop)`` intervals in G's order.
+
+        Raises:
+            ValueError: no worker state; states of different epochs, splits or datasets.
+        """
+        return _merge_states(states)
+
 
 def _describe(decoder: Any) -> str:
     name = getattr(decoder, "__name__", None)
     return name if isinstance(name, str) else repr(decoder)
 
 
-def merge_states(states: Sequence[Any]) -> dict[str, Any]:
-    """One state for a resume with another world size or number of workers: the samples of the epoch that no
-    worker of any rank has consumed.
-
-    Args:
-        states: every rank's ``spdl_torch.DataLoader.state_dict()`` (or :meth:`TarShardDataset.state_dict` of
-            the workers); a worker missing from them has consumed nothing.
-
-    Returns:
-        ``{"format", "seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "remaining"}`` where
-        ``remaining`` lists G's positions not consumed, as ``[start, stop)`` intervals in G's order.
-
-    Raises:
-        ValueError: no worker state; states of different epochs, splits or datasets.
-    """
+def _merge_states(states: Sequence[Any]) -> dict[str, Any]:
+    """:meth:`TarShardDataset.merge_states`."""
     units = []
     for s in states:
         if isinstance(s, dict) and s.get("format") == STATE_FORMAT:
@@ -388,16 +398,16 @@ def merge_states(states: Sequence[Any]) -> dict[str, Any]:
         elif isinstance(s, dict) and "iter_states" in s:
             units.extend(v for v in (s["iter_states"] or {}).values() if isinstance(v, dict))
         else:
-            raise ValueError(f"merge_states: not a DataLoader or TarShardDataset state: {s!r:.200}")
+            raise ValueError(f"TarShardDataset.merge_states: not a DataLoader or TarShardDataset state: {s!r:.200}")
     if not units:
-        raise ValueError("merge_states: no worker state (nothing was consumed: start the epoch afresh)")
+        raise ValueError("TarShardDataset.merge_states: no worker state (nothing was consumed: start the epoch afresh)")
     ref = units[0]
     same = ("seed", "epoch", "num_samples", "shuffle", "shuffle_buffer", "drop_last", "world_size", "num_workers", "base")
     consumed = []
     for u in units:
         for k in same:
             if u[k] != ref[k]:
-                raise ValueError(f"merge_states: states differ in {k} ({u[k]!r:.80} vs {ref[k]!r:.80})")
+                raise ValueError(f"TarShardDataset.merge_states: states differ in {k} ({u[k]!r:.80} vs {ref[k]!r:.80})")
         split = Split(u["world_size"], u["rank"], u["num_workers"], u["worker"], u["drop_last"])
         base = [tuple(iv) for iv in u["base"]]
         consumed += take(split.part(base), 0, int(u["consumed"]))

@@ -5,7 +5,8 @@
   are decoded by one ``decode_images`` call (images are rows of one batch tensor, see
   :func:`spdl_torch.datasets.collate`), otherwise ``decode_image`` + the transform per sample;
 * dict mode (no transform): ``{"__key__", "__shard__", "__index__", <ext>: value}`` where value is
-  ``decoders[ext](tensor)`` when a decoder is given for ``ext``, else the member's uint8 Tensor[num_bytes].
+  ``decoders[ext](tensor)`` when a decoder is given for ``ext`` (the user's mapping merged over
+  :data:`DEFAULT_DECODERS`: :func:`as_mapping`), else the member's uint8 Tensor[num_bytes].
   A decoder that is a :class:`BatchDecoder` (audio: ``AudioBatchDecoder``, video: ``VideoClipBatchDecoder``)
   gets that member of ``batch_size`` consecutive samples at once, as uint8 tensors (views of the read buffers,
   no copy), with their per-sample seeds ``(seed, epoch, global index)``, and decodes them in one native call;
@@ -26,7 +27,7 @@ from .._collate import register_fused_batch
 from ._tar import Sample
 
 __all__ = ["AudioBatchDecoder", "BatchDecoder", "DEFAULT_DECODERS", "IMAGE_EXTS", "Item", "VideoClipBatchDecoder",
-           "decode_stream"]
+           "as_mapping", "decode_stream"]
 
 IMAGE_EXTS = ("jpg", "jpeg", "png", "webp", "bmp", "gif", "tif", "tiff", "ppm", "pgm", "pbm")
 
@@ -43,7 +44,8 @@ def _json(t: torch.Tensor) -> Any:
     return json.loads(_text(t))
 
 
-#: The decoders of dict mode by default: ``cls`` -> int, ``txt`` -> str, ``json`` -> the parsed value.
+#: The decoders of dict mode by default (``TarShardDataset(decoders=)`` merges the user's over them): ``cls`` ->
+#: int (``int(text.strip())``), ``txt`` -> str (UTF-8), ``json`` -> the parsed value (``json.loads``).
 DEFAULT_DECODERS: dict[str, Callable[[torch.Tensor], Any]] = {"cls": _int, "txt": _text, "json": _json}
 
 SKIPPED = object()  # a sample's value when the error policy skipped it (a decoder may return None itself)
@@ -255,8 +257,26 @@ def _single(ds: Any, c: tuple, on_error: Callable[[BaseException], None]) -> Any
     return ds.transform(image)
 
 
-def as_mapping(decoders: Mapping[str, Callable] | None) -> dict[str, Callable]:
-    return dict(DEFAULT_DECODERS if decoders is None else decoders)
+def as_mapping(decoders: Mapping[str, Callable | None] | None) -> dict[str, Callable]:
+    """The member decoders of dict mode: ``decoders`` merged over :data:`DEFAULT_DECODERS`; a key adds a decoder or
+    replaces the default one of its extension, a value ``None`` drops that extension's decoder (its members stay
+    uint8 tensors).
+
+    Raises:
+        TypeError: ``decoders`` is not a mapping, or one of its values is neither a callable, a
+            :class:`BatchDecoder` nor ``None``.
+    """
+    if decoders is None:
+        decoders = {}
+    if not isinstance(decoders, Mapping):
+        raise TypeError(f"TarShardDataset: decoders: expected a mapping {{ext: decoder or None}}, got "
+                        f"{type(decoders).__name__}")
+    for ext, dec in decoders.items():
+        if dec is not None and not callable(dec) and not isinstance(dec, BatchDecoder):
+            raise TypeError(f"TarShardDataset: decoders[{ext!r}]: expected a callable, a BatchDecoder or None (no "
+                            f"decoder), got {type(dec).__name__}")
+    merged = {**DEFAULT_DECODERS, **decoders}
+    return {ext: dec for ext, dec in merged.items() if dec is not None}
 
 
 class BatchDecoder:

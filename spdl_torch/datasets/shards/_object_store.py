@@ -43,7 +43,7 @@ from queue import Queue
 from typing import Any
 
 from ... import _exit
-from ._remote import FetchStatusError, TransientFetchError
+from ._remote import FetchStatusError, _TransientFetchError, error_kind
 
 __all__ = ["OBJECT_SCHEMES", "ObjectStoreFetch", "ObjectUpload", "is_object_url", "require_obstore", "split_url"]
 
@@ -195,7 +195,7 @@ class _PastEnd(Exception):
 
 def _classify(url: str, e: BaseException) -> BaseException:
     """An obstore error as the fetch contract's: :class:`FetchStatusError` for a status (4xx: not retried; 5xx,
-    408, 429: retried), :class:`TransientFetchError` for a transport failure, :class:`_PastEnd` for 416. The
+    408, 429: retried), a ``ConnectionError`` for a transport failure, :class:`_PastEnd` for 416. The
     message holds the URL, the status and the store's error code and message, nothing else of its answer."""
     from obstore import exceptions as ox
 
@@ -210,7 +210,7 @@ def _classify(url: str, e: BaseException) -> BaseException:
     code = code.group(1) if code else None
     if status is None:
         first = _no_queries(text.split("\n", 1)[0])
-        return TransientFetchError(f"{url}: {type(e).__name__}: {first[:300]}")
+        return _TransientFetchError(f"{url}: {type(e).__name__}: {first[:300]}")
     message = _MESSAGE.search(text)
     reason = _HINTS.get(code) or (message.group(1) if message else "")
     if code is None and status == 404:
@@ -345,7 +345,7 @@ class ObjectStoreFetch:
 
         Raises:
             FetchStatusError: the store answered an error status (the URL, status and error code named).
-            TransientFetchError: a transport failure (retried by the caller).
+            ConnectionError: a transport failure (retried by the caller).
         """
         import obstore
 
@@ -395,7 +395,7 @@ class ObjectStoreFetch:
                     last = e if isinstance(e, (TimeoutError, asyncio.TimeoutError)) else _classify(url, e)
                     if not _retryable(last):
                         break
-            raise OSError(f"TarShardDataset: cannot list {url}: {type(last).__name__}: {last}") from None
+            raise OSError(f"TarShardDataset: cannot list {url}: {error_kind(last)}: {last}") from None
 
         got = _Loop.run(go())
         objects = sorted((o["path"], int(o["size"])) for o in got["objects"])

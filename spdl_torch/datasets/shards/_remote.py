@@ -7,8 +7,8 @@ what a server answers: ``Content-Range``, a 200 to a range request; its aiohttp 
 object URLs (``s3://``, ``gs://``, ``az://``) are read by :class:`._object_store.ObjectStoreFetch`. Any other
 client plugs in as a coroutine function of the same signature; it returns the bytes ``[start, stop)``, fewer only
 at the end of the object, and raises :class:`FetchStatusError` for an HTTP-like status (4xx but 408 and 429: not
-retried; 5xx, 408, 429: retried), ``ConnectionError``, ``TimeoutError`` or :class:`TransientFetchError` for what
-a retry may fix::
+retried; 5xx, 408, 429: retried), ``ConnectionError`` or ``TimeoutError`` (or a subclass: aiohttp's client errors
+too) for what a retry may fix::
 
     async def fetch(url, start, stop):      # e.g. a client of a store obstore does not serve
         return await my_client.read(url, offset=start, length=stop - start)
@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from ... import _exit
 
-__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "ShardCache", "TransientFetchError",
+__all__ = ["FetchStatusError", "HttpFetch", "RemoteStream", "RetryPolicy", "ShardCache", "error_kind",
            "fetch_range", "fetch_range_into"]
 
 FetchFn = Callable[[str, int, int], Awaitable[bytes]]
@@ -53,8 +53,15 @@ class FetchStatusError(OSError):
         self.url, self.status = url, int(status)
 
 
-class TransientFetchError(OSError):
-    """A failure a retry may fix (a short body, a dropped connection)."""
+class _TransientFetchError(ConnectionError):
+    """A failure a retry may fix that no transport raised (a short body, another range than asked): a
+    ``ConnectionError``, as a user's fetch signals one."""
+
+
+def error_kind(e: BaseException | None) -> str:
+    """The name a message gives ``e``'s type: its first public class (``ConnectionError`` for the private
+    transient error)."""
+    return next((c.__name__ for c in type(e).__mro__ if not c.__name__.startswith("_")), type(e).__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +89,7 @@ class RetryPolicy:
 def _retryable(e: BaseException) -> bool:
     if isinstance(e, FetchStatusError):
         return e.status >= 500 or e.status in (408, 429)  # a server error, a request timeout, throttling
-    if isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError, TransientFetchError)):
+    if isinstance(e, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
         return True
     try:
         import aiohttp
@@ -151,11 +158,11 @@ async def _with_retries(attempt: Callable[[], Awaitable[Any]], length: Callable[
             last = e
             continue
         if length(got) > stop - start:
-            last = TransientFetchError(f"{length(got)} bytes for a range of {stop - start}")
+            last = _TransientFetchError(f"{length(got)} bytes for a range of {stop - start}")
             continue
         return got
     raise OSError(f"{url}: bytes {start}-{stop - 1}: failed after {policy.attempts} attempts: "
-                  f"{type(last).__name__}: {last}") from last
+                  f"{error_kind(last)}: {last}") from last
 
 
 async def fetch_range(fetch: FetchFn, url: str, start: int, stop: int, policy: RetryPolicy,
@@ -264,7 +271,7 @@ def _check_content_range(url: str, r: Any, start: int, stop: int) -> int:
     """The body length of a 206 answer to the range ``[start, stop)``, from its ``Content-Range``.
 
     Raises:
-        TransientFetchError: no ``Content-Range``, or one whose start differs from ``start`` or whose end
+        ConnectionError: no ``Content-Range``, or one whose start differs from ``start`` or whose end
             differs from the range's (``stop - 1``, or the object's last byte when it ends before): another
             range than the one asked for (retried, as a server or proxy fault).
     """
@@ -275,8 +282,8 @@ def _check_content_range(url: str, r: Any, start: int, stop: int) -> int:
         end = stop if total == "*" else min(stop, int(total))
         if a == start and a <= b and (b + 1 == end or total == "*" and b + 1 < end):
             return b + 1 - a
-    raise TransientFetchError(f"{url}: a 206 answer with Content-Range {header!r} to a request for bytes "
-                              f"{start}-{stop - 1}: another range than the one asked for")
+    raise _TransientFetchError(f"{url}: a 206 answer with Content-Range {header!r} to a request for bytes "
+                               f"{start}-{stop - 1}: another range than the one asked for")
 
 
 _warned_hosts: set[str] = set()
@@ -308,7 +315,7 @@ class HttpFetch:
     """HTTP(S) range requests with aiohttp (one client session per event loop, ``limit`` connections).
 
     ``await fetch(url, start, stop)`` -> the bytes ``[start, stop)`` (fewer at the end of the object; empty
-    past it). Raises :class:`FetchStatusError` for an error status and :class:`TransientFetchError` (retried)
+    past it). Raises :class:`FetchStatusError` for an error status and ``ConnectionError`` (retried)
     for a body shorter or longer than its ``Content-Range`` says, or a 206 answer for another range than asked
     (its ``Content-Range`` start or end differs; also none at all).
 
@@ -404,7 +411,7 @@ class HttpFetch:
         if r.status >= 400:
             raise FetchStatusError(url, r.status, r.reason or "")
         if r.status != 206:
-            raise TransientFetchError(f"{url}: HTTP {r.status} to a range request")
+            raise _TransientFetchError(f"{url}: HTTP {r.status} to a range request")
         expected = _check_content_range(url, r, start, stop)
         n = 0
         while n < expected:
@@ -412,11 +419,11 @@ class HttpFetch:
             if not chunk:
                 break
             if n + len(chunk) > expected:
-                raise TransientFetchError(f"a body longer than the {expected} bytes announced")
+                raise _TransientFetchError(f"a body longer than the {expected} bytes announced")
             out[n:n + len(chunk)] = chunk
             n += len(chunk)
         if n != expected:
-            raise TransientFetchError(f"short body: {n} of {expected} bytes")
+            raise _TransientFetchError(f"short body: {n} of {expected} bytes")
         return n
 
     async def _from_body(self, url: str, start: int, stop: int, out: memoryview, fresh: _Body | None = None) -> int:

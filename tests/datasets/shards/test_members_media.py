@@ -16,7 +16,7 @@ from torchvision.transforms import v2
 import spdl_torch
 import spdl_torch.io
 from spdl_torch.datasets import AudioDataset, VideoClipDataset, Waveform, collate, write_shards
-from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
+from spdl_torch.datasets.shards import AudioBatchDecoder, BatchDecoder, VideoClipBatchDecoder
 from spdl_torch.datasets import TarShardDataset
 from spdl_torch import DecodeError
 
@@ -64,7 +64,7 @@ def _counting(name):
 
 def test_audio_members_equal_the_cli_in_one_call_per_batch(media):
     audio, _, index, _ = media
-    ds = TarShardDataset(index, decoders={**DEFAULT_DECODERS, "flac": AudioBatchDecoder(sample_rate=16000)},
+    ds = TarShardDataset(index, decoders={"flac": AudioBatchDecoder(sample_rate=16000)},
                          batch_size=3, shuffle=False)
     patch, sizes = _counting("decode_audio_batch")
     with patch:
@@ -82,7 +82,7 @@ def test_audio_members_equal_the_cli_in_one_call_per_batch(media):
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_loader_batches_pad_waveforms_with_lengths(media, num_workers):
     audio, _, index, _ = media
-    ds = TarShardDataset(index, decoders={**DEFAULT_DECODERS, "flac": AudioBatchDecoder(sample_rate=16000)},
+    ds = TarShardDataset(index, decoders={"flac": AudioBatchDecoder(sample_rate=16000)},
                          batch_size=3, seed=1)
     seen = []
     for batch in spdl_torch.DataLoader(ds, batch_size=3, num_workers=num_workers):
@@ -100,7 +100,7 @@ def test_loader_batches_pad_waveforms_with_lengths(media, num_workers):
 
 def test_torch_dataloader_collates_waveforms(media):
     audio, _, index, _ = media
-    ds = TarShardDataset(index, decoders={"flac": AudioBatchDecoder(sample_rate=8000, num_channels=2)},
+    ds = TarShardDataset(index, decoders={"flac": AudioBatchDecoder(sample_rate=8000, num_channels=2), "cls": None},
                          batch_size=4, shuffle=False)
     batches = list(torch.utils.data.DataLoader(ds, batch_size=4))
     assert [b["__index__"].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7]]
@@ -108,7 +108,7 @@ def test_torch_dataloader_collates_waveforms(media):
         for k, i in enumerate(b["__index__"].tolist()):
             ref = A.cli_samples(audio[i], sample_rate=8000, num_channels=2)
             assert torch.equal(b["flac"].data[k, :, : b["flac"].lengths[k]], ref)
-        assert b["cls"].dtype == torch.uint8  # not in decoders: the raw member bytes (one digit each)
+        assert b["cls"].dtype == torch.uint8  # its default decoder dropped: the raw member bytes (one digit each)
 
 
 def test_random_crops_follow_seed_epoch_and_index(media):
@@ -143,8 +143,7 @@ def test_video_members_equal_video_clip_dataset(media):
     t = v2.Compose([v2.Resize(32, antialias=True), v2.CenterCrop(28)])
     dec = VideoClipBatchDecoder(num_frames_per_clip=4, num_indices_between_frames=2, num_clips=2, transform=t)
     assert dec.plan is not None and dec.plan.rest is None
-    ds = TarShardDataset(index, decoders={"mp4": dec, "flac": AudioBatchDecoder(sample_rate=8000),
-                                            "cls": DEFAULT_DECODERS["cls"]},
+    ds = TarShardDataset(index, decoders={"mp4": dec, "flac": AudioBatchDecoder(sample_rate=8000)},
                          batch_size=4, shuffle=False)
     ref = VideoClipDataset(videos, num_frames_per_clip=4, num_indices_between_frames=2, num_clips=2, transform=t)
     patch, sizes = _counting("decode_video_clips")
@@ -164,7 +163,7 @@ def test_fused_video_members_collate_without_a_copy(media):
     _, videos, _, index = media
     t = v2.Compose([v2.Resize(32, antialias=True), v2.CenterCrop(28)])
     ds = TarShardDataset(index, decoders={"mp4": VideoClipBatchDecoder(num_frames_per_clip=2, transform=t),
-                                          "flac": AudioBatchDecoder(), "cls": DEFAULT_DECODERS["cls"]},
+                                          "flac": AudioBatchDecoder()},
                          batch_size=3, shuffle=False)
     items = list(ds)[:3]
     batch = collate(items)

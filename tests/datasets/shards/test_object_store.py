@@ -13,7 +13,7 @@ import pytest
 
 import spdl_torch
 from spdl_torch import DecodeError
-from spdl_torch.datasets import TarShardDataset, merge_states, write_shards
+from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards import RetryPolicy
 from spdl_torch.datasets.shards._sources import expand_braces
 
@@ -125,7 +125,7 @@ def _resume_run(source):
         seen += [next(it)["__index__"] for _ in range(20 + 10 * rank)]
         states.append(loader.state_dict())
         del it
-    merged = merge_states(states)
+    merged = TarShardDataset.merge_states(states)
     rest = []
     for rank in range(3):
         ds = TarShardDataset(source, rank=rank, world_size=3, shuffle=True, shuffle_buffer=13, seed=7, retry=FAST)

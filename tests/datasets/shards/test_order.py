@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import spdl_torch
-from spdl_torch.datasets import TarShardDataset, merge_states
+from spdl_torch.datasets import TarShardDataset
 from spdl_torch.datasets.shards._order import Split, subtract
 
 from tests._utils.shards import index_of
@@ -129,7 +129,7 @@ def test_resume_across_world_sizes_delivers_every_remaining_sample_once(shard_di
         consumed += _indices(next(it) for _ in range(k))
         states.append(loader.state_dict())
         del it
-    merged = merge_states(states)
+    merged = TarShardDataset.merge_states(states)
     assert len(pickle.dumps(merged)) < 3000
     remaining = sorted(set(range(N)) - set(consumed))
     # resume on three ranks with one worker each, then on one rank with three workers
@@ -166,7 +166,7 @@ def test_after_a_merged_resume_the_next_epoch_is_whole(shard_dir):
     del it
     for workers in (1, 2):
         ds = _ds(d, seed=1)
-        ds.load_state_dict(merge_states([state]))
+        ds.load_state_dict(TarShardDataset.merge_states([state]))
         loader = _loader(ds, workers)
         assert len(ds) == N - len(first)
         rest = _indices(loader)
@@ -194,7 +194,7 @@ def test_state_of_another_split_is_refused(shard_dir):
     with pytest.raises(ValueError, match="not a"):
         _ds(d).load_state_dict({"format": "x"})
     with pytest.raises(ValueError, match="no worker state"):
-        merge_states([])
+        TarShardDataset.merge_states([])
 
 
 def test_split_and_subtract_rules():
@@ -241,7 +241,7 @@ def _stopped_in_epoch_1(d):
     head = _indices(next(it) for _ in range(7))
     state = loader.state_dict()
     del it
-    return unbroken, head, merge_states([state])
+    return unbroken, head, TarShardDataset.merge_states([state])
 
 
 def test_a_merged_resume_is_consumed_once_then_rebuilt_loaders_get_whole_epochs(three_hundred):

@@ -323,13 +323,14 @@ def test_write_shards_refuses_files_that_would_be_one_sample_and_slashed_extensi
 def test_repr_shows_the_shards_the_order_and_what_decodes(shard_dir):
     import torchvision.transforms.v2 as v2
 
-    from spdl_torch.datasets.shards import DEFAULT_DECODERS, AudioBatchDecoder
+    from spdl_torch.datasets.shards import AudioBatchDecoder
 
     d, paths, samples = shard_dir
     text = repr(TarShardDataset(index_of(d), seed=3))
     assert f"num_shards={len(paths)}" in text and f"num_samples={len(samples)}" in text and "seed=3" in text
     assert "dict mode, decoders: cls: _int, txt: _text, json: _json" in text
-    text = repr(TarShardDataset(index_of(d), decoders={**DEFAULT_DECODERS, "flac": AudioBatchDecoder(num_channels=2)}))
-    assert "flac: AudioBatchDecoder(sample_rate=16000, num_channels=2" in text
+    text = repr(TarShardDataset(index_of(d), decoders={"flac": AudioBatchDecoder(num_channels=2)}))
+    assert "dict mode, decoders: cls: _int, txt: _text, json: _json, flac: AudioBatchDecoder(sample_rate=16000, " \
+           "num_channels=2" in text  # merged over the defaults
     text = repr(TarShardDataset(index_of(d), transform=v2.Compose([v2.Resize(32), v2.CenterCrop(28)])))
     assert "fused into decode_images(geometry='eval', resize_shorter=32, height=28, width=28" in text

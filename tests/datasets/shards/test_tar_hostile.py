@@ -289,7 +289,7 @@ def test_a_dataset_with_link_members_warns_and_keeps_the_regular_ones(tmp_path):
     _linked_shard(tmp_path / "links.tar")
     with pytest.warns(RuntimeWarning, match=r"links\.tar: 2 member\(s\) that are not regular files passed over "
                                             r"\(hard link: 1, symbolic link: 1\)"):
-        out = list(TarShardDataset([tmp_path / "links.tar"], shuffle=False, decoders={}))
+        out = list(TarShardDataset([tmp_path / "links.tar"], shuffle=False, decoders={"cls": None}))
     assert [(s["__key__"], sorted(k for k in s if not k.startswith("__"))) for s in out] == [
         ("s0", ["cls", "jpg"]), ("s1", ["cls"])]
 
@@ -336,7 +336,7 @@ def test_directory_fifo_device_and_unknown_members_are_passed_over_with_one_warn
         "character device: 1, block device: 1, type 'V': 1): a sample gets only its regular file members, as in "
         "WebDataset"]
     with pytest.warns(RuntimeWarning, match=r"odd\.tar: 6 member\(s\) that are not regular files passed over"):
-        out = list(TarShardDataset([p], shuffle=False, decoders={}))
+        out = list(TarShardDataset([p], shuffle=False, decoders={"cls": None}))
     assert [(s["__key__"], sorted(k for k in s if not k.startswith("__"))) for s in out] == [
         ("d0/s0", ["cls", "jpg"]), ("d1/s1", ["cls"])]
 
