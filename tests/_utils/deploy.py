@@ -1,6 +1,6 @@
 """What the deploy tests of both sides share (tests/test_deploy.py, tests/test_deploy_cpp.py): encoded test
 images, a tiny seeded CNN, the classifier a user writes around a ``spdl_torch.deploy`` module (preprocess ->
-model -> softmax, docs/deploy.md), a module that decodes in UNCHANGED mode, and a 16-bit PNG."""
+model -> softmax, docs/deploy.md: the example's own), a module that decodes in UNCHANGED mode, and a 16-bit PNG."""
 
 from typing import List
 
@@ -33,17 +33,19 @@ def tiny_cnn(num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
     ).eval()
 
 
-class Classifier(torch.nn.Module):
-    """``preprocess`` (a ``DecodeResize``) then ``model`` then softmax: one encoded image (1-D uint8 tensor) ->
-    class probabilities float32 Tensor[1, K]. TorchScript-scriptable when ``model`` is."""
+def _example_classifier() -> type:
+    """The ``Classifier`` examples/cpp_inference/export_models.py writes (the one a user writes, docs/deploy.md)."""
+    import importlib.util
+    from pathlib import Path
 
-    def __init__(self, preprocess: torch.nn.Module, model: torch.nn.Module) -> None:
-        super().__init__()
-        self.preprocess = preprocess
-        self.model = model
+    path = Path(__file__).resolve().parents[2] / "examples" / "cpp_inference" / "export_models.py"
+    spec = importlib.util.spec_from_file_location("_export_models_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Classifier
 
-    def forward(self, data: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(self.model(self.preprocess(data)), dim=1)
+
+Classifier = _example_classifier()
 
 
 class BatchClassifier(torch.nn.Module):
