@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -108,30 +109,17 @@ def _note(msg: str) -> None:
     print(f"note: {msg}", file=sys.stderr)
 
 
-def _brace_expand(pattern: str) -> list[str]:
-    """``a{b,c}d`` -> ``[abd, acd]`` (nested braces too), as the shell expands them before globbing."""
-    depth, start = 0, None
-    for i, ch in enumerate(pattern):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                parts, level, last = [], 0, start + 1
-                for j in range(start + 1, i):
-                    c = pattern[j]
-                    level += c == "{"
-                    level -= c == "}"
-                    if c == "," and level == 0:
-                        parts.append(pattern[last:j])
-                        last = j + 1
-                parts.append(pattern[last:i])
-                if len(parts) == 1:  # no comma: literal braces
-                    continue
-                return [x for p in parts for x in _brace_expand(pattern[:start] + p + pattern[i + 1:])]
-    return [pattern]
+def _load_braces():
+    """``spdl_torch/_braces.py`` (bash's brace expansion, standard library only) loaded by its path: this script
+    runs before the extension is built, so it does not import the package."""
+    path = Path(__file__).resolve().parents[1] / "spdl_torch" / "_braces.py"
+    spec = importlib.util.spec_from_file_location("_spdl_torch_braces", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_braces = _load_braces()
 
 
 def _component_regex(comp: str) -> str:
@@ -162,7 +150,7 @@ def glob_regex(pattern: str) -> re.Pattern:
     """A regular expression for the relative paths a shell glob matches (bash with globstar and nocaseglob;
     see :data:`SOURCES`)."""
     alternatives = []
-    for alt in _brace_expand(pattern):
+    for alt in _braces.expand_braces(pattern):
         comps = alt.split("/")
         rx = ""
         for i, comp in enumerate(comps):

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ... import _braces as braces
 from ._tar import is_url
 
 __all__ = ["Resolved", "expand_braces", "resolve_sources"]
@@ -22,57 +23,17 @@ __all__ = ["Resolved", "expand_braces", "resolve_sources"]
 SHARD_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 INDEX_NAME = "index.json"
 
-_RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
-
-
-def _alternatives(body: str) -> list[str] | None:
-    """The words a brace body stands for, or None when it is not a pattern (no range, no top-level comma)."""
-    m = _RANGE.fullmatch(body)
-    if m is not None:
-        a, b = int(m.group(1)), int(m.group(2))
-        step = abs(int(m.group(3) or 1)) or 1
-        pad = max(len(m.group(1)), len(m.group(2))) if re.match(r"-?0\d", m.group(1) + " ") or \
-            re.match(r"-?0\d", m.group(2) + " ") else 0
-        seq = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        return [f"{v:0{pad}d}" if pad else str(v) for v in seq]
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(body):
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    if not parts:
-        return None
-    parts.append(body[start:])
-    return [w for p in parts for w in expand_braces(p)]
-
-
 def expand_braces(pattern: str) -> list[str]:
-    """The names a brace pattern stands for, in order (see the module); a name without one: itself.
+    """The names a brace pattern stands for, in order (bash's rules: :mod:`spdl_torch._braces`); a name without
+    one: itself.
 
     Raises:
         ValueError: a pattern that expands to more than 10 million names.
     """
-    depth, open_at = 0, -1
-    for i, c in enumerate(pattern):
-        if c == "{":
-            if depth == 0:
-                open_at = i
-            depth += 1
-        elif c == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                words = _alternatives(pattern[open_at + 1:i])
-                if words is None:
-                    continue
-                head, tails = pattern[:open_at], expand_braces(pattern[i + 1:])
-                if len(words) * len(tails) > 10_000_000:
-                    raise ValueError(f"TarShardDataset: {pattern!r:.200} expands to over 10 million names")
-                return [head + w + t for w in words for t in tails]
-    return [pattern]
+    try:
+        return braces.expand_braces(pattern)
+    except ValueError as e:
+        raise ValueError(f"TarShardDataset: {e}") from None
 
 
 class Resolved:
