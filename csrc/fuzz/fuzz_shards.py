@@ -97,7 +97,7 @@ def _run(data: bytes, work: str, shards, errors) -> None:
             _write(os.path.join(work, name), content)
         try:
             ds = shards._dataset.TarShardDataset(os.path.join(work, "index.json"), shuffle=False,
-                                                   decoders=dict.fromkeys(("cls", "txt", "json")))  # raw members
+                                                   decoders=dict.fromkeys(shards._members.DEFAULT_DECODERS))  # raw members
             for n, _ in enumerate(ds):
                 if n >= _MAX_SAMPLES:
                     break
