@@ -2,12 +2,14 @@
 images, a tiny seeded CNN, the classifier a user writes around a ``spdl_torch.deploy`` module (preprocess ->
 model -> softmax, docs/deploy.md: the example's own), a module that decodes in UNCHANGED mode, and a 16-bit PNG."""
 
+from pathlib import Path
 from typing import List
 
 import numpy as np
 import torch
 
 from tests._utils.images import encode_tensor
+from tests._utils.modules import load_file
 
 
 def gradient_image(width: int, height: int, fmt: str, seed: int) -> torch.Tensor:
@@ -33,19 +35,9 @@ def tiny_cnn(num_classes: int = 10, seed: int = 0) -> torch.nn.Module:
     ).eval()
 
 
-def _example_classifier() -> type:
-    """The ``Classifier`` examples/cpp_inference/export_models.py writes (the one a user writes, docs/deploy.md)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "examples" / "cpp_inference" / "export_models.py"
-    spec = importlib.util.spec_from_file_location("_export_models_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Classifier
-
-
-Classifier = _example_classifier()
+# The Classifier examples/cpp_inference/export_models.py writes (the one a user writes, docs/deploy.md)
+Classifier = load_file(Path(__file__).resolve().parents[2] / "examples" / "cpp_inference" / "export_models.py",
+                       "_export_models_example").Classifier
 
 
 class BatchClassifier(torch.nn.Module):

@@ -19,6 +19,7 @@ from spdl_torch import DecodeError
 from spdl_torch.datasets import TarShardDataset, write_shards
 from spdl_torch.datasets.shards._tar import ShardCursor, count_samples
 
+from tests._utils.modules import load_file
 from tests._utils.shards import index_of, make_samples
 from tests._utils.tars import header, member, pax_member, write_shard
 from tests._utils.range_server import RangeServer
@@ -397,12 +398,7 @@ def test_an_exact_index_reads_every_sample_without_a_word(tmp_path):
 
 
 def _fuzz_target():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("fuzz_shards", os.path.join(ROOT, "csrc", "fuzz", "fuzz_shards.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(os.path.join(ROOT, "csrc", "fuzz", "fuzz_shards.py"), "fuzz_shards")
 
 
 def test_the_fuzz_targets_seeds_and_mutated_tars_raise_only_documented_errors(tmp_path):
