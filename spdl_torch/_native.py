@@ -1,8 +1,8 @@
 """What a dataset declares about its loading, which :class:`spdl_torch.DataLoader` (``worker_mode="auto"``)
-reads: ``spdl_native_loading() -> bool`` (its samples come from
-spdl_torch's native ops, which run without the GIL) and ``spdl_python_remainder() -> bool`` (they do, except a
-per-sample Python remainder); ``Subset`` (also :class:`spdl_torch.distributed.DistributedShard`, one) and ``ConcatDataset`` /
-``ChainDataset`` answer for the datasets inside.
+reads: ``spdl_native_loading() -> bool`` (its samples come from spdl_torch's native ops, which run without the
+GIL) and ``spdl_python_remainder() -> bool`` (they do, except a per-sample Python remainder); ``Subset`` (also
+:class:`spdl_torch.distributed.DistributedShard`, one) and ``ConcatDataset`` / ``ChainDataset`` answer for the
+datasets inside.
 
 A dataset that declares neither may still load natively through a loader's converter (torchvision's folder
 datasets, a class with ``spdl_source``): the datasets part provides the converter (``set_converter_factory``, when

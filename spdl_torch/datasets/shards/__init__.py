@@ -1,9 +1,9 @@
 """Tar (WebDataset) shards: what :class:`spdl_torch.datasets.TarShardDataset` (local or ``http(s)://``),
-:func:`spdl_torch.datasets.write_shards` and :meth:`spdl_torch.datasets.TarShardDataset.merge_states` use, and the extras a user
-passes them: member decoders (merged over the defaults of ``cls``, ``txt``, ``json``; :class:`BatchDecoder`, one
-native call per batch: :class:`AudioBatchDecoder`, :class:`VideoClipBatchDecoder`) and remote reads
-(:class:`HttpFetch`, :class:`RetryPolicy`; any ``async def fetch(url, start, stop) -> bytes`` raising
-:class:`FetchStatusError` for a status, ``ConnectionError`` or ``TimeoutError`` for what a retry may fix).
+:func:`spdl_torch.datasets.write_shards` and :meth:`spdl_torch.datasets.TarShardDataset.merge_states` use, and
+the extras a user passes them: member decoders (merged over the defaults of ``cls``, ``txt``, ``json``;
+:class:`BatchDecoder`, one native call per batch: :class:`AudioBatchDecoder`, :class:`VideoClipBatchDecoder`)
+and remote reads (:class:`HttpFetch`, :class:`RetryPolicy`; any ``async def fetch(url, start, stop) -> bytes``
+raising :class:`FetchStatusError` for a status, ``ConnectionError`` or ``TimeoutError`` for what a retry may fix).
 
 Modules, one noun each: ``_dataset`` (the dataset, its state), ``_order`` (global order, split over ranks and
 workers), ``_stream`` (sources, one unit's reader and its read-ahead thread), ``_tar`` (tarfile reader, samples by
