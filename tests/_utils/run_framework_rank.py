@@ -132,7 +132,24 @@ def run_accelerate(which, out_dir):
     acc.wait_for_everyone()
 
 
+def end_process_group():
+    """Ends the process group before the interpreter finalizes, as torch asks of every program.
+
+    Lightning's ``Trainer.fit`` leaves it alive. Then a gloo worker thread may still be destroying its last
+    all-reduce work while the interpreter finalizes: that releases a Python object, so the thread takes the GIL
+    and is ended by ``pthread_exit``, which aborts the process (``terminate called without an active
+    exception``, SIGABRT; gdb: ``ProcessGroupGloo::runLoop`` -> ``~AsyncAllreduceWork`` -> ``gil_scoped_acquire``,
+    the main thread in ``Py_FinalizeEx``): 3 runs in 42 with ours, where the epoch ends closer to the exit, none
+    in 30 with torch's; none in 80 with this call.
+    """
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     framework, which, out = sys.argv[1:4]
     torch.set_num_threads(1)
     {"lightning": run_lightning, "accelerate": run_accelerate}[framework](which, out)
+    end_process_group()
