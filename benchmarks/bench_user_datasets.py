@@ -25,7 +25,8 @@ object), ``patched`` (``torch.utils.data.DataLoader = spdl_torch.DataLoader`` be
 images/s counts the images after the pass's first batch (from its arrival to the end); CPU per image is user +
 system of the process and its children over the whole pass, start-up included.
 ``--fidelity`` prints the mean |difference| of spdl_torch's batches from torchvision's path (normalised values,
-as ``Normalize`` leaves them): the eval preset (Resize 256, CenterCrop 224), and each train preset with
+as ``Normalize`` leaves them): the eval preset (Resize 256, CenterCrop 224; and at 112 and 64, with and without
+JPEG DCT scaling), and each train preset with
 torchvision's own functions replaying the draws spdl_torch made (the crop box and flip from
 ``FusedPlan.sample_geometry``, the policy's ops from ``FusedPlan.sample_augmentation``, the erased box).
 """
@@ -200,6 +201,9 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+SMALL_EVALS = ((128, 112), (73, 64))  # (Resize, CenterCrop) of the small eval recipes in --fidelity
+
+
 def fidelity(root: str, images: int = 64) -> dict:
     """Mean |spdl_torch - torchvision| per recipe (see the module's docstring)."""
     import torch
@@ -223,6 +227,17 @@ def fidelity(root: str, images: int = 64) -> dict:
     sub = torch.utils.data.Subset(tv, [i for i, (p, _) in enumerate(tv.samples) if p in keep])
     got = torch.cat([x for x, _ in spdl_torch.DataLoader(sub, batch_size=32)])
     out["eval"] = float((got - ref).abs().mean())
+    for resize, crop in SMALL_EVALS:  # small outputs: JPEG DCT scaling shrinks more of the way
+        small = T.Compose([T.Resize(resize), T.CenterCrop(crop), T.PILToTensor(), T.ConvertImageDtype(torch.float),
+                           T.Normalize(MEAN, STD)])
+        small_ref = torch.stack([small(pil_loader(p)) for p in paths])
+        small_tv = torchvision.datasets.ImageFolder(train, transform=small)
+        for dct in (None, 0.0):
+            loader = spdl_torch.DataLoader(torch.utils.data.Subset(small_tv, sub.indices), batch_size=32)
+            if dct is not None:  # the op's dct_min_ratio=0: no DCT scaling (not a loader option: measured here)
+                loader._converter.view(small_tv).plan.op_kwargs["dct_min_ratio"] = dct
+            got = torch.cat([x for x, _ in loader])
+            out[f"eval_{crop}{'_no_dct_scaling' if dct is not None else ''}"] = float((got - small_ref).abs().mean())
     own = spdl_torch.datasets.ImageFolder(train, transform=ev, warn_unfused=False)
     got = torch.cat([x for x, _ in spdl_torch.DataLoader(torch.utils.data.Subset(own, sub.indices), batch_size=32)])
     out["own_eval"] = float((got - ref).abs().mean())

@@ -60,7 +60,8 @@ def collate(batch: list[Any]) -> Any:
     if batch and isinstance(batch[0], (tuple, list)) and len(batch[0]) == 2:
         base = _batch_base([s[0] for s in batch])
         if base is not None:
-            return [base, default_collate([s[1] for s in batch])]
+            # a tuple, as default_collate's transposition gives its fields (strings stay a tuple of str)
+            return [base, default_collate(tuple(s[1] for s in batch))]
     if batch and type(batch[0]) is dict:
         keys = batch[0].keys()
         for k, s in enumerate(batch):

@@ -39,6 +39,7 @@ from torch.utils.data import Dataset
 
 from .._native import leaves, set_converter_factory
 from ._fused import FusedBatchMixin, _short_repr, analysis_of
+from ._pil_wide import as_pillow_decodes
 
 __all__ = ["Converter", "SourceView"]
 
@@ -136,14 +137,15 @@ class SourceView(FusedBatchMixin, Dataset):
         return self.source.samples[index][1]
 
     def _sources(self, indices: Sequence[int]) -> tuple[list[Any], list[str], list[Any]]:
-        if self.kind == "folder":
-            return super()._sources(indices)
+        if self.kind == "folder":  # pil_loader's pixels also for the files Pillow opens in a 16-bit mode
+            datas, paths, targets = super()._sources(indices)
+            return [as_pillow_decodes(d) for d in datas], paths, targets
         from ..io import read_file
 
         max_bytes = self._max_bytes()
         datas, names, targets = [], [], []
         for i in indices:
-            src, target = self.source.spdl_source(i)
+            src, target = _pair(self.source.spdl_source(i), i, type(self.source).__name__)
             data, name = _encoded(src, i, type(self.source).__name__, max_bytes, read_file)
             datas.append(data)
             names.append(name)
@@ -156,6 +158,18 @@ class SourceView(FusedBatchMixin, Dataset):
 
     def __repr__(self) -> str:
         return f"SourceView({type(self.source).__name__}, {self.kind}, num_samples={len(self)})"
+
+
+def _pair(got: Any, index: int, owner: str) -> tuple[Any, Any]:
+    """``spdl_source``'s answer as ``(source, target)``.
+
+    Raises:
+        TypeError: an answer that is not a tuple or list of two.
+    """
+    if isinstance(got, (tuple, list)) and len(got) == 2:
+        return got[0], got[1]
+    what = f"a {type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
+    raise TypeError(f"{owner}.spdl_source({index}): expected a (source, target) pair, got {what}")
 
 
 def _encoded(src: Any, index: int, owner: str, max_bytes: int, read_file: Any) -> tuple[torch.Tensor, str]:

@@ -56,6 +56,12 @@ def _image_field(dataset: Any, column: str) -> None:
     kind = arrow.field("bytes").type if is_struct else None
     if kind is not None and not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
         raise ValueError(f"HFImageDataset: image_column={column!r} holds its bytes as {kind}, not binary")
+    mode = getattr(feature, "mode", None)
+    if mode not in (None, "RGB"):  # the batch op decodes to RGB: a transform written for other channels would break
+        raise ValueError(f"HFImageDataset: image_column={column!r} is Image(mode={mode!r}), but the images are "
+                         "decoded to RGB, as Image(mode='RGB') gives them: cast the column to Image() "
+                         f"(dataset.cast_column({column!r}, datasets.Image())) and, for grey images, put "
+                         "Grayscale(num_output_channels=1) in the transform")
 
 
 class _Chunk:
@@ -104,7 +110,7 @@ class HFImageDataset(FusedBatchMixin, Dataset):
             also limits a row's bytes).
 
     ``ds[i]`` is ``(image, target)``: the image decoded to RGB (as ``Image(mode="RGB")`` or
-    ``.convert("RGB")`` gives it), turned upright by its EXIF orientation (as the ``Image`` feature does),
+    ``.convert("RGB")`` gives it, also for a grey or RGBA file, where ``Image()`` gives the file's own mode), turned upright by its EXIF orientation (as the ``Image`` feature does),
     then ``transform`` (without a transform: a uint8 Tensor[3, H, W]); ``ds.__getitems__(indices)`` decodes a batch in one call (the images are rows of one
     batch tensor: :func:`collate`, the default ``collate_fn`` of :class:`spdl_torch.DataLoader`, returns it
     without a copy). A row that cannot be decoded raises :class:`spdl_torch.DecodeError` naming the column
@@ -118,8 +124,9 @@ class HFImageDataset(FusedBatchMixin, Dataset):
     Raises:
         ImportError: the ``datasets`` package is not installed.
         TypeError: ``dataset`` is not a ``datasets.Dataset`` (a ``DatasetDict``: the message names its splits).
-        ValueError: ``image_column`` / ``label_column`` is not a column, or the image column holds no images;
-            ``require_fused=True`` and the transform is not fully fused.
+        ValueError: ``image_column`` / ``label_column`` is not a column, or the image column holds no images
+            or is an ``Image(mode=...)`` other than ``"RGB"``; ``require_fused=True`` and the transform is not
+            fully fused.
     """
 
     def __init__(

@@ -33,6 +33,21 @@ def test_getitems_views_and_zero_copy_collate(image_tree):
     assert torch.equal(ds[3][0], images[1])  # a single fetch gives the same image
 
 
+def test_fused_batch_targets_collate_as_torchs(image_tree):
+    """The targets of a fused batch collate as torch's ``default_collate`` collates them beside images it stacks:
+    strings (a ``target_transform`` naming the class) a tuple of str, tuples transposed, dicts by key."""
+    root, _ = image_tree
+    for target_transform in (lambda t: f"class{t}", lambda t: (t, f"c{t}"), lambda t: {"y": t, "name": f"c{t}"}):
+        ds = ImageFolder(root, transform=EVAL, seed=0, target_transform=target_transform)
+        items = ds.__getitems__([0, 6, 2])
+        images, targets = collate(items)
+        assert images.data_ptr() == items[0][0].data_ptr()  # still the fused batch, no copy
+        stacked = [(x.clone(), t) for x, t in items]  # torch's path: nothing fused
+        _, expected = torch.utils.data.default_collate(stacked)
+        assert type(targets) is type(expected), (targets, expected)
+        assert repr(targets) == repr(expected)
+
+
 def test_collate_falls_back_to_default():
     items = [(torch.zeros(2), 1), (torch.ones(2), 2)]
     images, labels = collate(items)

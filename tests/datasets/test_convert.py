@@ -45,6 +45,31 @@ def solid_root(tmp_path):
     return tmp_path / "tree"
 
 
+def test_sixteen_bit_files_load_as_pil_loader_decodes_them(tmp_path):
+    """Pillow opens 16-bit grey PNG / TIFF / PGM in an integer mode and ``convert("RGB")`` clamps them (the native
+    decoder keeps the high byte): the converted folder gives torch's pixels, exactly."""
+    grey16 = (np.arange(20 * 24, dtype=np.uint16).reshape(20, 24) * 131)
+    small = (np.arange(20 * 24, dtype=np.uint16).reshape(20, 24) % 256)
+    (tmp_path / "c").mkdir()
+    Image.fromarray(grey16).save(tmp_path / "c" / "a.png")
+    Image.fromarray(small).save(tmp_path / "c" / "b.png")
+    Image.fromarray(grey16).save(tmp_path / "c" / "c.tif")
+    (tmp_path / "c" / "d.pgm").write_bytes(b"P5\n24 20\n65535\n" + grey16.astype(">u2").tobytes())
+    Image.fromarray(np.full((20, 24, 3), 77, np.uint8)).save(tmp_path / "c" / "e.png")  # 8-bit: native as before
+    for transform in (T.Compose([T.CenterCrop((20, 24)), T.PILToTensor()]), v2.Compose([v2.Resize((10, 12)), v2.PILToTensor()])):
+        ds = torchvision.datasets.ImageFolder(str(tmp_path), transform=transform, is_valid_file=lambda p: True)
+        loader = _loader(ds, batch_size=5, num_workers=2)
+        assert loader.resolved_worker_mode == "thread"
+        (got, _), = list(loader)
+        ref, _ = default_collate([ds[i] for i in range(len(ds))])  # torchvision's pil_loader
+        assert [p.rsplit("/", 1)[-1] for p, _ in ds.samples] == ["a.png", "b.png", "c.tif", "d.pgm", "e.png"]
+        if isinstance(transform, T.Compose):  # no resampling: identical
+            torch.testing.assert_close(got, ref, atol=0, rtol=0)
+            assert got[0, 0].flatten().tolist() == np.minimum(grey16, 255).flatten().tolist()
+        else:
+            assert (got.float() - ref.float()).abs().max() <= 1
+
+
 @pytest.fixture
 def photo_root(tmp_path):
     """Noisy JPEGs of varied sizes, where resampling and rounding show."""
@@ -423,6 +448,20 @@ def test_spdl_source_protocol(solid_root):
                                         r"torch.uint8 tensor of shape \(2, 3\)"):
         next(iter(_loader(ds, num_workers=0)))
     assert "Listed not converted: spdl_source without a transform" in repr(_loader(Listed(paths, paths, None)))
+
+
+@pytest.mark.parametrize("answer, what", [(lambda p: p, "str"), (lambda p: (p,), "a tuple of 1"),
+                                          (lambda p: [p, 0, 1], "a list of 3")])
+def test_spdl_source_that_is_not_a_pair_names_the_sample(solid_root, answer, what):
+    paths = sorted(str(p) for p in solid_root.rglob("*.png"))
+
+    class Unpaired(Listed):
+        def spdl_source(self, index):
+            return answer(self.sources[index])
+
+    ds = Unpaired(paths, list(range(len(paths))), v2.Compose([v2.Resize((8, 8)), v2.ToDtype(torch.float32, scale=True)]))
+    with pytest.raises(TypeError, match=rf"Unpaired.spdl_source\(0\): expected a \(source, target\) pair, got {what}\n"):
+        next(iter(_loader(ds, num_workers=0)))
 
 
 def test_a_plain_dataset_says_how_to_load_natively():

@@ -155,6 +155,23 @@ def test_errors(folder):
         HFImageDataset(ds, transform=TF, max_bytes=10)[0]
 
 
+def test_an_image_column_of_another_mode_is_refused(folder):
+    """The images are decoded to RGB: a column declared ``Image(mode="L")`` (or RGBA) is refused, not silently
+    given three channels; ``Image(mode="RGB")`` is what the dataset gives anyway."""
+    _, blobs, labels = _encoded(folder)
+    for mode in ("L", "RGBA", "I;16"):
+        ds = datasets.Dataset.from_dict({"image": [{"bytes": b, "path": None} for b in blobs], "label": labels},
+                                        features=datasets.Features({"image": datasets.Image(mode=mode),
+                                                                    "label": datasets.Value("int64")}))
+        with pytest.raises(ValueError, match=rf"image_column='image' is Image\(mode='{mode}'\), but the images "
+                                             r"are decoded to RGB.*cast_column\('image', datasets.Image\(\)\)"):
+            HFImageDataset(ds, transform=TF)
+    rgb = datasets.Dataset.from_dict({"image": [{"bytes": b, "path": None} for b in blobs], "label": labels},
+                                     features=datasets.Features({"image": datasets.Image(mode="RGB"),
+                                                                 "label": datasets.Value("int64")}))
+    _check(HFImageDataset(rgb, transform=TF), rgb)
+
+
 def test_rows_without_images_and_columns_without_binary_bytes():
     ds = datasets.Dataset.from_dict({"image": [None], "label": [0]},
                                     features=datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")}))
