@@ -20,6 +20,7 @@ import torch
 from torch.utils.data import Dataset
 
 from ._fused import FusedBatchMixin
+from ._pil_wide import as_pillow_decodes
 
 __all__ = ["HFImageDataset"]
 
@@ -229,7 +230,7 @@ class HFImageDataset(FusedBatchMixin, Dataset):
             elif 0 < max_bytes < data.numel():
                 raise OSError(errno.EFBIG, f"cannot read {self._name(i, path)}: its {data.numel()} bytes exceed the "
                               f"limit of {max_bytes} bytes (max_bytes)")
-            datas.append(data)
+            datas.append(as_pillow_decodes(data, exif_transpose=True))  # a 16-bit grey file as Image(mode="RGB")
             names.append(self._name(i, path))
         return datas, names, [self._transformed_target(i) for i in indices]
 

@@ -6,7 +6,8 @@ native decoder keeps the high byte of a 16-bit sample (Pillow's rule for 16-bit 
 ``png_set_strip_16``), so for such a file the two disagree. For a converted torchvision dataset, whose reference
 is torch's DataLoader running ``pil_loader``, :func:`as_pillow_decodes` hands such a file to the fused batch as
 the 8-bit RGB pixels Pillow makes of it (a binary PPM, which the native decoder reads exactly); every other file
-is passed on untouched, after a look at its first bytes.
+is passed on untouched, after a look at its first bytes. ``HFImageDataset`` does the same, as Hugging Face's
+``Image(mode="RGB")`` decodes such a file (``convert("RGB")`` after its EXIF turn).
 """
 
 from __future__ import annotations
@@ -81,17 +82,18 @@ def is_wide(data: torch.Tensor) -> bool:
     return False
 
 
-def as_pillow_decodes(data: torch.Tensor) -> torch.Tensor:
+def as_pillow_decodes(data: torch.Tensor, exif_transpose: bool = False) -> torch.Tensor:
     """``data`` (Tensor[B] uint8, an encoded image), or for a file :func:`is_wide` names, a binary PPM of
-    ``Image.open(...).convert("RGB")``: what torchvision's ``pil_loader`` gives. A file Pillow cannot open is
-    returned as it is (the native decoder then raises the error that names the sample)."""
+    ``Image.open(...).convert("RGB")``: what torchvision's ``pil_loader`` gives (``exif_transpose=True``: turned
+    upright first, as Hugging Face's ``Image(mode="RGB")`` gives it). A file Pillow cannot open is returned as it
+    is (the native decoder then raises the error that names the sample)."""
     if not is_wide(data):
         return data
-    from PIL import Image
+    from PIL import Image, ImageOps
 
     try:
         with Image.open(io.BytesIO(data.numpy().tobytes())) as image:
-            rgb = image.convert("RGB")
+            rgb = (ImageOps.exif_transpose(image) if exif_transpose else image).convert("RGB")
     except Exception:  # noqa: BLE001 -- the native decoder reports the file as every other bad file
         return data
     ppm = b"P6\n%d %d\n255\n" % rgb.size + rgb.tobytes()

@@ -172,6 +172,27 @@ def test_an_image_column_of_another_mode_is_refused(folder):
     _check(HFImageDataset(rgb, transform=TF), rgb)
 
 
+def test_sixteen_bit_grey_rows_are_decoded_as_image_mode_rgb_decodes_them():
+    """Pillow opens a 16-bit grey PNG as "I;16" and ``Image(mode="RGB")`` (``convert("RGB")``) clamps it to 255;
+    the rows give those values (the native decoder alone would keep the high byte)."""
+    rng = np.random.default_rng(3)
+    blobs = []
+    for k in range(4):
+        grey = (rng.integers(0, 600, (44, 40 + k))).astype(np.uint16)  # about half of the values above 255
+        buf = io.BytesIO()
+        Image.fromarray(grey).save(buf, "PNG")
+        blobs.append(buf.getvalue())
+    ds = datasets.Dataset.from_dict({"image": [{"bytes": b, "path": None} for b in blobs], "label": [0, 1, 2, 0]},
+                                    features=datasets.Features({"image": datasets.Image(),
+                                                                "label": datasets.Value("int64")}))
+    assert ds[0]["image"].mode == "I;16"
+    _check(HFImageDataset(ds, transform=TF), ds)  # against ds[i]["image"].convert("RGB")
+    exact = HFImageDataset(ds, transform=v2.Compose([v2.CenterCrop(40), v2.PILToTensor()]))
+    for i in range(len(ds)):
+        expected = torch.from_numpy(np.asarray(v2.CenterCrop(40)(ds[i]["image"].convert("RGB")))).permute(2, 0, 1)
+        assert torch.equal(exact[i][0], expected)
+
+
 def test_rows_without_images_and_columns_without_binary_bytes():
     ds = datasets.Dataset.from_dict({"image": [None], "label": [0]},
                                     features=datasets.Features({"image": datasets.Image(), "label": datasets.Value("int64")}))
