@@ -23,6 +23,9 @@ __all__ = ["AudioDataset", "Waveform"]
 
 # Batch tensors made by AudioDataset.__getitems__, keyed by id(): their rows collate without a copy.
 _AUDIO_BATCHES: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
+# Those of them decoded with a fixed duration: their width N = round(duration * sample_rate) is the width any
+# collate of their rows pads to, also of some of the rows (a skipped sample) or of rows of several decodes.
+_FIXED_WIDTH: "weakref.WeakValueDictionary[int, torch.Tensor]" = weakref.WeakValueDictionary()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,8 +44,9 @@ class Waveform:
 
     ``torch.utils.data.default_collate`` (so also :func:`spdl_torch.datasets.collate` and both DataLoaders'
     default collate, at any depth of a tuple, list or dict sample) pads a list of them into one collated
-    ``Waveform``, N the longest n: this module registers it in torch's ``default_collate_fn_map``. The rows of
-    one decode batch collate to that batch without a copy. ``pin_memory()`` pins both fields, and the type is
+    ``Waveform``, N the longest n, or round(duration * sample_rate) for waveforms of an :class:`AudioDataset` with
+    a fixed ``duration`` (also when a skipped sample left some rows out): this module registers it in torch's
+    ``default_collate_fn_map``. The rows of one decode batch collate to that batch without a copy. ``pin_memory()`` pins both fields, and the type is
     a pytree node (``torch.utils._pytree``), so a loader's ``pin_memory=True`` and ``device="cuda"`` move it.
     """
 
@@ -69,9 +73,16 @@ def _batch_base(waves: list[torch.Tensor]) -> torch.Tensor | None:
     return base
 
 
+def _fixed_width(w: torch.Tensor) -> int:
+    """The width of the fixed-duration decode batch ``w`` is a row of, else 0."""
+    base = w._base
+    return int(base.shape[-1]) if base is not None and _FIXED_WIDTH.get(id(base)) is base else 0
+
+
 def _pad(waves: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(data Tensor[B, C, max n_i], lengths int64 Tensor[B])`` of waveforms Tensor[C, n_i]: zero padding after
-    each; the registered batch itself when they are its rows."""
+    """``(data Tensor[B, C, N], lengths int64 Tensor[B])`` of waveforms Tensor[C, n_i]: zero padding after
+    each, N the longest n_i or, for rows of a fixed-duration decode, its width if larger; the registered batch
+    itself when they are its rows."""
     lengths = torch.tensor([w.shape[-1] for w in waves], dtype=torch.int64)
     base = _batch_base(waves) if waves else None
     if base is not None:
@@ -79,7 +90,7 @@ def _pad(waves: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     if len({(w.shape[0], w.dtype) for w in waves}) > 1:
         raise ValueError(f"collating audio: expected waveforms with the same channels and dtype, got "
                          f"{sorted({(w.shape[0], str(w.dtype)) for w in waves})}")
-    n = int(lengths.max()) if len(waves) else 0
+    n = max([int(lengths.max())] + [_fixed_width(w) for w in waves]) if len(waves) else 0
     out = torch.zeros((len(waves), waves[0].shape[0], n), dtype=waves[0].dtype)
     for k, w in enumerate(waves):
         out[k, :, : w.shape[-1]] = w
@@ -135,7 +146,8 @@ class AudioDataset(Dataset):
     Samples are ``(Waveform, label)`` with a :class:`Waveform` ``(data Tensor[C, n], lengths n)``; torch's
     ``default_collate`` (the default of both DataLoaders, and :func:`spdl_torch.datasets.collate`) turns a list
     of them into ``[Waveform(data [B, C, N], lengths [B]), labels [B]]``, N = round(duration * sample_rate)
-    with a fixed ``duration``.
+    with a fixed ``duration`` (whichever samples are collated: a batch that lost a sample to
+    ``on_error="skip"``, samples fetched one by one), else the longest waveform's length.
     """
 
     def __init__(self, paths: Sequence[str | os.PathLike], labels: Sequence[Any] | None = None, *,
@@ -214,5 +226,7 @@ class AudioDataset(Dataset):
                                duration=self.duration, seeds=seeds if self.random_crop else None, dtype=self.dtype,
                                strict=self.strict, seek_mode=self.seek_mode)
         _AUDIO_BATCHES[id(b.data)] = b.data
+        if self.duration is not None:
+            _FIXED_WIDTH[id(b.data)] = b.data
         lengths = b.lengths.tolist()
         return [b.data[k, :, : lengths[k]] for k in range(len(lengths))]

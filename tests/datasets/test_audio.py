@@ -101,6 +101,29 @@ def test_torch_dataloader_collates_waveforms(files, collate_fn):
         assert torch.count_nonzero(samples[k, :, lengths[k]:]) == 0
 
 
+def test_a_fixed_duration_pads_every_collate_to_its_width(files, tmp_path):
+    """With ``duration``, N = round(duration * sample_rate) however the samples reach the collate: all rows of
+    one decode, some of them (``on_error="skip"`` dropped a file), samples fetched one by one; without it, the
+    longest waveform."""
+    bad = tmp_path / "empty.wav"
+    bad.write_bytes(b"")
+    paths = [files[0], files[3], bad, files[1]]  # 1.2 s, 0.3 s, nothing, 0.7 s: all shorter than 4 s
+    ds = AudioDataset(paths, sample_rate=16000, num_channels=1, duration=4.0)
+    whole, _ = collate(ds.__getitems__([0, 1, 3]))
+    assert whole.data.shape == (3, 1, 64000)
+    one_by_one, _ = torch.utils.data.default_collate([ds[0], ds[1]])
+    assert one_by_one.data.shape == (2, 1, 64000) and torch.equal(one_by_one.data, whole.data[:2])
+    assert one_by_one.lengths.tolist() == whole.lengths[:2].tolist() == [ds[0][0].lengths, ds[1][0].lengths]
+    assert 0 < min(whole.lengths.tolist()) and max(whole.lengths.tolist()) < 64000  # all padded
+    with pytest.warns(UserWarning, match="empty.wav"):
+        batches = list(spdl_torch.DataLoader(ds, batch_size=4, on_error="skip"))
+    (audio, labels), = batches
+    assert audio.data.shape == (3, 1, 64000) and labels.tolist() == [0, 1, 3]
+    assert torch.equal(audio.data, whole.data) and audio.lengths.tolist() == whole.lengths.tolist()
+    free = AudioDataset(paths, sample_rate=16000, num_channels=1)
+    assert torch.utils.data.default_collate([free[0], free[1]])[0].data.shape == (2, 1, 19200)
+
+
 def test_bad_file_names_its_path(files, tmp_path):
     bad = tmp_path / "broken.wav"
     bad.write_bytes(b"RIFF" + bytes(40))
