@@ -449,6 +449,21 @@ std::optional<SecondsSpan> VideoReader::seconds_span(SeekMode mode) {
   return SecondsSpan{m.start_time, m.start_time + double(n) / (m.average_fps > 0 ? m.average_fps : 1.0)};
 }
 
+std::vector<double> VideoReader::key_frame_times(SeekMode mode) {
+  Impl& s = *impl_;
+  if (mode == SeekMode::Exact) {
+    const FrameIndex& ix = s.frame_index();
+    if (!ix.decode_order) {
+      std::vector<double> times;
+      for (const int64_t k : ix.key_pts) {  // a key packet that outputs no frame (mov: discarded) is not one
+        if (std::binary_search(ix.pts.begin(), ix.pts.end(), k)) times.push_back(double(k) * s.demux.tb);
+      }
+      return times;
+    }
+  }
+  return s.metadata().key_frame_times;
+}
+
 int64_t VideoReader::index_at(double seconds) {
   Impl& s = *impl_;
   const std::optional<SecondsSpan> span = seconds_span(s.opt.seek_mode);

@@ -41,6 +41,12 @@ class VideoReader {
   // rate).
   std::optional<SecondsSpan> seconds_span(SeekMode mode);
 
+  // The key frames' presentation times (seconds, ascending) with seek mode `mode`. Exact: the pts of the frames
+  // whose packets are flagged key (the ones ffprobe marks K; builds the index); approximate, or an index whose
+  // timestamps do not increase: the container index's entries (metadata().key_frame_times: mov stores decode
+  // times there, which precede the pts by the reorder delay).
+  std::vector<double> key_frame_times(SeekMode mode);
+
   // The frame displayed at `seconds` (pts seconds of the stream). FrameRangeError outside the span of
   // seconds_span(the reader's seek mode); DecodeError when that is nullopt.
   int64_t index_at(double seconds);

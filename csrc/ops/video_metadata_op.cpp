@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // video_metadata: a video stream's header (no frame decoded) and the span its frames are displayed in (exact:
-// from the frame index) as (ints, floats, key-frame times, strings). ints:
+// from the frame index) as (ints, floats, key-frame times (exact: the key frames' pts), strings). ints:
 // stream_index, width, height, rotation, time base (num, den), num_frames_from_header, num_frames_from_content
 // (-1: not known), bit_rate; floats: the header's start, duration_seconds, average_fps, begin / end_stream_seconds.
 #include <ATen/ATen.h>
@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "core/video_reader.h"
 #include "ops/video_common.h"
@@ -60,8 +61,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, std::string, std::string, std::st
     f[2] = m.average_fps;
     f[3] = span.begin;
     f[4] = span.end;
-    at::Tensor keys = at::empty({int64_t(m.key_frame_times.size())}, at::kDouble);
-    std::copy(m.key_frame_times.begin(), m.key_frame_times.end(), keys.data_ptr<double>());
+    std::vector<double> key_times = m.key_frame_times;  // no index (the stream has no frames): the header's
+    try {
+      key_times = reader.key_frame_times(mode);
+    } catch (const core::DecodeError&) {
+    }
+    at::Tensor keys = at::empty({int64_t(key_times.size())}, at::kDouble);
+    std::copy(key_times.begin(), key_times.end(), keys.data_ptr<double>());
     return std::make_tuple(ints, floats, keys, m.container, m.codec, m.pixel_format);
   });
 }

@@ -161,8 +161,11 @@ class VideoStreamMetadata:
         container: libavformat's demuxer name (``"mov,mp4,m4a,3gp,3g2,mj2"``, ``"matroska,webm"``, ...).
         time_base: seconds per pts unit (``fractions.Fraction``).
         bit_rate: bits per second (``None`` when unknown).
-        key_frame_seconds: key frames' timestamps (seconds) from the container's index (empty when it has
-            none, e.g. Matroska before a seek).
+        key_frame_seconds: the key frames' presentation times (seconds, ascending; ``seconds=`` of each names
+            that key frame): exact, the pts of the frames whose packets are flagged key (ffprobe's ``K``);
+            approximate (the header only), the container index's entries: for MP4 with B-frames their decode
+            times, which precede the pts by the reorder delay; empty when the container has no index (Matroska
+            before a seek).
         stream_index: the index of the stream in the container.
     """
 

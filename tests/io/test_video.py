@@ -142,6 +142,28 @@ def test_metadata_fields():
     assert (counted.num_frames_from_header, counted.num_frames_from_content, counted.num_frames) == (30, 30, 30)
 
 
+def _ffprobe_key_pts(path):
+    """ffprobe's key packets' pts (seconds, ascending) of the first video stream."""
+    out = subprocess.run([vm.FFPROBE, "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+                          "-of", "csv=p=0", str(path)], check=True, capture_output=True, text=True).stdout.split()
+    return sorted(float(line.split(",")[0]) for line in out if "K" in line.split(",")[1])
+
+
+@pytest.mark.parametrize("name", ["h264_bframes", "h264_10fps", "h264_gop250", "h264_vfr"])
+def test_key_frame_seconds_are_the_key_frames_pts(name):
+    """Exact: the key frames' presentation times, as ffprobe lists them (an MP4's index holds decode times,
+    one reorder delay early); each names its key frame through seconds=."""
+    path = vm.make_video(name)
+    m = video_metadata(path)
+    assert m.key_frame_seconds == pytest.approx(_ffprobe_key_pts(path), abs=1e-6)
+    assert m.key_frame_seconds[0] == pytest.approx(m.begin_stream_seconds, abs=1e-6)
+    at_keys = decode_video_frames(path, seconds=m.key_frame_seconds)
+    assert at_keys.pts_seconds.tolist() == pytest.approx(m.key_frame_seconds, abs=1e-6)
+    header = video_metadata(path, seek_mode="approximate").key_frame_seconds  # the container index's entries:
+    assert len(header) <= len(m.key_frame_seconds)  # Matroska's cues may list fewer, an MP4's decode times
+    assert all(h <= e + 1e-6 for h, e in zip(header, m.key_frame_seconds))  # never follow the pts
+
+
 def test_index_past_the_end_raises_index_error_with_the_range():
     path = vm.make_video("h264_bframes")
     with pytest.raises(IndexError, match=r"frame index 30 is out of range: the stream has 30 frames \(valid indices 0\.\.29\)"):

@@ -173,7 +173,8 @@ class TarShardDataset(IterableDataset):
             cache = ShardCache(cache_dir, cache_bytes)
         self.shards = ShardSet(sources, fetch=fetch, policy=retry or RetryPolicy(), max_concurrency=max_concurrency,
                                chunk_size=chunk_size, read_ahead=read_ahead, cache=cache,
-                               storage_options=storage_options)
+                               storage_options=storage_options,
+                               on_damage=self._skip_uncounted if on_error == "skip" else None)
         self.plan = fuse(transform) if transform is not None else None
         self._init_fusion(warn_unfused, require_fused, True, max_pixels, None)
         self._unit_state: dict[str, Any] | None = None  # a worker's saved state, loaded before iter()
@@ -293,6 +294,12 @@ class TarShardDataset(IterableDataset):
         for k in _COPY_IDS:
             if box.get(k) == _ITSELF:
                 box[k] = id(self)
+
+    def _skip_uncounted(self, error: BaseException) -> None:
+        """A shard without an index damaged where it is counted (``on_error="skip"``): its samples from the damage
+        on are not counted, so never read; told once, as one entry of ``skipped``."""
+        self.skipped.append(f"{error} (the shard has no index: its samples from here on are not counted)")
+        warnings.warn(f"TarShardDataset: skipped: {self.skipped[-1]}", RuntimeWarning, stacklevel=3)
 
     def _fail(self, error: BaseException) -> None:
         if self.on_error == "raise":

@@ -76,7 +76,8 @@ class ShardSet:
 
     def __init__(self, sources: Any, *, fetch: FetchFn | None, policy: RetryPolicy, max_concurrency: int,
                  chunk_size: int, read_ahead: int, cache: Any = None,
-                 storage_options: Mapping[str, Any] | None = None) -> None:
+                 storage_options: Mapping[str, Any] | None = None,
+                 on_damage: Callable[[BaseException], None] | None = None) -> None:
         self._fetch, self.policy = fetch, policy
         self.max_concurrency, self.chunk_size, self.read_ahead = max_concurrency, chunk_size, read_ahead
         self.cache = cache
@@ -92,12 +93,22 @@ class ShardSet:
             self.counts = None
             self.tables = [None] * len(self.names)
         self._rows: dict[int, MemberTable] = {}  # loaded member tables
+        self.cut: set[int] = set()  # shards counted up to their damage (no index, on_error="skip")
         if not self.names:
             raise ValueError("TarShardDataset: expected at least one shard")
         for n in self.names:
             self._check_scheme(n)
         if self.counts is None:
-            self.counts = [count_samples(n, self.opener(i)) for i, n in enumerate(self.names)]
+            # no index: counted once; a damaged shard (on_damage: on_error="skip") counts the samples before it,
+            # and is cut there: the samples after its count are the damage's, told of once, not a stale count
+            def count(i: int, name: str) -> int:
+                def damaged(error: BaseException) -> None:
+                    self.cut.add(i)
+                    on_damage(error)
+
+                return count_samples(name, self.opener(i), damaged if on_damage is not None else None)
+
+            self.counts = [count(i, n) for i, n in enumerate(self.names)]
 
     def _check_scheme(self, name: str) -> None:
         """An object URL without obstore is an ImportError naming the extra (unless a fetch of one's own reads it)."""
@@ -275,7 +286,7 @@ def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
                 tables.pop(next(iter(tables))).close()
             cursor = tables[shard] = shards.cursor(shard)
         sample = cursor.sample(j)
-        extra = cursor.key_after(j) if j == shards.counts[shard] - 1 else None
+        extra = cursor.key_after(j) if j == shards.counts[shard] - 1 and shard not in shards.cut else None
     except (DecodeError, OSError) as e:  # a damaged or missing shard
         on_error(e)
         return None
@@ -308,7 +319,8 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
             for s in cursor.read(want[0], want[-1] + 1, want=wanted.__contains__):
                 if s.members is not None:
                     got[s.index + xs] = s
-            extra = cursor.key_after(want[-1]) if want[-1] == layout.counts[shard] - 1 else None
+            last = want[-1] == layout.counts[shard] - 1 and shard not in shards.cut
+            extra = cursor.key_after(want[-1]) if last else None
         except (DecodeError, OSError) as e:  # a damaged, missing or unreachable shard
             error = e
         missing = [j for j in want if j + xs not in got]

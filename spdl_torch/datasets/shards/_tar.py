@@ -332,17 +332,25 @@ def more_samples_error(name: str, count: int, key: str) -> DecodeError:
                                     f"({key!r}) and any after it are not read (the index is stale: write it again)")
 
 
-def count_samples(name: str, opener: Callable[[], tuple[BinaryIO, bool]]) -> int:
-    """Number of samples of a shard (reads its headers; a stream is read through).
+def count_samples(name: str, opener: Callable[[], tuple[BinaryIO, bool]],
+                  on_damage: Callable[[DecodeError], None] | None = None) -> int:
+    """Number of samples of a shard (reads its headers; a stream is read through). A damaged tar: with
+    ``on_damage``, the samples before the damage (the sample it is in and the rest are not counted, so never
+    read), after ``on_damage(error)``; without it, the error.
 
     Raises:
-        spdl_torch.DecodeError: the tar is damaged.
+        spdl_torch.DecodeError: the tar is damaged and no ``on_damage`` was given.
     """
     cursor = ShardCursor(name, opener)
+    n = 0
     try:
-        n = 0
         for _ in cursor.read(0, 1 << 62, want=lambda i: False):
             n += 1
+        return n
+    except DecodeError as e:
+        if on_damage is None:
+            raise
+        on_damage(e)
         return n
     finally:
         cursor.close()

@@ -5,6 +5,7 @@ import json
 import os
 import random
 import tarfile
+import warnings
 
 import pytest
 import torch
@@ -137,6 +138,34 @@ def test_truncated_shard_names_shard_sample_and_member(shard_dir, tmp_path):
     with pytest.raises(DecodeError, match=rf"bad\.tar: sample '{key}', member '{victim.name}': truncated") as e:
         list(TarShardDataset([bad, paths[1]], shuffle=False))
     assert e.value.path == str(bad)
+
+
+def test_truncated_shard_without_an_index_skip_keeps_the_samples_before_it(shard_dir, tmp_path):
+    """No index (the shards' sample counts are counted at construction): under ``on_error="skip"`` a damaged shard
+    counts and gives the samples before its damage, tells of the damage once, and the other shards are whole."""
+    d, paths, samples = shard_dir
+    with tarfile.open(paths[0]) as tf:
+        members = tf.getmembers()
+    victim = next(m for m in members if m.name.endswith(".bin") and m.size > 1000)
+    bad = _truncated_copy(paths[0], tmp_path / "bad.tar", victim.offset_data + victim.size // 2)
+    with pytest.raises(DecodeError, match=r"bad\.tar: sample"):  # "raise" (the default): at construction
+        TarShardDataset([bad, paths[1]], shuffle=False)
+    with pytest.warns(RuntimeWarning, match=r"bad\.tar.*the shard has no index: its samples from here on are not "
+                                            "counted"):
+        ds = TarShardDataset([bad, paths[1]], shuffle=False, on_error="skip")
+    good_before = [split_name(m.name)[0] for m in members if m.offset_data + m.size <= victim.offset_data]
+    victim_key = split_name(victim.name)[0]
+    good_before = [k for k in dict.fromkeys(good_before) if k != victim_key]
+    with tarfile.open(paths[1]) as tf:
+        second = list(dict.fromkeys(split_name(m.name)[0] for m in tf.getmembers()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reading tells nothing more: no "more samples than its count"
+        out = list(ds)
+    assert [o["__key__"] for o in out] == good_before + second
+    assert len(ds.skipped) == 1 and "bad.tar" in ds.skipped[0]
+    expected = {k: v for k, v in samples}
+    for o in out[: len(good_before)]:  # the members before the damage are the originals'
+        assert bytes(o["bin"].numpy()) == expected[o["__key__"]]["bin"]
 
 
 def _here(directory, path):
