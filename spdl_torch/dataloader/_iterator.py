@@ -30,7 +30,7 @@ from ._state import LoaderState, describe_loader
 from ._source import Credited, SourceRef, run_request, worker_of
 from ._worker import WorkerSet
 
-__all__ = ["DataLoaderIter", "raise_not_copyable"]
+__all__ = ["DataLoaderIter", "leave_position", "raise_not_copyable"]
 
 THREAD_NAME = "spdl_torch-DataLoader-worker"
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
@@ -45,6 +45,19 @@ def _shutdown_at_exit() -> None:
             it.shutdown(wait=False)
         except Exception:  # noqa: BLE001 -- the others still stop
             pass
+
+
+def leave_position(it: Any) -> None:
+    """At an iterator's finalization: its position, when batches of its epoch were still to come, to the hook its
+    loader gave it (``_on_drop``), so that ``state_dict()`` still describes it. Never raises (a finalizer)."""
+    hook = it.__dict__.get("_on_drop")
+    if hook is None:
+        return
+    try:
+        if it.active():
+            hook(it, it.state())
+    except Exception:  # noqa: BLE001 -- a position that cannot be saved (process mode) leaves nothing
+        pass
 
 
 def raise_not_copyable(it: Any) -> None:
@@ -371,4 +384,5 @@ class DataLoaderIter:
         self._close_pipeline(wait)
 
     def __del__(self) -> None:
+        leave_position(self)
         self.shutdown(wait=False)  # may run on any thread: never blocks

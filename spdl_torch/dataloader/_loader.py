@@ -4,6 +4,7 @@ native datasets and torch's worker processes for Python-bound ones (``worker_mod
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import os
 import threading
@@ -33,7 +34,7 @@ T_co = TypeVar("T_co", covariant=True)
 _warned_mp_context = False
 # what a copy or an unpickled loader makes anew, empty: this process's iterators, the reference to the latest one,
 # the lock of skipped_samples
-_PROCESS_LOCAL = ("_iterator", "_last_iter", "_skipped_lock")
+_PROCESS_LOCAL = ("_iterator", "_last_iter", "_dropped", "_skipped_lock")
 
 
 def _check_device(device: Any) -> torch.device | None:
@@ -65,6 +66,19 @@ def _record_own_arguments(loader: Any, ours: dict[str, Any]) -> None:
         if value is not defaults.get(name) and value != defaults.get(name):
             saved.setdefault(name, value)
 
+
+
+def _keep_position_of(loader: Any) -> Callable[[Any, LoaderState], None]:
+    """The hook an iterator calls as it is dropped mid-epoch: its position becomes ``loader``'s running state
+    (unless a newer iterator started meanwhile). Holds the loader weakly."""
+    ref = weakref.ref(loader)
+
+    def keep(it: Any, state: LoaderState) -> None:
+        owner = ref()
+        if owner is not None and owner._last_iter is not None and owner._last_iter() in (None, it):
+            owner._dropped = state
+
+    return keep
 
 class DataLoader(TORCH_DATALOADER[T_co]):
     """Iterate over a dataset in batches: a subclass of :class:`torch.utils.data.DataLoader` with its constructor,
@@ -276,6 +290,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
                 + (" (got an IterableDataset)" if self._is_iterable else " (got batch_size=None)"))
         install_torch_hooks()
         self._last_iter: weakref.ref | None = None  # for state_dict()
+        self._dropped: LoaderState | None = None  # the latest iterator's position when it was dropped mid-epoch
         self._epoch = -1  # epoch of the latest iterator
         self._dataset_epoch_seen = dataset_epoch(dataset)  # what the dataset held when the loader last set it
         self._resume: LoaderState | None = None  # set by load_state_dict, used by the next iter()
@@ -346,6 +361,7 @@ class DataLoader(TORCH_DATALOADER[T_co]):
 
     def __iter__(self) -> DataLoaderIter | ProcessIter:
         resume, self._resume = self._resume, None
+        self._dropped = None
         if not self._on_threads:
             if self._iterator is None:
                 self.check_worker_number_rationality()
@@ -359,6 +375,8 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         else:
             it = DataLoaderIter(self, resume)
         self._last_iter = weakref.ref(it)
+        if it is not self._iterator:  # dropped mid-epoch (a break out of a for loop), it leaves its position here
+            it._on_drop = _keep_position_of(self)
         return it
 
     def __del__(self) -> None:
@@ -383,21 +401,29 @@ class DataLoader(TORCH_DATALOADER[T_co]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)  # not through __setattr__: torch's refuses batch_size & co. once initialized
-        self.__dict__.update(_iterator=None, _last_iter=None, _skipped_lock=threading.Lock())
+        self.__dict__.update(_iterator=None, _last_iter=None, _dropped=None, _skipped_lock=threading.Lock())
         install_torch_hooks()  # an unpickled loader may be the first of its process
 
     # -- resumption --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """The position of the latest iterator, to resume with :meth:`load_state_dict` (a dict of plain Python
-        values and tensors; ``torch.save``-able). Before any iteration, after an epoch ended, or when the latest
-        iterator was dropped, it describes the start of the next epoch."""
+        values and tensors; ``torch.save``-able), also once that iterator was dropped mid-epoch (a ``break`` out
+        of a ``for`` loop), as torchdata's ``StatefulDataLoader`` keeps it. Before any iteration and after an
+        epoch ended, it describes the start of the next epoch."""
         if self._resume is not None:  # loaded and not iterated yet
             return self._resume.to_dict()
-        it = self._last_iter() if self._last_iter is not None else None
-        state = it.state() if it is not None and it.active() else self._next_epoch_state()
+        state = self._running_state() or self._next_epoch_state()
         if stateful_map_dataset(self.dataset):
             state.dataset_state = self.dataset.state_dict()
         return state.to_dict()
+
+    def _running_state(self) -> LoaderState | None:
+        """The running epoch's position (the latest iterator's, or the one it left when it was dropped), or
+        ``None`` when no epoch is running. RuntimeError: a position torch's workers do not report."""
+        it = self._last_iter() if self._last_iter is not None else None
+        if it is not None and it.active():
+            return it.state()
+        return dataclasses.replace(self._dropped) if self._dropped is not None else None
 
     def _next_epoch_state(self) -> LoaderState:
         """The start of the next epoch, when none is running: the epoch counter, the generator's state and, with
@@ -417,11 +443,9 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         copy starts the next epoch, as torch's copy does."""
         if self._resume is not None:
             return self._resume
-        it = self._last_iter() if self._last_iter is not None else None
         state = None
-        if it is not None and it.active():
-            with contextlib.suppress(RuntimeError):  # ProcessIter.state(): a position torch's workers do not report
-                state = it.state()
+        with contextlib.suppress(RuntimeError):  # ProcessIter.state(): a position torch's workers do not report
+            state = self._running_state()
         if state is None:
             if self._iterator is None or self._iterator.persistent_base_seed() is None:
                 return None
@@ -443,3 +467,4 @@ class DataLoader(TORCH_DATALOADER[T_co]):
         if state.dataset_state is not None and stateful_map_dataset(self.dataset):
             self.dataset.load_state_dict(state.dataset_state)
         self._resume = state
+        self._dropped = None

@@ -16,7 +16,7 @@ from torch.utils.data.dataloader import _BaseDataLoaderIter, _MultiProcessingDat
 
 from ._device import pin_batch
 from ._epoch import start_epoch
-from ._iterator import raise_not_copyable
+from ._iterator import leave_position, raise_not_copyable
 from ._state import LoaderState, describe_loader, restore_epoch_rngs
 from ._worker import WorkerInfo, make_thread_rng, set_worker_info
 
@@ -120,6 +120,10 @@ class ProcessIter(_MultiProcessingDataLoaderIter, _SeededBase):
     # -- the loader's state API ----------------------------------------------------------------------
     def active(self) -> bool:
         return not self._finished
+
+    def __del__(self) -> None:
+        leave_position(self)
+        super().__del__()
 
     def state(self) -> LoaderState:
         """The running epoch's position.

@@ -118,6 +118,35 @@ def test_state_between_epochs_and_before_iteration():
     assert [as_list(resumed) for _ in range(2)] == epochs[1:]
 
 
+@pytest.mark.parametrize("kw", [dict(num_workers=0), dict(num_workers=2), dict(num_workers=2, worker_mode="process")],
+                         ids=["w0", "threads", "processes"])
+def test_state_after_a_break_out_of_the_loop_is_the_position_it_left(kw):
+    """A ``break`` drops the loop's iterator mid-epoch: ``state_dict()`` still gives its position (as torchdata's
+    ``StatefulDataLoader``, which keeps that iterator), so the usual checkpoint-after-the-loop resumes the rest of
+    the epoch; the next ``iter()`` of the same loader starts the next epoch, and forgets it."""
+    def mk():
+        return DataLoader(list(range(14)), batch_size=3, shuffle=True, generator=torch.Generator().manual_seed(7), **kw)
+
+    ref = mk()
+    epochs = [as_list(ref) for _ in range(2)]
+    loader = mk()
+    seen = []
+    for batch in loader:
+        seen.append(batch.tolist())
+        if len(seen) == 2:
+            break
+    state = roundtrip(loader.state_dict())
+    assert not state["finished"] and state["num_yielded"] == 2
+    assert loader.state_dict()["num_yielded"] == 2  # asked again: the same position
+    resumed = mk()
+    resumed.load_state_dict(state)
+    assert seen + as_list(resumed) == epochs[0]
+    assert as_list(resumed) == epochs[1]
+    nxt = as_list(loader)  # the loader itself goes on with a whole next epoch ...
+    assert sorted(i for b in nxt for i in b) == list(range(14)) and nxt != epochs[0]
+    assert loader.state_dict()["finished"]  # ... after which nothing of the dropped one is left
+
+
 class StatefulStream(tud.IterableDataset):
     """Yields 0..n-1, sharded by worker; remembers per-worker positions (state keyed by worker id)."""
 
