@@ -139,6 +139,16 @@ static void synthetic(const fs::path& dir) {
     CHECK(rb.skipped_packets() > 0);
     CHECK(ra.skipped_packets() == 0);
   }
+  {  // key frames: exact, the pts of frames 0, 12, 24 (-g 12); approximate, the mp4 index's entries (decode
+     // times: never after the pts)
+    VideoReader r(mem, VideoReadOptions{});
+    const std::vector<double> keys = r.key_frame_times(SeekMode::Exact);
+    CHECK(keys.size() == 3);
+    for (size_t k = 0; k < keys.size(); ++k) CHECK(std::fabs(keys[k] - r.frame_time(int64_t(12 * k))) < 1e-9);
+    const std::vector<double> header = r.key_frame_times(SeekMode::Approximate);
+    CHECK(header.size() == keys.size());
+    for (size_t k = 0; k < header.size() && k < keys.size(); ++k) CHECK(header[k] <= keys[k] + 1e-9);
+  }
   {  // range errors
     VideoReader r(mem, VideoReadOptions{});
     bool threw = false;
