@@ -67,7 +67,6 @@ def _record_own_arguments(loader: Any, ours: dict[str, Any]) -> None:
             saved.setdefault(name, value)
 
 
-
 def _keep_position_of(loader: Any) -> Callable[[Any, LoaderState], None]:
     """The hook an iterator calls as it is dropped mid-epoch: its position becomes ``loader``'s running state
     (unless a newer iterator started meanwhile). Holds the loader weakly."""
@@ -79,6 +78,7 @@ def _keep_position_of(loader: Any) -> Callable[[Any, LoaderState], None]:
             owner._dropped = state
 
     return keep
+
 
 class DataLoader(TORCH_DATALOADER[T_co]):
     """Iterate over a dataset in batches: a subclass of :class:`torch.utils.data.DataLoader` with its constructor,

@@ -46,8 +46,9 @@ class Waveform:
     default collate, at any depth of a tuple, list or dict sample) pads a list of them into one collated
     ``Waveform``, N the longest n, or round(duration * sample_rate) for waveforms of an :class:`AudioDataset` with
     a fixed ``duration`` (also when a skipped sample left some rows out): this module registers it in torch's
-    ``default_collate_fn_map``. The rows of one decode batch collate to that batch without a copy. ``pin_memory()`` pins both fields, and the type is
-    a pytree node (``torch.utils._pytree``), so a loader's ``pin_memory=True`` and ``device="cuda"`` move it.
+    ``default_collate_fn_map``. The rows of one decode batch collate to that batch without a copy.
+    ``pin_memory()`` pins both fields, and the type is a pytree node (``torch.utils._pytree``), so a loader's
+    ``pin_memory=True`` and ``device="cuda"`` move it.
     """
 
     data: torch.Tensor

@@ -111,10 +111,11 @@ class HFImageDataset(FusedBatchMixin, Dataset):
             also limits a row's bytes).
 
     ``ds[i]`` is ``(image, target)``: the image decoded to RGB (as ``Image(mode="RGB")`` or
-    ``.convert("RGB")`` gives it, also for a grey or RGBA file, where ``Image()`` gives the file's own mode), turned upright by its EXIF orientation (as the ``Image`` feature does),
-    then ``transform`` (without a transform: a uint8 Tensor[3, H, W]); ``ds.__getitems__(indices)`` decodes a batch in one call (the images are rows of one
-    batch tensor: :func:`collate`, the default ``collate_fn`` of :class:`spdl_torch.DataLoader`, returns it
-    without a copy). A row that cannot be decoded raises :class:`spdl_torch.DecodeError` naming the column
+    ``.convert("RGB")`` gives it, also for a grey or RGBA file, where ``Image()`` gives the file's own mode),
+    turned upright by its EXIF orientation (as the ``Image`` feature does), then ``transform`` (without a
+    transform: a uint8 Tensor[3, H, W]); ``ds.__getitems__(indices)`` decodes a batch in one call (the images
+    are rows of one batch tensor: :func:`collate`, the default ``collate_fn`` of :class:`spdl_torch.DataLoader`,
+    returns it without a copy). A row that cannot be decoded raises :class:`spdl_torch.DecodeError` naming the column
     and row (``image[17]``, and its path if the row has one); ``on_error="skip"`` skips it.
 
     Attributes:

@@ -101,14 +101,18 @@ class ShardSet:
         if self.counts is None:
             # no index: counted once; a damaged shard (on_damage: on_error="skip") counts the samples before it,
             # and is cut there: the samples after its count are the damage's, told of once, not a stale count
-            def count(i: int, name: str) -> int:
-                def damaged(error: BaseException) -> None:
+            self.counts = []
+            for i, n in enumerate(self.names):
+                damage: list[DecodeError] = []
+                self.counts.append(count_samples(n, self.opener(i), damage.append if on_damage is not None else None))
+                if damage:
                     self.cut.add(i)
-                    on_damage(error)
+                    on_damage(damage[0])
 
-                return count_samples(name, self.opener(i), damaged if on_damage is not None else None)
-
-            self.counts = [count(i, n) for i, n in enumerate(self.names)]
+    def looks_past(self, shard: int, j: int) -> bool:
+        """Whether reading sample ``j`` of ``shard`` looks for a sample after it (a count that is stale): ``j`` is
+        its last counted sample and the count was not cut by a damage."""
+        return j == self.counts[shard] - 1 and shard not in self.cut
 
     def _check_scheme(self, name: str) -> None:
         """An object URL without obstore is an ImportError naming the extra (unless a fetch of one's own reads it)."""
@@ -286,7 +290,7 @@ def _table_sample(shards: ShardSet, tables: dict[int, Any], shard: int, j: int,
                 tables.pop(next(iter(tables))).close()
             cursor = tables[shard] = shards.cursor(shard)
         sample = cursor.sample(j)
-        extra = cursor.key_after(j) if j == shards.counts[shard] - 1 and shard not in shards.cut else None
+        extra = cursor.key_after(j) if shards.looks_past(shard, j) else None
     except (DecodeError, OSError) as e:  # a damaged or missing shard
         on_error(e)
         return None
@@ -319,8 +323,7 @@ def _read_block(layout: Layout, shards: ShardSet, k: int, needed: set[int], curs
             for s in cursor.read(want[0], want[-1] + 1, want=wanted.__contains__):
                 if s.members is not None:
                     got[s.index + xs] = s
-            last = want[-1] == layout.counts[shard] - 1 and shard not in shards.cut
-            extra = cursor.key_after(want[-1]) if last else None
+            extra = cursor.key_after(want[-1]) if shards.looks_past(shard, want[-1]) else None
         except (DecodeError, OSError) as e:  # a damaged, missing or unreachable shard
             error = e
         missing = [j for j in want if j + xs not in got]
