@@ -166,6 +166,8 @@ def _make_store(scheme: str, bucket: str, options: Mapping[str, Any], timeout: f
 
 
 _STATUS = re.compile(r"status code: (\d{3})")
+# obstore's debug text of a request its HTTP client timed out: ``HttpError { kind: Timeout, ... TimedOut }``
+_TIMED_OUT = re.compile(r"kind: Timeout\b|\bTimedOut\b")
 _CODE = re.compile(r"<Code>([^<]{1,100})</Code>")
 _MESSAGE = re.compile(r"<Message>([^<]{1,300})</Message>")
 _HINTS = {
@@ -193,10 +195,15 @@ class _PastEnd(Exception):
     """A range that starts at or past the end of the object (HTTP 416)."""
 
 
+class _StoreTimeout(TimeoutError):
+    """A request the store's HTTP client timed out: a ``TimeoutError``, as the caller's own timeout is."""
+
+
 def _classify(url: str, e: BaseException) -> BaseException:
     """An obstore error as the fetch contract's: :class:`FetchStatusError` for a status (4xx: not retried; 5xx,
-    408, 429: retried), a ``ConnectionError`` for a transport failure, :class:`_PastEnd` for 416. The
-    message holds the URL, the status and the store's error code and message, nothing else of its answer."""
+    408, 429: retried), a ``TimeoutError`` for a request the client timed out, a ``ConnectionError`` for another
+    transport failure, :class:`_PastEnd` for 416. The message holds the URL, the status and the store's error
+    code and message, nothing else of its answer."""
     from obstore import exceptions as ox
 
     text = str(e)
@@ -210,6 +217,8 @@ def _classify(url: str, e: BaseException) -> BaseException:
     code = code.group(1) if code else None
     if status is None:
         first = _no_queries(text.split("\n", 1)[0])
+        if _TIMED_OUT.search(text):  # the client's own timeout (it races the caller's): said as the caller's
+            return _StoreTimeout(f"{url}: {type(e).__name__}: {first[:300]} (timed out)")
         return _TransientFetchError(f"{url}: {type(e).__name__}: {first[:300]}")
     message = _MESSAGE.search(text)
     reason = _HINTS.get(code) or (message.group(1) if message else "")

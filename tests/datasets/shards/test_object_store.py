@@ -166,6 +166,22 @@ def test_a_slow_server_times_out_then_the_error_names_the_url(s3, s3_shards):
         assert [k for _, k, _ in _samples(ds)] == _tar_keys(paths[:1])
 
 
+def test_the_stores_own_timeout_is_a_timeout_error(s3, s3_shards):
+    """The store's HTTP client times a request out with the policy's timeout too, and either may fire first: its
+    timeout is a ``TimeoutError`` naming the URL (retried as one), as the caller's is, never a ``ConnectionError``."""
+    import asyncio
+
+    from spdl_torch.datasets.shards._object_store import ObjectStoreFetch
+
+    d, paths, _ = s3_shards
+    url = f"s3://{s3.bucket}/raw/{os.path.basename(paths[0])}"
+    with _through(s3, slow_body=0.5):
+        fetch = ObjectStoreFetch(timeout=0.2)  # the client's timeout alone: no caller's wait_for around it
+        with pytest.raises(TimeoutError, match=rf"^{url}: .*\(timed out\)$") as got:
+            asyncio.run(fetch(url, 0, 1 << 20))
+    assert not isinstance(got.value, ConnectionError)
+
+
 def test_reads_are_ranges_of_chunk_size(s3, s3_shards, monkeypatch):
     """No object is fetched whole: every request asks for at most chunk_size bytes (the proxy sees the Range
     headers)."""
