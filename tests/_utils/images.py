@@ -54,6 +54,13 @@ def encode(pixels: Pixels, fmt: str = "PNG", **save) -> bytes:
     return buf.getvalue()
 
 
+def pgm(values: np.ndarray, maxval: int = 65535, comment: bool = False) -> bytes:
+    """A binary PGM (P5) of the grey ``[H, W]`` ``values``: one byte a sample when ``maxval`` < 256, else two
+    (big-endian), as Netpbm writes them; ``comment`` puts a comment line in the header."""
+    header = b"P5\n" + (b"# a comment\n" if comment else b"") + b"%d %d\n%d\n" % (values.shape[1], values.shape[0], maxval)
+    return header + values.astype(">u2" if maxval > 255 else np.uint8).tobytes()
+
+
 def as_tensor(data: bytes) -> torch.Tensor:
     """The bytes as a writable 1-D uint8 tensor (a copy), the form the ops take."""
     return torch.frombuffer(bytearray(data), dtype=torch.uint8)

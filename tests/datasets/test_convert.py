@@ -21,7 +21,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.transforms import fuse
 
-from tests._utils.images import write_folder
+from tests._utils.images import pgm, write, write_folder
 
 CLASSES = ("ant", "bee", "cat")
 PER_CLASS = 6
@@ -50,12 +50,11 @@ def test_sixteen_bit_files_load_as_pil_loader_decodes_them(tmp_path):
     decoder keeps the high byte): the converted folder gives torch's pixels, exactly."""
     grey16 = (np.arange(20 * 24, dtype=np.uint16).reshape(20, 24) * 131)
     small = (np.arange(20 * 24, dtype=np.uint16).reshape(20, 24) % 256)
-    (tmp_path / "c").mkdir()
-    Image.fromarray(grey16).save(tmp_path / "c" / "a.png")
-    Image.fromarray(small).save(tmp_path / "c" / "b.png")
-    Image.fromarray(grey16).save(tmp_path / "c" / "c.tif")
-    (tmp_path / "c" / "d.pgm").write_bytes(b"P5\n24 20\n65535\n" + grey16.astype(">u2").tobytes())
-    Image.fromarray(np.full((20, 24, 3), 77, np.uint8)).save(tmp_path / "c" / "e.png")  # 8-bit: native as before
+    write(tmp_path / "c" / "a.png", grey16)
+    write(tmp_path / "c" / "b.png", small)
+    write(tmp_path / "c" / "c.tif", grey16)
+    (tmp_path / "c" / "d.pgm").write_bytes(pgm(grey16))
+    write(tmp_path / "c" / "e.png", np.full((20, 24, 3), 77, np.uint8))  # 8-bit: native as before
     for transform in (T.Compose([T.CenterCrop((20, 24)), T.PILToTensor()]), v2.Compose([v2.Resize((10, 12)), v2.PILToTensor()])):
         ds = torchvision.datasets.ImageFolder(str(tmp_path), transform=transform, is_valid_file=lambda p: True)
         loader = _loader(ds, batch_size=5, num_workers=2)

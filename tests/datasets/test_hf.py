@@ -15,7 +15,7 @@ from torchvision.transforms import v2
 import spdl_torch
 from spdl_torch.datasets import HFImageDataset
 
-from tests._utils.images import write_folder
+from tests._utils.images import encode, write_folder
 
 datasets = pytest.importorskip("datasets")
 
@@ -179,9 +179,7 @@ def test_sixteen_bit_grey_rows_are_decoded_as_image_mode_rgb_decodes_them():
     blobs = []
     for k in range(4):
         grey = (rng.integers(0, 600, (44, 40 + k))).astype(np.uint16)  # about half of the values above 255
-        buf = io.BytesIO()
-        Image.fromarray(grey).save(buf, "PNG")
-        blobs.append(buf.getvalue())
+        blobs.append(encode(grey, "PNG"))
     ds = datasets.Dataset.from_dict({"image": [{"bytes": b, "path": None} for b in blobs], "label": [0, 1, 2, 0]},
                                     features=datasets.Features({"image": datasets.Image(),
                                                                 "label": datasets.Value("int64")}))

@@ -6,23 +6,13 @@ import subprocess
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from spdl_torch.datasets._pil_wide import as_pillow_decodes, is_wide
 from spdl_torch.io import decode_image
+from tests._utils.images import as_tensor, encode, pgm
 
 GREY16 = (np.arange(12 * 10, dtype=np.uint16).reshape(12, 10) * 547)  # 0..65,0xx: most values above 255
-
-
-def _encoded(image, fmt, **kw):
-    buf = io.BytesIO()
-    image.save(buf, fmt, **kw)
-    return buf.getvalue()
-
-
-def _pgm16(values, maxval=65535):
-    return b"P5\n# a comment\n%d %d\n%d\n" % (values.shape[1], values.shape[0], maxval) + values.astype(">u2").tobytes()
 
 
 def _rgb48_png(tmp_path):
@@ -34,11 +24,11 @@ def _rgb48_png(tmp_path):
 
 def _wide_files(tmp_path):
     return {
-        "grey16.png": _encoded(Image.fromarray(GREY16), "PNG"),
-        "grey16.tif": _encoded(Image.fromarray(GREY16), "TIFF"),
-        "float.tif": _encoded(Image.fromarray(GREY16.astype(np.float32) / 300), "TIFF"),
-        "grey16.pgm": _pgm16(GREY16),
-        "grey12.pgm": _pgm16(GREY16 >> 4, maxval=4095),
+        "grey16.png": encode(GREY16, "PNG"),
+        "grey16.tif": encode(GREY16, "TIFF"),
+        "float.tif": encode(GREY16.astype(np.float32) / 300, "TIFF"),
+        "grey16.pgm": pgm(GREY16, comment=True),
+        "grey12.pgm": pgm(GREY16 >> 4, maxval=4095, comment=True),
         "rgb48.png": _rgb48_png(tmp_path),
     }
 
@@ -46,34 +36,30 @@ def _wide_files(tmp_path):
 def _narrow_files():
     rgb = np.random.default_rng(0).integers(0, 256, (12, 10, 3), dtype=np.uint8)
     return {
-        "rgb.png": _encoded(Image.fromarray(rgb), "PNG"),
-        "grey.png": _encoded(Image.fromarray(rgb[..., 0]), "PNG"),
-        "rgb.tif": _encoded(Image.fromarray(rgb), "TIFF"),
-        "grey.pgm": b"P5\n10 12\n255\n" + rgb[..., 0].tobytes(),
-        "rgb.jpg": _encoded(Image.fromarray(rgb), "JPEG"),
-        "rgb.webp": _encoded(Image.fromarray(rgb), "WEBP", lossless=True),
+        "rgb.png": encode(rgb, "PNG"),
+        "grey.png": encode(rgb[..., 0], "PNG"),
+        "rgb.tif": encode(rgb, "TIFF"),
+        "grey.pgm": pgm(rgb[..., 0], maxval=255),
+        "rgb.jpg": encode(rgb, "JPEG"),
+        "rgb.webp": encode(rgb, "WEBP", lossless=True),
     }
-
-
-def _tensor(data):
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8)
 
 
 def test_files_pillow_opens_in_a_wide_mode_are_recognised(tmp_path):
     for name, data in _wide_files(tmp_path).items():
         assert Image.open(io.BytesIO(data)).mode in ("I;16", "I;16B", "I", "F", "RGB"), name  # rgb48: Pillow's RGB
-        assert is_wide(_tensor(data)), name
+        assert is_wide(as_tensor(data)), name
     for name, data in _narrow_files().items():
-        assert not is_wide(_tensor(data)), name
-        assert as_pillow_decodes(_tensor(data)).numpy().tobytes() == data, name  # untouched
+        assert not is_wide(as_tensor(data)), name
+        assert as_pillow_decodes(as_tensor(data)).numpy().tobytes() == data, name  # untouched
 
 
 def test_a_wide_file_becomes_what_pil_loader_gives(tmp_path):
     for name, data in _wide_files(tmp_path).items():
         expected = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))  # torchvision's pil_loader
-        got = decode_image(as_pillow_decodes(_tensor(data)), mode="rgb")  # Tensor[3, H, W] uint8
+        got = decode_image(as_pillow_decodes(as_tensor(data)), mode="rgb")  # Tensor[3, H, W] uint8
         assert np.array_equal(got.permute(1, 2, 0).numpy(), expected), name
-    grey = decode_image(as_pillow_decodes(_tensor(_wide_files(tmp_path)["grey16.png"])), mode="rgb")
+    grey = decode_image(as_pillow_decodes(as_tensor(_wide_files(tmp_path)["grey16.png"])), mode="rgb")
     assert grey[0].flatten().tolist() == np.minimum(GREY16, 255).flatten().tolist()  # Pillow clamps, no high byte
 
 
@@ -82,5 +68,5 @@ def test_a_wide_file_becomes_what_pil_loader_gives(tmp_path):
 def test_a_truncated_file_is_left_to_the_decoder(tmp_path, cut):
     for name in ("grey16.tif", "grey16.png", "grey16.pgm"):
         data = _wide_files(tmp_path)[name][:cut]
-        out = as_pillow_decodes(_tensor(data))  # no exception here: the native decoder names the sample
+        out = as_pillow_decodes(as_tensor(data))  # no exception here: the native decoder names the sample
         assert out.numpy().tobytes() == data, name
