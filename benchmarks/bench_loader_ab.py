@@ -10,11 +10,12 @@ spdl_torch.DataLoader), ``jitter_shared`` / ``jitter_per_worker`` / ``jitter_tor
 ColorJitter per sample from torch's global RNG on 640 images: spdl_torch.DataLoader with worker_rng="shared" /
 "per_worker", torch's DataLoader). Batch 32, 2 workers, ``torch.manual_seed(0)`` first.
 Run the contenders interleaved, several repetitions, and compare medians: on 2 vCPUs single passes spread by
-about +-15 %. ``--hash`` adds ``sha256``, a hash of every batch's bytes (images and labels, in order): for ``eval`` and the recipes the
-same bytes on every run, so two checkouts that give it equal load the same batches (the jitter modes draw from
-the global RNG in the order the threads run, so their hash varies); hashing costs the consumer CPU, so time
-passes without it.
+about +-15 %. ``--hash`` adds ``sha256``, a hash of every batch's bytes (images and labels, in order): for
+``eval`` and the recipes the same bytes on every run, so two checkouts that give it equal load the same batches
+(the jitter modes draw from the global RNG in the order the threads run, so their hash varies); hashing costs
+the consumer CPU, so time passes without it.
 """
+import argparse
 import hashlib
 import json
 import os
@@ -22,10 +23,19 @@ import resource
 import sys
 import time
 
-repo, mode, root = sys.argv[1:4]
-hash_batches = sys.argv[4:] == ["--hash"]
+parser = argparse.ArgumentParser(description="One timed pass of a DataLoader (see the module docstring).")
+parser.add_argument("repo", help="the checkout whose spdl_torch is imported (built in place)")
+parser.add_argument("mode", help="eval, recipe_<name>, jitter_shared, jitter_per_worker or jitter_torch")
+parser.add_argument("root", help="the image folder, e.g. data/imagenet_like/train")
+parser.add_argument("--hash", action="store_true", help="add sha256, the hash of every batch's bytes in order")
+args = parser.parse_args()
+repo, mode, root = args.repo, args.mode, args.root
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's benchmarks
 from benchmarks import recipes  # noqa: E402  (imports no spdl_torch)
+
+MODES = ("eval", "jitter_shared", "jitter_per_worker", "jitter_torch", *(f"recipe_{r}" for r in recipes.RECIPES))
+if mode not in MODES:
+    parser.error(f"mode {mode!r}: expected one of {', '.join(MODES)}")
 
 sys.path.insert(0, repo)  # the checkout under test, before spdl_torch is imported
 import torch  # noqa: E402
@@ -33,7 +43,7 @@ from torchvision.transforms import v2  # noqa: E402
 
 import spdl_torch  # noqa: E402
 from spdl_torch.datasets import ImageFolder  # noqa: E402
-from workloads import MEAN, STD  # noqa: E402  (this script's folder: sys.path[0])
+from benchmarks.workloads import MEAN, STD  # noqa: E402
 
 torch.manual_seed(0)
 if mode.startswith("eval"):
@@ -59,11 +69,11 @@ digest = hashlib.sha256()
 t0, n = time.perf_counter(), 0
 for x, y in loader:
     n += len(y)
-    if hash_batches:
+    if args.hash:
         digest.update(x.contiguous().numpy().tobytes())
         digest.update(y.numpy().tobytes())
 dt = time.perf_counter() - t0
 r1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) + (c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime)
 print(json.dumps({"repo": repo, "mode": mode, "images": n, "images_per_s": n / dt, "cpu_ms_per_image": 1000 * cpu / n,
-                  **({"sha256": digest.hexdigest()} if hash_batches else {})}))
+                  **({"sha256": digest.hexdigest()} if args.hash else {})}))
