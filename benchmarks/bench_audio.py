@@ -21,6 +21,7 @@ ratios are per repetition, reported as their median and range.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -155,6 +156,7 @@ def _cpu() -> float:
 
 def _child_loader(who: str, paths: list[str]) -> None:
     loader = _loader(who, paths)
+    gc.collect()  # the first full collection after import before the window (benchmarks/README.md, Method)
     t0, c0 = time.perf_counter(), _cpu()
     files = 0
     for batch in loader:

@@ -17,6 +17,7 @@ Also: images/s against the shuffle buffer size and against the shard size (``sha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -89,6 +90,7 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
 
         shards = ShardSet(os.path.join(source, "index.json"), fetch=None, policy=None, max_concurrency=1,
                           chunk_size=1, read_ahead=1)
+        gc.collect()  # the first full collection after import before the window (benchmarks/README.md, Method)
         c0, t0 = _cpu(), time.perf_counter()
         n = nbytes = 0
         for i, u in enumerate(shards.names):
@@ -102,6 +104,7 @@ def one(mode: str, transform: str, source: str, buffer: int, epochs: int = 1) ->
                 "cpu_ms_per_image": 1000 * (_cpu() - c0) / n}
     else:
         raise SystemExit(f"unknown mode {mode}")
+    gc.collect()  # the first full collection after import before the window (benchmarks/README.md, Method)
     c0, s0, t0 = _cpu(), _server_cpu(server), time.perf_counter()
     n = 0
     for _ in range(epochs):  # the loader's epochs (a new shuffle each); start-up counted once

@@ -34,6 +34,7 @@ torchvision's own functions replaying the draws spdl_torch made (the crop box an
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -150,6 +151,7 @@ def one_pass(workload: str, contender: str, root: str, epochs: int = EPOCHS) -> 
     make = spdl_torch.DataLoader if contender in ("spdl", "own") else tud.DataLoader
     loader = make(ds, batch_size=BATCH, shuffle=True, num_workers=WORKERS, **kw)
     mode = getattr(loader, "resolved_worker_mode", "process")
+    gc.collect()  # the first full collection after import before the window (benchmarks/README.md, Method)
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     n = total = 0

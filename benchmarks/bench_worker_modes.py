@@ -31,6 +31,7 @@ ITEMS``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -135,6 +136,7 @@ def one_pass(repo: str, workload: str, loader_name: str, workers: int, root: str
     mode = getattr(loader, "resolved_worker_mode", "thread" if loader_name != "torch" else "process")  # older: threads
     base_pss = _tree_pss()
     total = -(-items // 32)  # batches of every workload (the iterable one: items / workers per worker, whole batches)
+    gc.collect()  # the first full collection after import before the window (benchmarks/README.md, Method)
     r0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     n = k = 0

@@ -19,6 +19,7 @@ Two numbers come from the same samples:
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from dataclasses import dataclass
@@ -125,6 +126,7 @@ class ResourceMonitor:
         self._thread_cpu_s = time.thread_time()  # all of this thread's CPU time is sampling
 
     def __enter__(self) -> ResourceMonitor:
+        gc.collect()  # the first full collection after import before the window (README.md, Method)
         t = self._me.cpu_times()
         self._start_cpu = t.user + t.system + t.children_user + t.children_system
         pss, pss_anon, pss_shm = _pss(self._me.pid)
