@@ -3,7 +3,9 @@ remainder in worker processes (the explicit choice; ``"auto"`` keeps the remaind
 checked against thread mode's (exact tensors) or, for a random remainder, against the remainder run here on
 thread mode's decoded prefix with each sample's seed."""
 
+import builtins
 import gc
+import io
 import os
 import subprocess
 import sys
@@ -205,11 +207,22 @@ def test_results_of_different_shapes_come_back_as_a_list(photo_root):
 
 
 def _alive(pid):
+    """Whether process ``pid`` runs (a zombie does not). A process that ends between the open and the read of its
+    stat file makes the read fail with ESRCH (``ProcessLookupError``): gone, like a missing file."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def test_a_process_that_ends_while_its_stat_is_read_is_gone(monkeypatch):
+    class Ending(io.StringIO):
+        def read(self, *args):
+            raise ProcessLookupError(3, "No such process")
+
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: Ending())
+    assert _alive(os.getpid()) is False
 
 
 def _wait_gone(pids, timeout=10.0):
