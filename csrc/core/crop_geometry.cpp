@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "core/errors.h"
 
 namespace spdl_torch::core {
 
@@ -101,11 +104,16 @@ ResizedSize resized_size(int64_t height, int64_t width, int64_t resize_shorter, 
     new_short = int64_t(double(max_size * short_in) / double(long_in));
     new_long = max_size;
   }
-  // A degenerate image (e.g. 1 x 5000 with a small max_size) keeps at least one pixel per axis.
-  new_short = std::max<int64_t>(new_short, 1);
   ResizedSize r;
   r.height = w_short ? new_long : new_short;
   r.width = w_short ? new_short : new_long;
+  // A thin image (e.g. 4 x 30000 with max_size 80) would have a side of 0 pixels: torchvision raises there (its
+  // resize refuses an output size of 0), so do we, rather than fill a crop from one column and zero padding.
+  if (new_short < 1) {
+    throw InvalidArgument("Resize: max_size " + std::to_string(max_size) + " makes the " + std::to_string(height) +
+                          "x" + std::to_string(width) + " image " + std::to_string(r.height) + "x" +
+                          std::to_string(r.width) + " (a side of 0 pixels); torchvision raises here too");
+  }
   return r;
 }
 

@@ -750,6 +750,10 @@ static void test_geometry_rules() {
   CHECK(r.height == 40 && r.width == 72);
   r = resized_size(50, 90, 0, 45);  // Resize(None, max_size=45)
   CHECK(r.height == 25 && r.width == 45);
+  // 4 x 3000 with max_size 80: int(80 * 4 / 3000) = 0 pixels; torchvision raises, so does the rule
+  CHECK(thrown<InvalidArgument>([&] { resized_size(3000, 4, 0, 80); }) ==
+        "Resize: max_size 80 makes the 3000x4 image 80x0 (a side of 0 pixels); torchvision raises here too");
+  CHECK(thrown<InvalidArgument>([&] { resized_size(4, 3000, 64, 80); }).find("4x3000 image 0x80") != std::string::npos);
   CropRange c = random_crop_range(40, 2, 4, true, 56);  // 46 padded -> +10 per side: 66, 11 offsets
   CHECK(c.padded == 66 && c.pad_lo == 12 && c.offsets == 11);
   c = random_crop_range(40, 0, 0, false, 41);

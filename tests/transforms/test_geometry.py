@@ -177,6 +177,28 @@ def test_resize_max_size_v1_and_random_crop(paths):
         assert psnr(out, exp) >= MIN_PSNR, p
 
 
+@pytest.mark.parametrize("resize", [v2.Resize(64, max_size=80), v2.Resize(None, max_size=80)], ids=["S", "None"])
+@pytest.mark.parametrize("size", [(3000, 4), (4, 3000)], ids=["tall", "wide"])
+def test_resize_max_size_to_a_side_of_0_pixels_raises_like_torchvision(paths, tmp_path, resize, size):
+    path = tmp_path / "thin.jpg"  # max_size 80 makes its 4-pixel side int(80 * 4 / 3000) = 0 (or 64 * 80 / 48000)
+    Image.fromarray(np.full((*size, 3), 120, np.uint8)).save(path, quality=95)
+    t = v2.Compose([resize, v2.CenterCrop(64)])
+    with pytest.raises(RuntimeError, match="sizes should be greater than 0"):  # torchvision refuses it
+        t(decode_image(path))
+    if resize.size is not None:  # v1 (no Resize(None)) on a PIL image: Pillow refuses a side of 0 pixels
+        with pytest.raises(ValueError):
+            T.Compose([T.Resize(resize.size, max_size=80), T.CenterCrop(64)])(Image.open(path))
+    plan = fuse(t)
+    assert plan.rest is None
+    data = [read_file(paths[0]), read_file(path), read_file(paths[1])]
+    message = r"Resize: max_size 80 makes the \d+x\d+ image \d+x\d+ \(a side of 0 pixels\); torchvision raises"
+    with pytest.raises(spdl_torch.DecodeError, match=message) as info:
+        plan(data)
+    assert info.value.sample_index == 1
+    batch, ok = plan(data, strict=False)
+    assert ok.tolist() == [True, False, True] and not batch[1].any()
+
+
 # --- flips ---------------------------------------------------------------------------------------------
 
 
