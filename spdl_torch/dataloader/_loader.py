@@ -24,7 +24,7 @@ from ._epoch import dataset_epoch
 from ._iterator import DataLoaderIter
 from ._mode import describe_mode, resolve_worker_mode
 from ._process import ProcessIter, start_process_epoch
-from ._state import LoaderState, describe_loader, stateful_map_dataset
+from ._state import LoaderState, check_epoch_rngs, describe_loader, stateful_map_dataset
 from ._torch import TORCH_DATALOADER
 from ._worker import WORKER_RNG_MODES, install_torch_hooks
 
@@ -460,10 +460,12 @@ class DataLoader(TORCH_DATALOADER[T_co]):
 
         Raises:
             ValueError: not a state of ``spdl_torch.DataLoader``, or saved by a loader with another batch size,
-                dataset length or sampler type (resuming would skip or repeat samples).
+                dataset length or sampler type, or in the middle of an epoch by a loader with a ``generator``
+                where this one has none or the other way round (resuming would skip or repeat samples).
         """
         state = LoaderState.from_dict(state_dict)
         state.check_compatible(describe_loader(self))
+        check_epoch_rngs(state, self)
         if state.dataset_state is not None and stateful_map_dataset(self.dataset):
             self.dataset.load_state_dict(state.dataset_state)
         self._resume = state

@@ -81,6 +81,26 @@ class LoaderState:
                     f"{name}={now!r}; resuming would skip or repeat samples")
 
 
+_ORDER_SOURCE = {True: "a generator", False: "no generator (the order from torch's global RNG)"}
+
+
+def check_epoch_rngs(state: LoaderState, loader: Any) -> None:
+    """Raises ``ValueError`` when ``state`` stopped in the middle of an epoch whose order came from other random
+    sources than ``loader`` draws its order from: a ``generator`` against none (torch's global RNG), or another
+    number of sampler generators. The order would be drawn anew: samples repeated and others never loaded."""
+    if state.finished or state.rng is None:
+        return
+    saved, now = (_ORDER_SOURCE[state.rng["generator"] is not None], _ORDER_SOURCE[loader.generator is not None])
+    if saved != now:
+        raise ValueError(f"load_state_dict: the state was saved in the middle of an epoch by a DataLoader with "
+                         f"{saved}, this one has {now}; resuming would skip or repeat samples")
+    saved_n, now_n = len(state.rng["samplers"]), len(sampler_generators(loader))
+    if saved_n != now_n:
+        raise ValueError(f"load_state_dict: the state was saved in the middle of an epoch by a DataLoader whose "
+                         f"samplers had {saved_n} generator(s) of their own, this one's have {now_n}; resuming "
+                         f"would skip or repeat samples")
+
+
 def describe_loader(loader: Any) -> LoaderState:
     """The loader-identity fields of a state for ``loader``."""
     try:
@@ -122,7 +142,7 @@ def restore_epoch_rngs(loader: Any, rng: dict[str, Any]) -> torch.Tensor | None:
     if rng["global"] is not None:
         replaced = torch.get_rng_state()
         torch.set_rng_state(rng["global"])
-    for g, s in zip(sampler_generators(loader), rng["samplers"]):
+    for g, s in zip(sampler_generators(loader), rng["samplers"], strict=True):  # check_epoch_rngs: same count
         g.set_state(s)
     return replaced
 

@@ -207,6 +207,45 @@ def test_load_state_dict_rejects_foreign_state():
         DataLoader([1]).load_state_dict({"foo": 1})
 
 
+@pytest.mark.parametrize("saved_generator,loaded_generator", [(False, True), (True, False)])
+def test_a_mid_epoch_state_of_another_order_source_is_refused(saved_generator, loaded_generator):
+    """The order of a shuffled epoch comes from the loader's generator, or from torch's global RNG without one:
+    a mid-epoch state of one resumed by the other would draw another order (repeated and missing samples)."""
+    def make(generator):
+        return DataLoader(range(36), batch_size=4, num_workers=2, shuffle=True,
+                          generator=torch.Generator().manual_seed(5) if generator else None)
+
+    torch.manual_seed(11)
+    loader = make(saved_generator)
+    it = iter(loader)
+    head = [next(it).tolist() for _ in range(3)]
+    state = roundtrip(loader.state_dict())
+    del it
+    other = make(loaded_generator)
+    with pytest.raises(ValueError, match="middle of an epoch by a DataLoader with (a|no) generator.*skip or repeat"):
+        other.load_state_dict(state)
+    same = make(saved_generator)  # the same source resumes exactly: every sample once
+    same.load_state_dict(state)
+    assert sorted(sum(head, []) + [i for b in same for i in b.tolist()]) == list(range(36))
+    finished = make(saved_generator)  # between epochs nothing is skipped or repeated: accepted
+    list(finished)
+    make(loaded_generator).load_state_dict(roundtrip(finished.state_dict()))
+
+
+def test_a_mid_epoch_state_of_other_sampler_generators_is_refused():
+    def make(g):
+        ds = range(20)
+        return DataLoader(ds, batch_size=4, num_workers=2, sampler=tud.RandomSampler(ds, generator=g))
+
+    loader = make(torch.Generator().manual_seed(3))
+    it = iter(loader)
+    next(it)
+    state = loader.state_dict()
+    del it
+    with pytest.raises(ValueError, match="samplers had 1 generator.*this one's have 0"):
+        make(None).load_state_dict(state)
+
+
 def test_resume_restores_a_fused_datasets_seed(tmp_path):
     """ImageFolder(seed=None) draws its crop/flip seed from torch's global RNG: a resumed run (here a second
     dataset object, as in another process) gets the first run's seed from the loader's state."""
