@@ -112,8 +112,7 @@ def time_images(dataset, name: str, workers: int, batch_size: int) -> dict:
 def memory_images(dataset, name: str, workers: int, batch_size: int) -> dict:
     """Loader memory overhead of one pass, sampled by a :class:`ResourceMonitor`."""
     _empty_batch_memory_pool()
-    gc.collect()
-    with ResourceMonitor() as mon:
+    with ResourceMonitor() as mon:  # it collects the garbage first
         _iterate(dataset, name, workers, batch_size)
     u = mon.usage
     return {"overhead_MB": u.overhead_pss_bytes / MB, "anon_MB": u.overhead_anon_bytes / MB}
@@ -144,8 +143,7 @@ def bench_images(datasets: dict, workers: int, batch_size: int, reps: int) -> di
 
 def bench_strings(dataset, name: str, workers: int, sampler: list[int]) -> dict:
     samples = len(sampler)
-    gc.collect()
-    with ResourceMonitor() as mon:
+    with ResourceMonitor() as mon:  # it collects the garbage first
         n = sum(LOADERS[name](dataset, batch_size=1000, sampler=sampler, num_workers=workers, collate_fn=_count))
     assert n == samples
     return {"overhead_MB": mon.usage.overhead_pss_bytes / MB, "wall_s": mon.usage.wall_s}

@@ -84,7 +84,6 @@ def _child(spec: dict) -> dict:
     recipe = mode.split(":", 1)[1] if mode.startswith("recipe:") else None
     idle = [python_step_seconds(spec["step_iters"]) for _ in range(9)]
     step_idle = statistics.median(idle[2:])
-    gc.collect()
 
     load_before = os.getloadavg()[0]
     fused = None
