@@ -90,10 +90,11 @@ def check_epoch_rngs(state: LoaderState, loader: Any) -> None:
     number of sampler generators. The order would be drawn anew: samples repeated and others never loaded."""
     if state.finished or state.rng is None:
         return
-    saved, now = (_ORDER_SOURCE[state.rng["generator"] is not None], _ORDER_SOURCE[loader.generator is not None])
+    saved, now = state.rng["generator"] is not None, loader.generator is not None
     if saved != now:
         raise ValueError(f"load_state_dict: the state was saved in the middle of an epoch by a DataLoader with "
-                         f"{saved}, this one has {now}; resuming would skip or repeat samples")
+                         f"{_ORDER_SOURCE[saved]}, this one has {_ORDER_SOURCE[now]}; resuming would skip or "
+                         f"repeat samples")
     saved_n, now_n = len(state.rng["samplers"]), len(sampler_generators(loader))
     if saved_n != now_n:
         raise ValueError(f"load_state_dict: the state was saved in the middle of an epoch by a DataLoader whose "
